@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kmad: entry points for building and testing out of tree.  The modules
+# themselves are described by Kbuild files; this Makefile only drives kbuild
+# and the QEMU harness in tests/qemu/.
+#
+#   make                    build the modules against KDIR
+#   make KDIR=/lib/modules/$(uname -r)/build
+#   make modules_install    install them (INSTALL_MOD_PATH=, INSTALL_MOD_DIR=)
+#   make check              build the debug kernel (cached), boot it, run KUnit
+#   make lint               checkpatch --strict, sparse and W=1
+#   make clean
+
+KMAD_VERSION := 0.1.0
+KMAD_CACHE ?= /var/cache/kmad
+export KMAD_CACHE
+
+# Default KDIR: the cached debug test kernel, built on first use.  Resolved
+# lazily and once, so targets that do not need it never build it.
+ifeq ($(origin KDIR),undefined)
+KDIR = $(eval KDIR := $$(shell $(CURDIR)/tests/qemu/kernel.sh debug | tail -n 1))$(KDIR)
+endif
+
+# Out of tree there is no Kconfig pass: set the symbols here.  The KUnit
+# modules are built only when the target kernel has KUnit.
+kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
+KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir)
+KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
+
+.PHONY: all modules modules_install check lint clean help
+
+all: modules
+
+modules:
+	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }
+	$(MAKE) $(KBUILD_ARGS) modules
+
+modules_install: modules
+	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=$(or $(INSTALL_MOD_DIR),updates/kmad) modules_install
+
+# SUITE=<glob> runs a subset; KMAD_EXTRA_TESTS=<dir> adds outside KUnit modules.
+check:
+	@SUITE='$(SUITE)' KMAD_EXTRA_TESTS='$(KMAD_EXTRA_TESTS)' \
+		$(CURDIR)/tests/qemu/check.sh
+
+lint:
+	@$(CURDIR)/tests/lint.sh
+
+clean:
+	find . \( -path ./build -o -path ./.git \) -prune -o -type f \
+		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name '*.a' -o -name 'modules.order' \
+		-o -name 'Module.symvers' -o -name '*.dwo' \) -print0 | xargs -0r rm -f
+	rm -rf build
+
+help:
+	@sed -n '3,13p' Makefile

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make lint`: checkpatch.pl --strict over every kmad C and header file,
+# then a sparse (C=2) and W=1 build of all modules against the debug test
+# kernel.  Any warning fails.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/tests/qemu/deps.sh" lint
+kdir=$("$root/tests/qemu/kernel.sh" debug | tail -n 1)
+ksrc=$(readlink -f "$kdir/source")
+fail=0
+
+mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
+	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'tests/kunit/*.c' 'tests/kunit/*.h')
+echo ">> checkpatch --strict on ${#files[@]} files"
+if ! (cd "$root" && "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
+	-f "${files[@]}"); then
+	fail=1
+fi
+
+echo ">> sparse (C=2) and W=1 build"
+make -s -C "$root" clean >/dev/null
+log=$(mktemp)
+if ! make -C "$root" KDIR="$kdir" modules C=2 W=1 > "$log" 2>&1; then
+	cat "$log"
+	fail=1
+elif grep -E 'warning:|error:' "$log"; then
+	fail=1
+fi
+rm -f "$log"
+
+if [ "$fail" = 0 ]; then
+	echo ">> lint: clean"
+else
+	echo ">> lint: FAILED" >&2
+fi
+exit "$fail"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: build the cached debug kernel, build kmad and its KUnit
+# modules against it, run the host-side ABI check, boot QEMU with the
+# modules in an initramfs and judge the console log.
+#
+# Environment:
+#   SUITE=<glob>            run only the KUnit suites matching the glob
+#   KMAD_EXTRA_TESTS=<dir>  also build and run the KUnit modules in <dir>
+#   KMAD_TIMEOUT=<seconds>  hard limit for the guest (default 900)
+#   KMAD_CACHE=<dir>        kernel cache (default /var/cache/kmad)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tests/qemu
+out=$root/build/check
+timeout=${KMAD_TIMEOUT:-900}
+suite=${SUITE:-*}
+[ -n "$suite" ] || suite='*'
+
+"$here/deps.sh" check
+kdir=$("$here/kernel.sh" debug | tail -n 1)
+ksrc=$(readlink -f "$kdir/source")
+
+echo ">> building kmad against $kdir"
+make -s -C "$root" KDIR="$kdir" modules
+
+testdirs=("$root/tests/kunit")
+if [ -n "${KMAD_EXTRA_TESTS:-}" ]; then
+	extra=$(cd "$KMAD_EXTRA_TESTS" && pwd)
+	echo ">> building extra KUnit modules in $extra"
+	make -s -C "$kdir" M="$extra" KCFLAGS="-I$root/include" \
+		KBUILD_EXTRA_SYMBOLS="$root/Module.symvers" modules
+	testdirs+=("$extra")
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+
+host_results=()
+if [ "$suite" = '*' ] || [[ abi == $suite ]]; then
+	echo ">> host ABI check against rdma-core's headers"
+	gcc -std=gnu11 -Wall -Wextra -Werror -I"$root/include" \
+		-o "$out/abi_check" "$root/tests/abi/abi_check.c"
+	"$out/abi_check" > "$out/abi.txt" || true
+	host_results+=(--host-results "$out/abi.txt")
+fi
+
+python3 "$here/harness.py" plan --suite "$suite" --out "$out" "${testdirs[@]}"
+
+# The core modules load first, in dependency order, then the test modules.
+core=("$root/drivers/kmad/kmad.ko")
+{
+	for ko in "${core[@]}"; do basename "$ko" .ko; done
+	cat "$out/load"
+} > "$out/load.all"
+mapfile -t tests < "$out/modules"
+"$here/initramfs.sh" "$out/initramfs.cpio.gz" "$out/load.all" "${core[@]}" "${tests[@]}"
+
+echo ">> booting $kdir/arch/x86/boot/bzImage in QEMU (TCG, 2 vCPUs, timeout ${timeout}s)"
+echo ">> suites: $(tr '\n' ' ' < "$out/expected")"
+start=$SECONDS
+rc=0
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G \
+	-nodefaults -display none -serial stdio -no-reboot \
+	-kernel "$kdir/arch/x86/boot/bzImage" \
+	-initrd "$out/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on" \
+	> "$out/console.log" 2>&1 || rc=$?
+echo ">> guest finished in $((SECONDS - start))s (qemu exit $rc), console log: $out/console.log"
+[ "$rc" = 124 ] && echo "HARNESS: QEMU killed after ${timeout}s" >> "$out/console.log"
+
+python3 "$here/harness.py" report --kernel-src "$ksrc" --out "$out" "${host_results[@]}"
