@@ -1,13 +1,375 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kmad internal declarations shared by the core's source files.
+ *
+ * Locking legend; every field below names its rule in a trailing comment:
+ *
+ *   G: kmad_devices_lock (mutex): the device list and client list.
+ *   P: kmad_port.reg_mutex: agent registration on a port; writers of the
+ *      port's agent list (readers use RCU).
+ *   Q: kmad_qp_info.lock (spinlock): a QP's send slots, overflow, replay
+ *      and failed lists, receive buffer count and run state.
+ *   A: kmad_agent_priv.lock (spinlock): everything about the agent's
+ *      sends: their state, references, TID table, deadline tree, done
+ *      list, and the agent's own state.
+ *   I: immutable after creation.
+ *   W: only the owning work item touches it.
+ *
+ * Both spinlocks are only taken in process context (kmad's workqueue and
+ * callers of the API); providers signal events with kmad_cq_event(), which
+ * only queues work.  Lock order: P, then A, then Q (cancel takes a send
+ * back from its QP's overflow list under its agent's lock); nothing takes A
+ * while holding Q.  No kmad lock is held while a ULP handler runs or while
+ * a provider op that may sleep runs; post_send/post_recv run under Q.
  */
 #ifndef KMAD_PRIV_H
 #define KMAD_PRIV_H
 
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rbtree.h>
+#include <linux/refcount.h>
+#include <linux/rhashtable-types.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include <kmad/mad.h>
+#include <kmad/provider.h>
+#include <kmad/wire.h>
+
 struct dentry;
+
+#define KMAD_NAME_LEN		32
+#define KMAD_DEFAULT_SQ_DEPTH	128
+#define KMAD_DEFAULT_RQ_DEPTH	256
+/* CQEs one drain pass handles before it yields to other CQs. */
+#define KMAD_CQ_BUDGET		64
+/* CQEs polled per provider call. */
+#define KMAD_POLL_BATCH		16
 
 /* The kmad/ directory in debugfs; NULL or an error pointer if unavailable. */
 extern struct dentry *kmad_debugfs_root;
+/* kmad's workqueue: CQ drains, agent timeout/done work, QP recovery. */
+extern struct workqueue_struct *kmad_wq;
+
+/**
+ * enum kmad_port_stat - per-port counters (debugfs).
+ */
+enum kmad_port_stat {
+	KMAD_PSTAT_SENT,		/* send completions, any status */
+	KMAD_PSTAT_SEND_ERRORS,		/* send completions with an error */
+	KMAD_PSTAT_RECEIVED,		/* receive completions that validated */
+	KMAD_PSTAT_WRONG_QP,		/* SMP on QP1 or GMP on QP0: dropped */
+	KMAD_PSTAT_RESP_MATCHED,	/* responses matched to a request */
+	KMAD_PSTAT_RESP_UNMATCHED,	/* responses that matched nothing */
+	KMAD_PSTAT_REQ_DISPATCHED,	/* requests given to an agent */
+	KMAD_PSTAT_REQ_ANSWERED,	/* requests answered "unsupported" */
+	KMAD_PSTAT_REQ_DROPPED,		/* requests no agent took, unanswered */
+	KMAD_PSTAT_TIMEOUTS,		/* sends ended by timeout */
+	KMAD_PSTAT_RETRIES,		/* resends after a timeout */
+	KMAD_PSTAT_CANCELED,		/* sends ended as canceled */
+	KMAD_PSTAT_FLUSHED,		/* sends ended as flushed */
+	KMAD_PSTAT_RECV_FLUSHED,	/* receive buffers flushed */
+	KMAD_PSTAT_RECV_NOBUF,		/* receive buffer allocation failures */
+	KMAD_PSTAT_QP_RECOVERIES,	/* QP error recoveries */
+	KMAD_PSTAT_CQ_EVENTS,		/* completion events */
+	KMAD_PSTAT_CQ_EMPTY_EVENTS,	/* drains that found nothing */
+	KMAD_PSTAT_CQ_REQUEUES,		/* drains that ran out of budget */
+	KMAD_PSTAT_COUNT
+};
+
+/**
+ * enum kmad_qp_run - where a QP is in its life.
+ * @KMAD_QP_DOWN: not created, or destroyed.
+ * @KMAD_QP_RUNNING: in RTS; sends are posted as slots free.
+ * @KMAD_QP_RECOVERING: went to error; flushed sends wait on the replay list
+ *	and new sends on the overflow list until the QP is back in RTS.
+ * @KMAD_QP_DYING: the port is going away; flushed sends complete as flushed.
+ */
+enum kmad_qp_run {
+	KMAD_QP_DOWN,
+	KMAD_QP_RUNNING,
+	KMAD_QP_RECOVERING,
+	KMAD_QP_DYING,
+};
+
+struct kmad_qp_info;
+
+/* The provider-visible QP handle. */
+struct kmad_qp {
+	struct kmad_qp_info *info;	/* I */
+	u32 qpn;			/* I */
+	void *priv;			/* provider's */
+};
+
+/* The provider-visible CQ handle, with the drain that reaps it. */
+struct kmad_cq {
+	struct kmad_qp_info *info;	/* I */
+	void *priv;			/* provider's */
+	struct work_struct drain_work;
+	unsigned int budget;		/* I: CQEs per drain pass */
+};
+
+/**
+ * struct kmad_qp_info - one of a port's two special QPs (QP0 or QP1), its
+ * CQ, its send queue and its receive buffers.
+ */
+struct kmad_qp_info {
+	struct kmad_port *port;		/* I */
+	enum kmad_qp_type qpt;		/* I */
+	struct kmad_qp qp;
+	struct kmad_cq cq;
+	spinlock_t lock;		/* Q: see the legend above */
+	enum kmad_qp_run run;		/* Q */
+	unsigned int sq_depth;		/* I */
+	unsigned int sq_posted;		/* Q: sends the provider holds */
+	struct list_head overflow;	/* Q: sends waiting for a slot */
+	struct list_head replay;	/* Q: flushed sends to post again */
+	struct list_head failed;	/* Q: sends the provider refused */
+	unsigned int rq_depth;		/* I */
+	unsigned int rq_posted;		/* Q: receive buffers the provider holds */
+	struct work_struct recover_work;
+	unsigned long flags;		/* atomic bitops: KMAD_QP_* bits */
+};
+
+/* kmad_qp_info.flags: a fatal QP event waits for the drain to handle it. */
+#define KMAD_QP_FATAL_PENDING	0
+
+/**
+ * struct kmad_port - a port of a registered device.
+ */
+struct kmad_port {
+	struct kmad_device *dev;	/* I */
+	u8 port_num;			/* I */
+	struct kmad_port_attr attr;	/* I while registered */
+	bool dying;			/* P */
+	struct mutex reg_mutex;
+	struct list_head agents;	/* P writes, RCU reads */
+	struct list_head client_data;	/* G: struct kmad_client_data */
+	/* kmad's own send-only agents that answer unsupported requests. */
+	struct kmad_agent_priv *responder[2];	/* I while registered */
+	struct kmad_qp_info qpi[2];	/* [KMAD_QPT_SMI], [KMAD_QPT_GSI] */
+	atomic64_t stats[KMAD_PSTAT_COUNT];
+	atomic64_t drops[KMAD_MAD_VERDICT_COUNT];
+	struct dentry *debugfs;
+};
+
+/**
+ * struct kmad_device - a device a provider registered.
+ *
+ * Lifetime: kmad_device_alloc() returns it with one reference, which
+ * kmad_device_free() drops; kmad_port_get() takes one more per port
+ * reference handed to a ULP.
+ */
+struct kmad_device {
+	char name[KMAD_NAME_LEN];		/* I */
+	const struct kmad_provider_ops *ops;	/* I */
+	u8 num_ports;				/* I */
+	bool registered;			/* G */
+	struct kref ref;
+	struct list_head list;			/* G: kmad_devices */
+	struct dentry *debugfs;
+	void *priv;				/* provider's, after ports[] */
+	struct kmad_port ports[];		/* [port_num - 1] */
+};
+
+/**
+ * enum kmad_agent_state - an agent's life.
+ * @KMAD_AGENT_ACTIVE: registered; posts are accepted.
+ * @KMAD_AGENT_DYING: unregistering: posts fail, everything is flushed.
+ */
+enum kmad_agent_state {
+	KMAD_AGENT_ACTIVE,
+	KMAD_AGENT_DYING,
+};
+
+/**
+ * enum kmad_agent_stat - per-agent counters (debugfs).
+ */
+enum kmad_agent_stat {
+	KMAD_ASTAT_POSTED,
+	KMAD_ASTAT_COMPLETED,
+	KMAD_ASTAT_RESP_MATCHED,
+	KMAD_ASTAT_UNSOLICITED,
+	KMAD_ASTAT_TIMEOUTS,
+	KMAD_ASTAT_RETRIES,
+	KMAD_ASTAT_CANCELED,
+	KMAD_ASTAT_FLUSHED,
+	KMAD_ASTAT_COUNT
+};
+
+/**
+ * struct kmad_agent_priv - an agent and everything it has in flight.
+ *
+ * Lifetime: @refs starts at 1 for the registration.  Every posted send
+ * holds one until its send_handler has returned; every receive being
+ * dispatched to the agent holds one while its handler runs; the agent's
+ * work holds one while it runs.  kmad_unregister_agent() makes the agent
+ * DYING (so no new reference is taken by a post), unlinks it from
+ * dispatch, flushes its sends, drops the registration reference and waits
+ * for @released; only then can no handler run any more, and the agent is
+ * freed after an RCU grace period (TID lookups run under RCU).
+ */
+struct kmad_agent_priv {
+	struct kmad_agent agent;		/* I (public part) */
+	struct kmad_qp_info *qpi;		/* I */
+	struct kmad_reg_req reg;		/* I */
+	bool send_only;				/* I */
+	bool internal;				/* I: kmad's own responder */
+	refcount_t refs;
+	struct completion released;
+	spinlock_t lock;			/* A: see the legend above */
+	enum kmad_agent_state state;		/* A */
+	struct list_head sends;			/* A: sends not yet DONE */
+	struct list_head done;			/* A: DONE, callback pending */
+	struct rhashtable tids;			/* A: matchable sends by TID */
+	struct rb_root_cached deadlines;	/* A: WAIT_RESP sends */
+	struct delayed_work work;		/* timeouts and done list */
+	struct list_head port_entry;		/* P: kmad_port.agents */
+	struct rcu_head rcu;
+	atomic64_t stats[KMAD_ASTAT_COUNT];
+};
+
+/**
+ * enum kmad_send_state - where a posted send is; see
+ * Documentation/send-lifecycle.rst for the diagram.
+ * @KMAD_SS_INIT: allocated (or completed and reusable), not posted.
+ * @KMAD_SS_SENDING: handed to the QP; its send completion is pending.
+ *	References: 2 if it expects a response, else 1.
+ * @KMAD_SS_EARLY_RESP: its response arrived before its send completion
+ *	and is parked on it.  References: 1 (send completion).
+ * @KMAD_SS_WAIT_RESP: sent; waiting for the response or the deadline.
+ *	References: 1 (response/timeout).
+ * @KMAD_SS_CANCELED: canceled or flushed while its send completion was
+ *	pending; no response can match it.  References: 1 (send completion).
+ * @KMAD_SS_DONE: outcome decided, references 0; its callback is pending
+ *	or running.
+ */
+enum kmad_send_state {
+	KMAD_SS_INIT,
+	KMAD_SS_SENDING,
+	KMAD_SS_EARLY_RESP,
+	KMAD_SS_WAIT_RESP,
+	KMAD_SS_CANCELED,
+	KMAD_SS_DONE,
+	KMAD_SS_NR_STATES
+};
+
+/**
+ * enum kmad_hw_state - where a send is relative to the hardware queue.
+ * @KMAD_HW_IDLE: not in the QP (before posting, or completed).
+ * @KMAD_HW_WAITING: on the overflow or replay list, not yet given to the
+ *	provider.
+ * @KMAD_HW_POSTED: the provider holds it; a CQE will come.
+ */
+enum kmad_hw_state {
+	KMAD_HW_IDLE,
+	KMAD_HW_WAITING,
+	KMAD_HW_POSTED,
+};
+
+struct kmad_recv_priv;
+
+/**
+ * struct kmad_send_wr - kmad's tracking of one send buffer.
+ */
+struct kmad_send_wr {
+	struct kmad_send_buf buf;		/* public part */
+	struct kmad_agent_priv *agent;		/* I */
+	struct kmad_cqe cqe;			/* I */
+	enum kmad_send_state state;		/* A */
+	unsigned int refs;			/* A: as the contract counts them */
+	enum kmad_send_status status;		/* A: outcome once decided */
+	bool expects_resp;			/* A: posted with a timeout */
+	u64 tid;				/* A: key in agent->tids */
+	unsigned int timeout_ms;		/* A */
+	unsigned int retries_left;		/* A */
+	u64 deadline;				/* A: WAIT_RESP only */
+	struct rb_node deadline_node;		/* A */
+	struct rhash_head tid_node;		/* A */
+	struct list_head agent_entry;		/* A: agent->sends or ->done */
+	struct kmad_recv_priv *early_resp;	/* A: EARLY_RESP only */
+	enum kmad_hw_state hw;			/* Q */
+	enum kmad_wc_status hw_status;		/* Q: last send completion */
+	struct list_head qp_entry;		/* Q: overflow or replay */
+	struct kmad_mad mad;			/* the MAD; buf.mad points here */
+};
+
+/**
+ * struct kmad_recv_priv - a receive buffer and, once received, the
+ * work completion handed to the ULP.
+ */
+struct kmad_recv_priv {
+	struct kmad_cqe cqe;			/* I */
+	struct kmad_qp_info *qpi;		/* I */
+	struct kmad_recv_wc wc;
+	struct kmad_mad mad;
+};
+
+/* main.c / device.c */
+u64 kmad_now(struct kmad_port *port);
+void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s);
+
+/* qp.c */
+int kmad_qp_create(struct kmad_qp_info *qpi);
+void kmad_qp_stop(struct kmad_qp_info *qpi);
+void kmad_qp_destroy(struct kmad_qp_info *qpi);
+void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr);
+bool kmad_qp_unqueue(struct kmad_qp_info *qpi, struct kmad_send_wr *wr);
+void kmad_cq_drain_work(struct work_struct *work);
+void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc);
+void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed);
+
+/* send.c */
+void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
+void kmad_send_response(struct kmad_agent_priv *agent,
+			struct kmad_recv_priv *recv);
+void kmad_agent_work(struct work_struct *work);
+void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
+			    enum kmad_send_status status);
+int kmad_agent_tids_init(struct kmad_agent_priv *agent);
+void kmad_agent_tids_destroy(struct kmad_agent_priv *agent);
+const char *kmad_send_state_name(enum kmad_send_state state);
+
+/* agent.c */
+struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
+					       u64 tid);
+struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
+						    const struct kmad_mad *mad,
+						    bool *class_known);
+void kmad_agent_put(struct kmad_agent_priv *agent);
+bool kmad_agent_get(struct kmad_agent_priv *agent);
+int kmad_port_responder_create(struct kmad_port *port);
+void kmad_port_responder_destroy(struct kmad_port *port);
+void kmad_port_agents_kick(struct kmad_port *port);
+void kmad_port_flush_agents(struct kmad_port *port);
+void kmad_device_put(struct kmad_device *dev);
+
+/* recv.c */
+void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc);
+int kmad_recv_refill(struct kmad_qp_info *qpi);
+void kmad_recv_free(struct kmad_recv_priv *recv);
+
+/* debugfs.c */
+void kmad_debugfs_device_add(struct kmad_device *dev);
+void kmad_debugfs_device_remove(struct kmad_device *dev);
+
+static inline bool kmad_qpt_is_smi(enum kmad_qp_type qpt)
+{
+	return qpt == KMAD_QPT_SMI;
+}
+
+static inline struct kmad_send_wr *kmad_send_wr(struct kmad_send_buf *buf)
+{
+	return container_of(buf, struct kmad_send_wr, buf);
+}
+
+static inline struct kmad_agent_priv *kmad_agent_priv(struct kmad_agent *a)
+{
+	return container_of(a, struct kmad_agent_priv, agent);
+}
 
 #endif /* KMAD_PRIV_H */

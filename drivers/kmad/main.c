@@ -3,23 +3,28 @@
  * kmad: InfiniBand management datagram layer — module init and exit.
  */
 
-#include <linux/module.h>
 #include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include "kmad_priv.h"
 
 struct dentry *kmad_debugfs_root;
+struct workqueue_struct *kmad_wq;
 
 static int __init kmad_init(void)
 {
+	kmad_wq = alloc_workqueue("kmad", WQ_MEM_RECLAIM, 0);
+	if (!kmad_wq)
+		return -ENOMEM;
 	kmad_debugfs_root = debugfs_create_dir("kmad", NULL);
-	pr_info("kmad: loaded\n");
 	return 0;
 }
 
 static void __exit kmad_exit(void)
 {
 	debugfs_remove_recursive(kmad_debugfs_root);
+	destroy_workqueue(kmad_wq);
 }
 
 module_init(kmad_init);

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad agents: registration, lookup for dispatch, and unregistration.
+ *
+ * Each agent owns a hi_tid, allocated from one xarray for all of kmad, that
+ * kmad puts in the upper 32 bits of the TID of every request the agent
+ * sends; a response finds its agent with one xa_load() under RCU and then
+ * its request in the agent's TID table.  Requests find their agent by
+ * walking the port's (short) RCU list of registrations.
+ *
+ * Why no callback can follow kmad_unregister_agent(): the agent is unlinked
+ * from dispatch and its hi_tid erased, so no new receive can reach it; it
+ * turns DYING under its lock, so no new post can take a reference; its
+ * sends are flushed, so each one ends (at once, or at its send completion)
+ * and runs its callback before dropping its reference; the registration
+ * reference is dropped and unregister waits until the count is zero, i.e.
+ * until every send callback and every receive handler that held a
+ * reference has returned; finally the agent's work is cancelled
+ * synchronously (it cannot be requeued: that needs a reference).
+ */
+
+#include <linux/bitmap.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "kmad_priv.h"
+
+/* hi_tid -> agent.  Writers: register/unregister; readers: RCU. */
+static DEFINE_XARRAY_ALLOC1(kmad_agents);
+static u32 kmad_next_hi_tid;
+
+bool kmad_agent_get(struct kmad_agent_priv *agent)
+{
+	return refcount_inc_not_zero(&agent->refs);
+}
+
+void kmad_agent_put(struct kmad_agent_priv *agent)
+{
+	if (refcount_dec_and_test(&agent->refs))
+		complete(&agent->released);
+}
+
+/**
+ * kmad_agent_find_by_tid() - the agent a response is for, with a reference.
+ * @qpi: the QP the response arrived on.
+ * @tid: the response's TID.
+ *
+ * Return: the agent whose hi_tid is the upper half of @tid, registered on
+ * @qpi, or NULL.
+ */
+struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
+					       u64 tid)
+{
+	struct kmad_agent_priv *agent;
+
+	rcu_read_lock();
+	agent = xa_load(&kmad_agents, (unsigned long)(tid >> 32));
+	if (agent && (agent->qpi != qpi || !kmad_agent_get(agent)))
+		agent = NULL;
+	rcu_read_unlock();
+	return agent;
+}
+
+static bool reg_same_class(const struct kmad_reg_req *a,
+			   const struct kmad_reg_req *b)
+{
+	if (a->mgmt_class != b->mgmt_class ||
+	    a->class_version != b->class_version)
+		return false;
+	return !kmad_mgmt_class_is_vendor_range2(a->mgmt_class) ||
+	       !memcmp(a->oui, b->oui, sizeof(a->oui));
+}
+
+/**
+ * kmad_agent_find_for_request() - the agent registered for a request.
+ * @qpi: the QP it arrived on.
+ * @mad: the validated request.
+ * @class_known: set true if some agent has the class and version, even if
+ *	not the method.
+ *
+ * Return: the agent with a reference, or NULL.
+ */
+struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
+						    const struct kmad_mad *mad,
+						    bool *class_known)
+{
+	const struct kmad_mad_hdr *hdr = &mad->mad_hdr;
+	const struct kmad_vendor_mad *vmad = (const void *)mad;
+	struct kmad_agent_priv *agent, *found = NULL;
+	struct kmad_reg_req want = {
+		.mgmt_class = hdr->mgmt_class,
+		.class_version = hdr->class_version,
+	};
+
+	if (kmad_mgmt_class_is_vendor_range2(hdr->mgmt_class))
+		memcpy(want.oui, vmad->oui, sizeof(want.oui));
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(agent, &qpi->port->agents, port_entry) {
+		if (agent->qpi != qpi || agent->send_only ||
+		    !reg_same_class(&agent->reg, &want))
+			continue;
+		*class_known = true;
+		if (test_bit(hdr->method & KMAD_METHOD_MASK,
+			     agent->reg.method_mask) &&
+		    READ_ONCE(agent->state) == KMAD_AGENT_ACTIVE &&
+		    kmad_agent_get(agent)) {
+			found = agent;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+static bool class_reserved(u8 cls)
+{
+	return cls == 0 || cls == 0x02 || (cls >= 0x50 && cls <= 0x80) ||
+	       cls >= 0x82;
+}
+
+/* Is @req a well-formed registration for QP type @qpt? */
+static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
+{
+	static const u8 no_oui[3];
+	bool range2;
+
+	if (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI)
+		return -EINVAL;
+	if (!req || !req->mgmt_class)
+		return 0;	/* send-only */
+	if (class_reserved(req->mgmt_class) || !req->class_version)
+		return -EINVAL;
+	if (kmad_is_smp_class(req->mgmt_class) != kmad_qpt_is_smi(qpt))
+		return -EINVAL;
+	if (bitmap_empty(req->method_mask, KMAD_METHODS) ||
+	    test_bit(0, req->method_mask))
+		return -EINVAL;
+	range2 = kmad_mgmt_class_is_vendor_range2(req->mgmt_class);
+	if (range2 == !memcmp(req->oui, no_oui, sizeof(no_oui)))
+		return -EINVAL;	/* OUI required for, and only for, range 2 */
+	return 0;
+}
+
+/* Context: P held.  Does @agent's registration overlap an existing one? */
+static bool reg_conflicts(struct kmad_port *port,
+			  struct kmad_agent_priv *agent)
+{
+	struct kmad_agent_priv *other;
+
+	lockdep_assert_held(&port->reg_mutex);
+	list_for_each_entry(other, &port->agents, port_entry) {
+		if (other->qpi == agent->qpi && !other->send_only &&
+		    reg_same_class(&other->reg, &agent->reg) &&
+		    bitmap_intersects(other->reg.method_mask,
+				      agent->reg.method_mask, KMAD_METHODS))
+			return true;
+	}
+	return false;
+}
+
+static struct kmad_agent_priv *
+agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
+	     const struct kmad_reg_req *req, kmad_send_handler send_handler,
+	     kmad_recv_handler recv_handler, void *context, bool internal)
+{
+	struct kmad_agent_priv *agent;
+	u32 id;
+	int ret;
+
+	agent = kzalloc(sizeof(*agent), GFP_KERNEL);
+	if (!agent)
+		return ERR_PTR(-ENOMEM);
+	agent->agent.port = port;
+	agent->agent.qpt = qpt;
+	agent->agent.send_handler = send_handler;
+	agent->agent.recv_handler = recv_handler;
+	agent->agent.context = context;
+	agent->qpi = &port->qpi[qpt];
+	agent->send_only = !req || !req->mgmt_class;
+	if (!agent->send_only)
+		agent->reg = *req;
+	agent->internal = internal;
+	refcount_set(&agent->refs, 1);
+	init_completion(&agent->released);
+	spin_lock_init(&agent->lock);
+	agent->state = KMAD_AGENT_ACTIVE;
+	INIT_LIST_HEAD(&agent->sends);
+	INIT_LIST_HEAD(&agent->done);
+	INIT_LIST_HEAD(&agent->port_entry);
+	agent->deadlines = RB_ROOT_CACHED;
+	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);
+
+	ret = kmad_agent_tids_init(agent);
+	if (ret)
+		goto err_free;
+	ret = xa_alloc_cyclic(&kmad_agents, &id, agent, xa_limit_32b,
+			      &kmad_next_hi_tid, GFP_KERNEL);
+	if (ret < 0)
+		goto err_tids;
+	agent->agent.hi_tid = id;
+
+	mutex_lock(&port->reg_mutex);
+	if (port->dying) {
+		ret = -ENODEV;
+		goto err_unlock;
+	}
+	if (!agent->send_only && reg_conflicts(port, agent)) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	list_add_tail_rcu(&agent->port_entry, &port->agents);
+	kref_get(&port->dev->ref);
+	mutex_unlock(&port->reg_mutex);
+	return agent;
+
+err_unlock:
+	mutex_unlock(&port->reg_mutex);
+	xa_erase(&kmad_agents, id);
+err_tids:
+	kmad_agent_tids_destroy(agent);
+err_free:
+	kfree(agent);
+	return ERR_PTR(ret);
+}
+
+/**
+ * kmad_register_agent() - register an agent on a port's QP0 or QP1.
+ * @port: the port (from a client's add callback or kmad_port_get()).
+ * @qpt: %KMAD_QPT_SMI (QP0) or %KMAD_QPT_GSI (QP1).
+ * @req: class, version, methods (and OUI for classes 0x30-0x4F) of the
+ *	unsolicited MADs it takes; NULL or mgmt_class 0 for a send-only agent.
+ * @send_handler: called once per posted send; required.
+ * @recv_handler: called for responses and unsolicited MADs; required unless
+ *	send-only.
+ * @context: stored in &kmad_agent.context.
+ *
+ * Context: process context, may sleep.
+ * Return: the agent, or an ERR_PTR: -EINVAL for an invalid registration
+ * (SMP class on QP1 or a GMP class on QP0, reserved class, class version 0,
+ * empty method mask or method 0, OUI missing for or given to a class outside
+ * 0x30-0x4F), -EBUSY if it overlaps an existing registration (same class,
+ * version and OUI, a common method), -ENODEV if the port is going away.
+ */
+struct kmad_agent *kmad_register_agent(struct kmad_port *port,
+				       enum kmad_qp_type qpt,
+				       const struct kmad_reg_req *req,
+				       kmad_send_handler send_handler,
+				       kmad_recv_handler recv_handler,
+				       void *context)
+{
+	struct kmad_agent_priv *agent;
+	int ret;
+
+	if (!port || !send_handler)
+		return ERR_PTR(-EINVAL);
+	ret = reg_validate(qpt, req);
+	if (ret)
+		return ERR_PTR(ret);
+	if (req && req->mgmt_class && !recv_handler)
+		return ERR_PTR(-EINVAL);
+	agent = agent_create(port, qpt, req, send_handler, recv_handler,
+			     context, false);
+	if (IS_ERR(agent))
+		return ERR_CAST(agent);
+	return &agent->agent;
+}
+EXPORT_SYMBOL_GPL(kmad_register_agent);
+
+/* Unlink from dispatch and flush; idempotent.  Context: may sleep. */
+static void agent_stop(struct kmad_agent_priv *agent)
+{
+	struct kmad_port *port = agent->agent.port;
+	bool linked;
+
+	mutex_lock(&port->reg_mutex);
+	linked = !list_empty(&agent->port_entry);
+	if (linked)
+		list_del_rcu(&agent->port_entry);
+	mutex_unlock(&port->reg_mutex);
+	if (linked) {
+		/* Readers walking the list may still see the entry. */
+		synchronize_rcu();
+		INIT_LIST_HEAD(&agent->port_entry);
+	}
+
+	spin_lock(&agent->lock);
+	agent->state = KMAD_AGENT_DYING;
+	spin_unlock(&agent->lock);
+	xa_erase(&kmad_agents, agent->agent.hi_tid);
+	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
+}
+
+static void kmad_device_release(struct kref *ref)
+{
+	struct kmad_device *dev = container_of(ref, struct kmad_device, ref);
+
+	kfree(dev);
+}
+
+/**
+ * kmad_unregister_agent() - unregister an agent.
+ * @agent: the agent; NULL is ignored.
+ *
+ * Cancels everything the agent has outstanding and waits for it: every
+ * send posted before this returns gets its send_handler call (flushed,
+ * unless it had already ended), and no handler of the agent runs after it
+ * returns.  Must not be called from the agent's own handlers.
+ *
+ * Context: process context, may sleep.
+ */
+void kmad_unregister_agent(struct kmad_agent *agent)
+{
+	struct kmad_agent_priv *priv;
+	struct kmad_device *dev;
+
+	if (!agent)
+		return;
+	priv = kmad_agent_priv(agent);
+	dev = agent->port->dev;
+
+	agent_stop(priv);
+	kmad_agent_put(priv);		/* the registration reference */
+	wait_for_completion(&priv->released);
+	cancel_delayed_work_sync(&priv->work);
+	kmad_agent_tids_destroy(priv);
+	kfree_rcu(priv, rcu);
+	kref_put(&dev->ref, kmad_device_release);
+}
+EXPORT_SYMBOL_GPL(kmad_unregister_agent);
+
+void kmad_device_put(struct kmad_device *dev)
+{
+	kref_put(&dev->ref, kmad_device_release);
+}
+
+/**
+ * kmad_port_flush_agents() - flush every agent still registered on a port
+ * that is going away; their owners unregister them later.
+ * @port: the port, already marked dying.
+ */
+void kmad_port_flush_agents(struct kmad_port *port)
+{
+	struct kmad_agent_priv *agent;
+
+	for (;;) {
+		mutex_lock(&port->reg_mutex);
+		agent = list_first_entry_or_null(&port->agents,
+						 struct kmad_agent_priv,
+						 port_entry);
+		mutex_unlock(&port->reg_mutex);
+		if (!agent)
+			return;
+		if (!agent->internal)
+			pr_info("kmad: %s port %u: agent %#x still registered as the port goes away; flushing it\n",
+				port->dev->name, port->port_num,
+				agent->agent.hi_tid);
+		agent_stop(agent);
+	}
+}
+
+static void responder_send_handler(struct kmad_agent *agent,
+				   struct kmad_send_wc *wc)
+{
+	kmad_free_send_buf(wc->send_buf);
+}
+
+int kmad_port_responder_create(struct kmad_port *port)
+{
+	struct kmad_agent_priv *agent;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(port->responder); i++) {
+		agent = agent_create(port, i, NULL, responder_send_handler,
+				     NULL, NULL, true);
+		if (IS_ERR(agent)) {
+			kmad_port_responder_destroy(port);
+			return PTR_ERR(agent);
+		}
+		port->responder[i] = agent;
+	}
+	return 0;
+}
+
+void kmad_port_responder_destroy(struct kmad_port *port)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(port->responder); i++) {
+		if (port->responder[i])
+			kmad_unregister_agent(&port->responder[i]->agent);
+		port->responder[i] = NULL;
+	}
+}
+
+/**
+ * kmad_port_agents_kick() - run every agent's work now (the device's
+ * virtual clock moved, or a test wants pending callbacks delivered).
+ * @port: the port.
+ */
+void kmad_port_agents_kick(struct kmad_port *port)
+{
+	struct kmad_agent_priv *agent;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
+		if (kmad_agent_get(agent)) {
+			mod_delayed_work(kmad_wq, &agent->work, 0);
+			kmad_agent_put(agent);
+		}
+	}
+	rcu_read_unlock();
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad debugfs: /sys/kernel/debug/kmad/<device>/port<N>/
+ *   stats   port counters, drops by reason, one line of counters per agent
+ *   sends   every outstanding send: agent, TID, state, refs, deadline
+ */
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "kmad_priv.h"
+
+static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
+	[KMAD_PSTAT_SENT] = "sent",
+	[KMAD_PSTAT_SEND_ERRORS] = "send_errors",
+	[KMAD_PSTAT_RECEIVED] = "received",
+	[KMAD_PSTAT_WRONG_QP] = "dropped_wrong_qp",
+	[KMAD_PSTAT_RESP_MATCHED] = "responses_matched",
+	[KMAD_PSTAT_RESP_UNMATCHED] = "responses_unmatched",
+	[KMAD_PSTAT_REQ_DISPATCHED] = "requests_dispatched",
+	[KMAD_PSTAT_REQ_ANSWERED] = "requests_answered_unsupported",
+	[KMAD_PSTAT_REQ_DROPPED] = "requests_dropped",
+	[KMAD_PSTAT_TIMEOUTS] = "timeouts",
+	[KMAD_PSTAT_RETRIES] = "retries",
+	[KMAD_PSTAT_CANCELED] = "canceled",
+	[KMAD_PSTAT_FLUSHED] = "flushed",
+	[KMAD_PSTAT_RECV_FLUSHED] = "recv_flushed",
+	[KMAD_PSTAT_RECV_NOBUF] = "recv_alloc_failures",
+	[KMAD_PSTAT_QP_RECOVERIES] = "qp_recoveries",
+	[KMAD_PSTAT_CQ_EVENTS] = "cq_events",
+	[KMAD_PSTAT_CQ_EMPTY_EVENTS] = "cq_empty_drains",
+	[KMAD_PSTAT_CQ_REQUEUES] = "cq_budget_requeues",
+};
+
+static const char *const agent_stat_names[KMAD_ASTAT_COUNT] = {
+	[KMAD_ASTAT_POSTED] = "posted",
+	[KMAD_ASTAT_COMPLETED] = "completed",
+	[KMAD_ASTAT_RESP_MATCHED] = "responses",
+	[KMAD_ASTAT_UNSOLICITED] = "unsolicited",
+	[KMAD_ASTAT_TIMEOUTS] = "timeouts",
+	[KMAD_ASTAT_RETRIES] = "retries",
+	[KMAD_ASTAT_CANCELED] = "canceled",
+	[KMAD_ASTAT_FLUSHED] = "flushed",
+};
+
+static int stats_show(struct seq_file *m, void *v)
+{
+	struct kmad_port *port = m->private;
+	struct kmad_agent_priv *agent;
+	int i;
+
+	for (i = 0; i < KMAD_PSTAT_COUNT; i++)
+		seq_printf(m, "%s %lld\n", port_stat_names[i],
+			   atomic64_read(&port->stats[i]));
+	for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
+		seq_printf(m, "dropped_%s %lld\n", kmad_mad_verdict_name(i),
+			   atomic64_read(&port->drops[i]));
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
+		seq_printf(m, "agent %#x qp%u class %#04x%s", agent->agent.hi_tid,
+			   agent->qpi->qp.qpn, agent->reg.mgmt_class,
+			   agent->internal ? " (kmad)" : "");
+		for (i = 0; i < KMAD_ASTAT_COUNT; i++)
+			seq_printf(m, " %s %lld", agent_stat_names[i],
+				   atomic64_read(&agent->stats[i]));
+		seq_putc(m, '\n');
+	}
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(stats);
+
+static int sends_show(struct seq_file *m, void *v)
+{
+	struct kmad_port *port = m->private;
+	struct kmad_agent_priv *agent;
+	struct kmad_send_wr *wr;
+	u64 now = kmad_now(port);
+
+	seq_puts(m, "agent tid state refs retries_left deadline_ms\n");
+	rcu_read_lock();
+	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
+		spin_lock(&agent->lock);
+		list_for_each_entry(wr, &agent->sends, agent_entry) {
+			long long left = -1;
+
+			if (wr->state == KMAD_SS_WAIT_RESP)
+				left = jiffies_to_msecs(time_after64(wr->deadline, now) ?
+							wr->deadline - now : 0);
+			seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
+				   agent->agent.hi_tid, wr->tid,
+				   kmad_send_state_name(wr->state), wr->refs,
+				   wr->retries_left, left);
+		}
+		spin_unlock(&agent->lock);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sends);
+
+void kmad_debugfs_device_add(struct kmad_device *dev)
+{
+	char name[16];
+	int i;
+
+	dev->debugfs = debugfs_create_dir(dev->name, kmad_debugfs_root);
+	for (i = 0; i < dev->num_ports; i++) {
+		struct kmad_port *port = &dev->ports[i];
+
+		snprintf(name, sizeof(name), "port%u", port->port_num);
+		port->debugfs = debugfs_create_dir(name, dev->debugfs);
+		debugfs_create_file("stats", 0444, port->debugfs, port,
+				    &stats_fops);
+		debugfs_create_file("sends", 0444, port->debugfs, port,
+				    &sends_fops);
+	}
+}
+
+void kmad_debugfs_device_remove(struct kmad_device *dev)
+{
+	debugfs_remove_recursive(dev->debugfs);
+	dev->debugfs = NULL;
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad devices, ports and clients.
+ *
+ * A provider allocates a device, describes its ports and registers it;
+ * kmad creates each port's QP0 and QP1, then tells every client about the
+ * new ports.  Unregistering reverses that: the port is marked dying (no new
+ * agents), its QPs are flushed (every send the hardware held completes as
+ * flushed), clients' remove callbacks unregister their agents, agents still
+ * left are flushed, and the QPs are destroyed.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "kmad_priv.h"
+
+/* G: registered devices and clients. */
+static DEFINE_MUTEX(kmad_devices_lock);
+static LIST_HEAD(kmad_devices);
+static LIST_HEAD(kmad_clients);
+
+/* A client's data for one port, on kmad_port.client_data. */
+struct kmad_client_data {
+	struct kmad_client *client;	/* G */
+	void *data;			/* G */
+	struct list_head entry;		/* G */
+};
+
+u64 kmad_now(struct kmad_port *port)
+{
+	const struct kmad_provider_ops *ops = port->dev->ops;
+
+	return ops->now ? ops->now(port->dev) : get_jiffies_64();
+}
+
+void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s)
+{
+	atomic64_inc(&port->stats[s]);
+}
+
+static bool ops_complete(const struct kmad_provider_ops *ops)
+{
+	return ops && ops->create_cq && ops->destroy_cq && ops->create_qp &&
+	       ops->destroy_qp && ops->modify_qp && ops->post_send &&
+	       ops->post_recv && ops->poll_cq && ops->req_notify_cq;
+}
+
+/**
+ * kmad_device_alloc() - allocate a device for a provider.
+ * @ops: the provider's operations; all but @ops->now are required.
+ * @name: unique device name (at most 31 characters).
+ * @num_ports: number of ports, 1-255.
+ * @priv_size: bytes of provider data, see kmad_device_priv().
+ *
+ * Return: the device (free it with kmad_device_free()), or NULL for bad
+ * arguments or no memory.
+ */
+struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
+				      const char *name, u8 num_ports,
+				      size_t priv_size)
+{
+	struct kmad_device *dev;
+	size_t size;
+	int i;
+
+	if (!ops_complete(ops) || !name || !*name ||
+	    strlen(name) >= KMAD_NAME_LEN || !num_ports)
+		return NULL;
+	size = struct_size(dev, ports, num_ports);
+	dev = kzalloc(size + priv_size, GFP_KERNEL);
+	if (!dev)
+		return NULL;
+	strscpy(dev->name, name, sizeof(dev->name));
+	dev->ops = ops;
+	dev->num_ports = num_ports;
+	dev->priv = priv_size ? (char *)dev + size : NULL;
+	kref_init(&dev->ref);
+	INIT_LIST_HEAD(&dev->list);
+	for (i = 0; i < num_ports; i++) {
+		struct kmad_port *port = &dev->ports[i];
+
+		port->dev = dev;
+		port->port_num = i + 1;
+		mutex_init(&port->reg_mutex);
+		INIT_LIST_HEAD(&port->agents);
+		INIT_LIST_HEAD(&port->client_data);
+		port->qpi[KMAD_QPT_SMI].port = port;
+		port->qpi[KMAD_QPT_SMI].qpt = KMAD_QPT_SMI;
+		port->qpi[KMAD_QPT_GSI].port = port;
+		port->qpi[KMAD_QPT_GSI].qpt = KMAD_QPT_GSI;
+	}
+	return dev;
+}
+EXPORT_SYMBOL_GPL(kmad_device_alloc);
+
+/**
+ * kmad_device_priv() - the provider's data area of @dev.
+ * @dev: the device.
+ *
+ * Return: the @priv_size bytes given to kmad_device_alloc(), or NULL.
+ */
+void *kmad_device_priv(struct kmad_device *dev)
+{
+	return dev->priv;
+}
+EXPORT_SYMBOL_GPL(kmad_device_priv);
+
+/**
+ * kmad_device_name() - the device's name.
+ * @dev: the device.
+ *
+ * Return: the name given to kmad_device_alloc().
+ */
+const char *kmad_device_name(const struct kmad_device *dev)
+{
+	return dev->name;
+}
+EXPORT_SYMBOL_GPL(kmad_device_name);
+
+/**
+ * kmad_device_set_port_attr() - describe a port before registration.
+ * @dev: the device, not yet registered.
+ * @port_num: 1..num_ports.
+ * @attr: the attributes.
+ *
+ * Return: 0, or -EINVAL for a bad port number or a registered device.
+ */
+int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
+			      const struct kmad_port_attr *attr)
+{
+	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
+	    dev->registered)
+		return -EINVAL;
+	dev->ports[port_num - 1].attr = *attr;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_device_set_port_attr);
+
+/* Context: G held.  Tell @client about @port. */
+static void client_add_port(struct kmad_client *client,
+			    struct kmad_port *port)
+{
+	struct kmad_client_data *cd;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	cd = kzalloc(sizeof(*cd), GFP_KERNEL);
+	if (!cd)
+		return;
+	cd->client = client;
+	if (client->add && client->add(client, port, &cd->data)) {
+		kfree(cd);
+		return;
+	}
+	list_add_tail(&cd->entry, &port->client_data);
+}
+
+/* Context: G held.  Tell @client (or every client, if NULL) @port goes. */
+static void client_remove_port(struct kmad_client *client,
+			       struct kmad_port *port)
+{
+	struct kmad_client_data *cd, *tmp;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	list_for_each_entry_safe_reverse(cd, tmp, &port->client_data, entry) {
+		if (client && cd->client != client)
+			continue;
+		list_del(&cd->entry);
+		if (cd->client->remove)
+			cd->client->remove(cd->client, port, cd->data);
+		kfree(cd);
+	}
+}
+
+static void port_teardown(struct kmad_port *port)
+{
+	kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
+	kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
+	kmad_port_responder_destroy(port);
+	kmad_port_flush_agents(port);
+	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
+	kmad_qp_destroy(&port->qpi[KMAD_QPT_GSI]);
+}
+
+static int port_setup(struct kmad_port *port)
+{
+	int ret;
+
+	port->dying = false;
+	ret = kmad_qp_create(&port->qpi[KMAD_QPT_SMI]);
+	if (ret)
+		return ret;
+	ret = kmad_qp_create(&port->qpi[KMAD_QPT_GSI]);
+	if (ret)
+		goto err_smi;
+	ret = kmad_port_responder_create(port);
+	if (ret)
+		goto err_gsi;
+	return 0;
+
+err_gsi:
+	kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
+	kmad_qp_destroy(&port->qpi[KMAD_QPT_GSI]);
+err_smi:
+	kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
+	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
+	return ret;
+}
+
+static struct kmad_device *device_find(const char *name)
+{
+	struct kmad_device *dev;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	list_for_each_entry(dev, &kmad_devices, list)
+		if (!strcmp(dev->name, name))
+			return dev;
+	return NULL;
+}
+
+/**
+ * kmad_device_register() - make a device's ports usable.
+ * @dev: the device, with its port attributes set.
+ *
+ * Creates each port's QP0 and QP1 (and their CQs) through the provider,
+ * posts receive buffers, and calls every client's add callback for each
+ * port.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EEXIST if a device of that name is registered; -EINVAL if
+ * @dev is already registered; or the provider's error.
+ */
+int kmad_device_register(struct kmad_device *dev)
+{
+	struct kmad_client *client;
+	int i, ret;
+
+	if (!dev)
+		return -EINVAL;
+	mutex_lock(&kmad_devices_lock);
+	if (dev->registered) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (device_find(dev->name)) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+	for (i = 0; i < dev->num_ports; i++) {
+		ret = port_setup(&dev->ports[i]);
+		if (ret)
+			goto err_ports;
+	}
+	dev->registered = true;
+	list_add_tail(&dev->list, &kmad_devices);
+	kmad_debugfs_device_add(dev);
+	list_for_each_entry(client, &kmad_clients, list)
+		for (i = 0; i < dev->num_ports; i++)
+			client_add_port(client, &dev->ports[i]);
+	mutex_unlock(&kmad_devices_lock);
+	return 0;
+
+err_ports:
+	while (--i >= 0) {
+		dev->ports[i].dying = true;
+		port_teardown(&dev->ports[i]);
+	}
+out_unlock:
+	mutex_unlock(&kmad_devices_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_device_register);
+
+/**
+ * kmad_device_unregister() - take a device's ports away.
+ * @dev: a registered device.
+ *
+ * Every send on its ports ends with a callback (flushed, unless it ended
+ * otherwise), clients' remove callbacks run, and after it returns kmad
+ * calls none of the provider's ops for @dev.
+ *
+ * Context: process context, may sleep.
+ */
+void kmad_device_unregister(struct kmad_device *dev)
+{
+	int i;
+
+	if (!dev)
+		return;
+	mutex_lock(&kmad_devices_lock);
+	if (!dev->registered) {
+		mutex_unlock(&kmad_devices_lock);
+		return;
+	}
+	dev->registered = false;
+	list_del_init(&dev->list);
+	for (i = 0; i < dev->num_ports; i++) {
+		struct kmad_port *port = &dev->ports[i];
+
+		mutex_lock(&port->reg_mutex);
+		port->dying = true;
+		mutex_unlock(&port->reg_mutex);
+		/* Flush the hardware first, so that agents the clients
+		 * unregister below need not wait for it.
+		 */
+		kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
+		kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
+		client_remove_port(NULL, port);
+	}
+	mutex_unlock(&kmad_devices_lock);
+
+	for (i = 0; i < dev->num_ports; i++)
+		port_teardown(&dev->ports[i]);
+	kmad_debugfs_device_remove(dev);
+}
+EXPORT_SYMBOL_GPL(kmad_device_unregister);
+
+/**
+ * kmad_device_free() - drop the provider's reference to a device.
+ * @dev: an unregistered (or never registered) device; NULL is ignored.
+ *
+ * The memory goes when the last port reference and agent are gone too.
+ */
+void kmad_device_free(struct kmad_device *dev)
+{
+	if (dev)
+		kmad_device_put(dev);
+}
+EXPORT_SYMBOL_GPL(kmad_device_free);
+
+/**
+ * kmad_device_clock_changed() - the provider's clock moved forward.
+ * @dev: a device whose provider implements &kmad_provider_ops.now.
+ *
+ * Every agent on the device re-examines its deadlines from kmad's
+ * workqueue.
+ */
+void kmad_device_clock_changed(struct kmad_device *dev)
+{
+	int i;
+
+	for (i = 0; i < dev->num_ports; i++)
+		kmad_port_agents_kick(&dev->ports[i]);
+}
+EXPORT_SYMBOL_GPL(kmad_device_clock_changed);
+
+/**
+ * kmad_device_flush() - wait for kmad's pending work.
+ * @dev: the device (kmad's work is shared, so all devices are flushed).
+ *
+ * Waits for work queued before the call and for the work that work queues
+ * in turn (a drain that ends sends kicks their agents' work), so that a
+ * step-mode test sees every consequence of its last step.
+ *
+ * Context: process context, not from kmad's handlers.
+ */
+void kmad_device_flush(struct kmad_device *dev)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		flush_workqueue(kmad_wq);
+}
+EXPORT_SYMBOL_GPL(kmad_device_flush);
+
+/**
+ * kmad_register_client() - register a ULP for port add/remove callbacks.
+ * @client: the client, with @add and/or @remove set.
+ *
+ * @add runs at once for every port already registered.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -EINVAL.
+ */
+int kmad_register_client(struct kmad_client *client)
+{
+	struct kmad_device *dev;
+	int i;
+
+	if (!client)
+		return -EINVAL;
+	mutex_lock(&kmad_devices_lock);
+	list_add_tail(&client->list, &kmad_clients);
+	list_for_each_entry(dev, &kmad_devices, list)
+		for (i = 0; i < dev->num_ports; i++)
+			client_add_port(client, &dev->ports[i]);
+	mutex_unlock(&kmad_devices_lock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_register_client);
+
+/**
+ * kmad_unregister_client() - unregister a client.
+ * @client: the client.
+ *
+ * @remove runs for every port the client accepted.
+ *
+ * Context: process context, may sleep.
+ */
+void kmad_unregister_client(struct kmad_client *client)
+{
+	struct kmad_device *dev;
+	int i;
+
+	if (!client)
+		return;
+	mutex_lock(&kmad_devices_lock);
+	list_for_each_entry(dev, &kmad_devices, list)
+		for (i = 0; i < dev->num_ports; i++)
+			client_remove_port(client, &dev->ports[i]);
+	list_del(&client->list);
+	mutex_unlock(&kmad_devices_lock);
+}
+EXPORT_SYMBOL_GPL(kmad_unregister_client);
+
+/**
+ * kmad_port_get() - look up a port of a registered device.
+ * @dev_name: the device's name.
+ * @port_num: the port number.
+ *
+ * Return: the port with a reference (drop it with kmad_port_put()), or
+ * NULL.
+ */
+struct kmad_port *kmad_port_get(const char *dev_name, u8 port_num)
+{
+	struct kmad_port *port = NULL;
+	struct kmad_device *dev;
+
+	if (!dev_name)
+		return NULL;
+	mutex_lock(&kmad_devices_lock);
+	dev = device_find(dev_name);
+	if (dev && port_num >= 1 && port_num <= dev->num_ports) {
+		port = &dev->ports[port_num - 1];
+		kref_get(&dev->ref);
+	}
+	mutex_unlock(&kmad_devices_lock);
+	return port;
+}
+EXPORT_SYMBOL_GPL(kmad_port_get);
+
+/**
+ * kmad_port_put() - drop a reference from kmad_port_get().
+ * @port: the port; NULL is ignored.
+ */
+void kmad_port_put(struct kmad_port *port)
+{
+	if (port)
+		kmad_device_put(port->dev);
+}
+EXPORT_SYMBOL_GPL(kmad_port_put);
+
+/**
+ * kmad_port_dev_name() - the name of a port's device.
+ * @port: the port.
+ *
+ * Return: the device name.
+ */
+const char *kmad_port_dev_name(const struct kmad_port *port)
+{
+	return port->dev->name;
+}
+EXPORT_SYMBOL_GPL(kmad_port_dev_name);
+
+/**
+ * kmad_port_num() - a port's number.
+ * @port: the port.
+ *
+ * Return: 1..num_ports.
+ */
+u8 kmad_port_num(const struct kmad_port *port)
+{
+	return port->port_num;
+}
+EXPORT_SYMBOL_GPL(kmad_port_num);
+
+/**
+ * kmad_port_lid() - a port's LID.
+ * @port: the port.
+ *
+ * Return: the base LID the provider gave.
+ */
+u16 kmad_port_lid(const struct kmad_port *port)
+{
+	return port->attr.lid;
+}
+EXPORT_SYMBOL_GPL(kmad_port_lid);

@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad QPs: each port's QP0 and QP1, their send queues and their CQ drain.
+ *
+ * Send queue: the provider holds at most sq_depth sends; the rest wait on
+ * the overflow list in post order and are posted as send completions free
+ * slots.  A send's position is its &kmad_send_wr.hw state (Q).
+ *
+ * CQ drain: one work item per CQ, queued by every completion event.  It
+ * polls until the CQ is empty, re-arms notification, and polls again:
+ * with an HCA that raises events only for CQEs arriving after the re-arm
+ * (IBTA), a CQE that landed between the last poll and the re-arm is found
+ * by that last poll; with one that reports missed events, the re-arm says
+ * so.  Either way no CQE is stranded, and an event for an empty CQ is
+ * harmless.  A drain handles at most KMAD_CQ_BUDGET CQEs per run, then
+ * requeues itself behind other work so one busy CQ cannot starve others.
+ *
+ * Error recovery: a flushed send completion on a running QP (or a fatal QP
+ * event) puts the QP in RECOVERING.  Flushed sends go to the replay list,
+ * not back to their agents; once the provider holds nothing more, the
+ * recovery work resets the QP to RTS, reposts receive buffers and posts the
+ * replay list ahead of the overflow list.  On a DYING QP (port removal)
+ * flushed sends complete as flushed instead.
+ */
+
+#include <linux/delay.h>
+#include <linux/slab.h>
+
+#include "kmad_priv.h"
+
+static const struct kmad_provider_ops *qp_ops(struct kmad_qp_info *qpi)
+{
+	return qpi->port->dev->ops;
+}
+
+static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw)
+{
+	const struct kmad_dest *d = &wr->buf.dest;
+
+	hw->cqe = &wr->cqe;
+	hw->mad = &wr->mad;
+	hw->len = sizeof(wr->mad);
+	hw->dlid = d->dlid;
+	hw->remote_qpn = d->remote_qpn;
+	hw->remote_qkey = d->remote_qkey;
+	hw->sl = d->sl;
+	hw->pkey_index = d->pkey_index;
+}
+
+/*
+ * Post waiting sends while there are free slots: the replay list first
+ * (sends the hardware flushed, in their original order), then the
+ * overflow list.  Returns true if a send was refused by the provider and
+ * moved to the failed list, which the drain completes.
+ */
+static bool qp_post_waiting(struct kmad_qp_info *qpi)
+{
+	struct kmad_hw_send hw;
+	struct kmad_send_wr *wr;
+	bool failed = false;
+
+	lockdep_assert_held(&qpi->lock);
+	while (qpi->run == KMAD_QP_RUNNING && qpi->sq_posted < qpi->sq_depth) {
+		wr = list_first_entry_or_null(&qpi->replay, struct kmad_send_wr,
+					      qp_entry);
+		if (!wr)
+			wr = list_first_entry_or_null(&qpi->overflow,
+						      struct kmad_send_wr,
+						      qp_entry);
+		if (!wr)
+			break;
+		list_del_init(&wr->qp_entry);
+		qp_hw_send(wr, &hw);
+		if (qp_ops(qpi)->post_send(&qpi->qp, &hw)) {
+			wr->hw = KMAD_HW_WAITING;
+			wr->hw_status = KMAD_WC_LOC_ERR;
+			list_add_tail(&wr->qp_entry, &qpi->failed);
+			failed = true;
+			continue;
+		}
+		wr->hw = KMAD_HW_POSTED;
+		qpi->sq_posted++;
+	}
+	return failed;
+}
+
+/**
+ * kmad_qp_send() - queue a send on its QP.
+ * @qpi: the QP.
+ * @wr: a send in state SENDING that the QP does not hold.
+ *
+ * Context: any process context, no agent lock held.  Never completes the
+ * send itself: a send the provider refuses, or one queued on a dying QP,
+ * is completed by the CQ drain.
+ */
+void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
+{
+	bool kick;
+
+	spin_lock(&qpi->lock);
+	WARN_ON_ONCE(wr->hw != KMAD_HW_IDLE);
+	wr->hw = KMAD_HW_WAITING;
+	if (qpi->run == KMAD_QP_DYING || qpi->run == KMAD_QP_DOWN) {
+		wr->hw_status = KMAD_WC_FLUSH_ERR;
+		list_add_tail(&wr->qp_entry, &qpi->failed);
+		kick = true;
+	} else {
+		list_add_tail(&wr->qp_entry, &qpi->overflow);
+		kick = qp_post_waiting(qpi);
+	}
+	spin_unlock(&qpi->lock);
+	if (kick)
+		queue_work(kmad_wq, &qpi->cq.drain_work);
+}
+
+/**
+ * kmad_qp_unqueue() - take back a send the provider does not hold yet.
+ * @qpi: its QP.
+ * @wr: the send.
+ *
+ * Context: the send's agent lock held (lock order A -> Q).
+ * Return: true if @wr was waiting for a slot and is now idle, so its send
+ * completion is the caller's to report; false if the provider holds it (a
+ * CQE will come) or it already completed.
+ */
+bool kmad_qp_unqueue(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
+{
+	bool taken = false;
+
+	lockdep_assert_held(&wr->agent->lock);
+	spin_lock(&qpi->lock);
+	if (wr->hw == KMAD_HW_WAITING) {
+		list_del_init(&wr->qp_entry);
+		wr->hw = KMAD_HW_IDLE;
+		taken = true;
+	}
+	spin_unlock(&qpi->lock);
+	return taken;
+}
+
+/* Whether the provider holds nothing, so a recovering QP may be reset. */
+static bool qp_quiet(struct kmad_qp_info *qpi)
+{
+	lockdep_assert_held(&qpi->lock);
+	return !qpi->sq_posted && !qpi->rq_posted;
+}
+
+/* Context: Q held.  Enter RECOVERING; start recovery once quiet. */
+static void qp_start_recovery(struct kmad_qp_info *qpi)
+{
+	lockdep_assert_held(&qpi->lock);
+	if (qpi->run == KMAD_QP_RUNNING)
+		qpi->run = KMAD_QP_RECOVERING;
+	if (qpi->run == KMAD_QP_RECOVERING && qp_quiet(qpi))
+		queue_work(kmad_wq, &qpi->recover_work);
+}
+
+/**
+ * kmad_qp_send_cqe_done() - a send's CQE was polled.
+ * @cq: the CQ.
+ * @wc: the completion; @wc->cqe is the send's &kmad_send_wr.cqe.
+ *
+ * Context: CQ drain.
+ */
+void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
+{
+	struct kmad_send_wr *wr = container_of(wc->cqe, struct kmad_send_wr,
+					       cqe);
+	struct kmad_qp_info *qpi = cq->info;
+	bool replay = false, kick;
+
+	spin_lock(&qpi->lock);
+	if (WARN_ON_ONCE(wr->hw != KMAD_HW_POSTED)) {
+		spin_unlock(&qpi->lock);
+		return;
+	}
+	qpi->sq_posted--;
+	wr->hw = KMAD_HW_IDLE;
+	if (wc->status == KMAD_WC_FLUSH_ERR &&
+	    (qpi->run == KMAD_QP_RUNNING || qpi->run == KMAD_QP_RECOVERING)) {
+		/* The hardware never sent it: send it again after recovery. */
+		wr->hw = KMAD_HW_WAITING;
+		list_add_tail(&wr->qp_entry, &qpi->replay);
+		replay = true;
+		qp_start_recovery(qpi);
+	}
+	kick = qp_post_waiting(qpi);
+	spin_unlock(&qpi->lock);
+
+	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SENT);
+	if (kick)
+		queue_work(kmad_wq, &qpi->cq.drain_work);
+	if (replay)
+		return;
+	if (wc->status != KMAD_WC_SUCCESS)
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SEND_ERRORS);
+	kmad_send_hw_done(wr, wc->status);
+}
+
+/**
+ * kmad_qp_recv_returned() - the provider gave back a receive buffer.
+ * @qpi: the QP.
+ * @flushed: it came back flushed (the QP is in error).
+ *
+ * Context: CQ drain.
+ */
+void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed)
+{
+	spin_lock(&qpi->lock);
+	qpi->rq_posted--;
+	if (flushed || qpi->run == KMAD_QP_RECOVERING)
+		qp_start_recovery(qpi);
+	spin_unlock(&qpi->lock);
+}
+
+/* Complete the sends the provider refused or a dying QP did not take. */
+static void qp_complete_failed(struct kmad_qp_info *qpi)
+{
+	struct kmad_send_wr *wr;
+	enum kmad_wc_status status;
+
+	for (;;) {
+		spin_lock(&qpi->lock);
+		wr = list_first_entry_or_null(&qpi->failed, struct kmad_send_wr,
+					      qp_entry);
+		if (wr) {
+			list_del_init(&wr->qp_entry);
+			wr->hw = KMAD_HW_IDLE;
+			status = wr->hw_status;
+		}
+		spin_unlock(&qpi->lock);
+		if (!wr)
+			return;
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SEND_ERRORS);
+		kmad_send_hw_done(wr, status);
+	}
+}
+
+/* Poll up to @max CQEs and handle them; returns how many. */
+static int cq_poll(struct kmad_cq *cq, int max)
+{
+	const struct kmad_provider_ops *ops = qp_ops(cq->info);
+	struct kmad_wc wc[KMAD_POLL_BATCH];
+	int total = 0, n, i;
+
+	while (total < max) {
+		n = ops->poll_cq(cq, min(max - total, KMAD_POLL_BATCH), wc);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			wc[i].cqe->done(cq, &wc[i]);
+		total += n;
+	}
+	return total;
+}
+
+/**
+ * kmad_cq_drain_work() - reap a CQ: poll, re-arm, poll again.
+ * @work: &kmad_cq.drain_work.
+ */
+void kmad_cq_drain_work(struct work_struct *work)
+{
+	struct kmad_cq *cq = container_of(work, struct kmad_cq, drain_work);
+	struct kmad_qp_info *qpi = cq->info;
+	const struct kmad_provider_ops *ops = qp_ops(qpi);
+	bool armed = false;
+	int done = 0, n;
+
+	if (test_and_clear_bit(KMAD_QP_FATAL_PENDING, &qpi->flags)) {
+		spin_lock(&qpi->lock);
+		qp_start_recovery(qpi);
+		spin_unlock(&qpi->lock);
+	}
+	qp_complete_failed(qpi);
+	for (;;) {
+		n = cq_poll(cq, cq->budget - done);
+		done += n;
+		if (done >= cq->budget) {
+			/* Out of budget: go to the back of the queue. */
+			kmad_port_stat_inc(qpi->port, KMAD_PSTAT_CQ_REQUEUES);
+			queue_work(kmad_wq, work);
+			return;
+		}
+		if (n) {
+			armed = false;
+			continue;
+		}
+		/* Empty.  If we re-armed before this poll, we are done. */
+		if (armed)
+			break;
+		armed = true;
+		if (ops->req_notify_cq(cq, KMAD_CQ_NEXT_COMP |
+				       KMAD_CQ_REPORT_MISSED_EVENTS) > 0)
+			armed = false;	/* may hold CQEs no event reports */
+	}
+	if (!done)
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_CQ_EMPTY_EVENTS);
+}
+
+/**
+ * kmad_cq_event() - the provider signals a completion event on @cq.
+ * @cq: the CQ.
+ *
+ * Context: any, including hard interrupt context.
+ */
+void kmad_cq_event(struct kmad_cq *cq)
+{
+	kmad_port_stat_inc(cq->info->port, KMAD_PSTAT_CQ_EVENTS);
+	queue_work(kmad_wq, &cq->drain_work);
+}
+EXPORT_SYMBOL_GPL(kmad_cq_event);
+
+/**
+ * kmad_qp_event() - the provider reports an asynchronous QP event.
+ * @qp: the QP.
+ * @event: what happened.
+ *
+ * Context: any.  A fatal event starts error recovery: everything the
+ * provider holds must come back flushed, then the QP is reset.
+ */
+void kmad_qp_event(struct kmad_qp *qp, enum kmad_qp_event_type event)
+{
+	struct kmad_qp_info *qpi = qp->info;
+
+	if (event != KMAD_QP_EVENT_FATAL)
+		return;
+	/* The drain starts recovery in process context; it also reaps the
+	 * flush CQEs, which may come with no completion event.
+	 */
+	set_bit(KMAD_QP_FATAL_PENDING, &qpi->flags);
+	queue_work(kmad_wq, &qpi->cq.drain_work);
+}
+EXPORT_SYMBOL_GPL(kmad_qp_event);
+
+static void qp_recover_work(struct work_struct *work)
+{
+	struct kmad_qp_info *qpi = container_of(work, struct kmad_qp_info,
+						recover_work);
+	const struct kmad_provider_ops *ops = qp_ops(qpi);
+	bool kick;
+	int ret;
+
+	spin_lock(&qpi->lock);
+	if (qpi->run != KMAD_QP_RECOVERING || !qp_quiet(qpi)) {
+		spin_unlock(&qpi->lock);
+		return;
+	}
+	spin_unlock(&qpi->lock);
+
+	ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RESET);
+	if (!ret)
+		ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RTS);
+	if (ret) {
+		pr_err_ratelimited("kmad: %s port %u QP%u: recovery failed: %d\n",
+				   qpi->port->dev->name, qpi->port->port_num,
+				   qpi->qp.qpn, ret);
+		return;
+	}
+
+	spin_lock(&qpi->lock);
+	if (qpi->run == KMAD_QP_RECOVERING)
+		qpi->run = KMAD_QP_RUNNING;
+	spin_unlock(&qpi->lock);
+	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_QP_RECOVERIES);
+	kmad_recv_refill(qpi);
+
+	spin_lock(&qpi->lock);
+	kick = qp_post_waiting(qpi);
+	spin_unlock(&qpi->lock);
+	if (kick)
+		queue_work(kmad_wq, &qpi->cq.drain_work);
+}
+
+/**
+ * kmad_qp_create() - create a port's QP and CQ, bring it to RTS and post
+ * its receive buffers.
+ * @qpi: the QP info, with port and qpt set.
+ *
+ * Context: process context (device registration).
+ * Return: 0 or a negative errno; nothing is left behind on error.
+ */
+int kmad_qp_create(struct kmad_qp_info *qpi)
+{
+	const struct kmad_provider_ops *ops = qp_ops(qpi);
+	struct kmad_port *port = qpi->port;
+	int ret;
+
+	spin_lock_init(&qpi->lock);
+	INIT_LIST_HEAD(&qpi->overflow);
+	INIT_LIST_HEAD(&qpi->replay);
+	INIT_LIST_HEAD(&qpi->failed);
+	INIT_WORK(&qpi->recover_work, qp_recover_work);
+	qpi->sq_depth = port->attr.sq_depth ?: KMAD_DEFAULT_SQ_DEPTH;
+	qpi->rq_depth = port->attr.rq_depth ?: KMAD_DEFAULT_RQ_DEPTH;
+	qpi->run = KMAD_QP_DOWN;
+	qpi->qp.info = qpi;
+	qpi->qp.qpn = qpi->qpt == KMAD_QPT_SMI ? 0 : 1;
+	qpi->cq.info = qpi;
+	qpi->cq.budget = KMAD_CQ_BUDGET;
+	INIT_WORK(&qpi->cq.drain_work, kmad_cq_drain_work);
+
+	ret = ops->create_cq(&qpi->cq, qpi->sq_depth + qpi->rq_depth);
+	if (ret)
+		return ret;
+	ret = ops->create_qp(&qpi->qp, &qpi->cq, qpi->sq_depth,
+			     qpi->rq_depth);
+	if (ret)
+		goto err_destroy_cq;
+	ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RTS);
+	if (ret)
+		goto err_destroy_qp;
+	spin_lock(&qpi->lock);
+	qpi->run = KMAD_QP_RUNNING;
+	spin_unlock(&qpi->lock);
+	ret = kmad_recv_refill(qpi);
+	if (ret)
+		goto err_stop;
+	ret = ops->req_notify_cq(&qpi->cq, KMAD_CQ_NEXT_COMP);
+	if (ret < 0)
+		goto err_stop;
+	return 0;
+
+err_stop:
+	kmad_qp_stop(qpi);
+err_destroy_qp:
+	ops->destroy_qp(&qpi->qp);
+err_destroy_cq:
+	ops->destroy_cq(&qpi->cq);
+	qpi->run = KMAD_QP_DOWN;
+	return ret;
+}
+
+/**
+ * kmad_qp_stop() - flush a QP for good: move it to the error state and reap
+ * until the provider holds nothing.
+ * @qpi: the QP.
+ *
+ * Every send the provider held, and every send still waiting for a slot,
+ * completes as flushed; receive buffers are freed.  Does not rely on
+ * completion events: it drains the CQ itself.
+ *
+ * Context: process context, may sleep.
+ */
+void kmad_qp_stop(struct kmad_qp_info *qpi)
+{
+	const struct kmad_provider_ops *ops = qp_ops(qpi);
+	struct kmad_send_wr *wr, *tmp;
+	int rounds = 0;
+	bool quiet;
+
+	spin_lock(&qpi->lock);
+	qpi->run = KMAD_QP_DYING;
+	list_splice_tail_init(&qpi->replay, &qpi->failed);
+	list_splice_tail_init(&qpi->overflow, &qpi->failed);
+	list_for_each_entry_safe(wr, tmp, &qpi->failed, qp_entry)
+		wr->hw_status = KMAD_WC_FLUSH_ERR;
+	spin_unlock(&qpi->lock);
+
+	cancel_work_sync(&qpi->recover_work);
+	ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
+	do {
+		queue_work(kmad_wq, &qpi->cq.drain_work);
+		flush_work(&qpi->cq.drain_work);
+		spin_lock(&qpi->lock);
+		quiet = qp_quiet(qpi) && list_empty(&qpi->failed);
+		spin_unlock(&qpi->lock);
+		if (!quiet && ++rounds % 1000 == 0)
+			pr_warn("kmad: %s port %u QP%u: %u sends, %u receives still held by the provider\n",
+				qpi->port->dev->name, qpi->port->port_num,
+				qpi->qp.qpn, qpi->sq_posted, qpi->rq_posted);
+		if (!quiet)
+			usleep_range(100, 1000);
+	} while (!quiet);
+}
+
+/**
+ * kmad_qp_destroy() - destroy a stopped QP and its CQ.
+ * @qpi: the QP, after kmad_qp_stop().
+ */
+void kmad_qp_destroy(struct kmad_qp_info *qpi)
+{
+	const struct kmad_provider_ops *ops = qp_ops(qpi);
+
+	cancel_work_sync(&qpi->cq.drain_work);
+	cancel_work_sync(&qpi->recover_work);
+	ops->destroy_qp(&qpi->qp);
+	ops->destroy_cq(&qpi->cq);
+	qpi->run = KMAD_QP_DOWN;
+}
+
+void kmad_qp_set_priv(struct kmad_qp *qp, void *priv)
+{
+	qp->priv = priv;
+}
+EXPORT_SYMBOL_GPL(kmad_qp_set_priv);
+
+void *kmad_qp_priv(const struct kmad_qp *qp)
+{
+	return qp->priv;
+}
+EXPORT_SYMBOL_GPL(kmad_qp_priv);
+
+u32 kmad_qp_num(const struct kmad_qp *qp)
+{
+	return qp->qpn;
+}
+EXPORT_SYMBOL_GPL(kmad_qp_num);
+
+u8 kmad_qp_port_num(const struct kmad_qp *qp)
+{
+	return qp->info->port->port_num;
+}
+EXPORT_SYMBOL_GPL(kmad_qp_port_num);
+
+struct kmad_device *kmad_qp_device(const struct kmad_qp *qp)
+{
+	return qp->info->port->dev;
+}
+EXPORT_SYMBOL_GPL(kmad_qp_device);
+
+void kmad_cq_set_priv(struct kmad_cq *cq, void *priv)
+{
+	cq->priv = priv;
+}
+EXPORT_SYMBOL_GPL(kmad_cq_set_priv);
+
+void *kmad_cq_priv(const struct kmad_cq *cq)
+{
+	return cq->priv;
+}
+EXPORT_SYMBOL_GPL(kmad_cq_priv);
+
+struct kmad_device *kmad_cq_device(const struct kmad_cq *cq)
+{
+	return cq->info->port->dev;
+}
+EXPORT_SYMBOL_GPL(kmad_cq_device);

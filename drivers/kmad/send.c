@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad send tracking: the life of a posted MAD.
+ *
+ * Every state change of a send goes through send_set_state(), which checks
+ * that the transition is allowed, that the send holds exactly the number of
+ * references the contract gives its new state, and derives the send's
+ * membership in the agent's TID table, deadline tree and send list from the
+ * state.  The events that drive it are:
+ *
+ *   post            kmad_post_send()                       caller context
+ *   send completion kmad_send_hw_done()                    CQ drain
+ *   response        kmad_send_response()                   CQ drain
+ *   timeout         agent_expire()                         agent work
+ *   cancel/flush    send_cancel()                          caller context
+ *
+ * References, as in the 2004 design: a send that expects a response holds
+ * two (send completion, response-or-timeout), one without a timeout.
+ * Cancel drops the response reference only if a timeout was set.  The
+ * callback runs when the count reaches zero, which can only happen after
+ * the send completion dropped its reference.
+ *
+ * Timeouts: one delayed work per agent, armed for the earliest deadline in
+ * the agent's rbtree (O(log n) insert and erase, O(1) earliest).  With a
+ * provider clock (step mode) no timer is armed; kmad_device_clock_changed()
+ * kicks the work instead.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/rhashtable.h>
+#include <linux/slab.h>
+
+#include "kmad_priv.h"
+
+static const struct rhashtable_params kmad_tid_params = {
+	.key_len = sizeof(u64),
+	.key_offset = offsetof(struct kmad_send_wr, tid),
+	.head_offset = offsetof(struct kmad_send_wr, tid_node),
+	.automatic_shrinking = true,
+};
+
+static const char *const kmad_send_state_names[KMAD_SS_NR_STATES] = {
+	[KMAD_SS_INIT] = "init",
+	[KMAD_SS_SENDING] = "sending",
+	[KMAD_SS_EARLY_RESP] = "early_resp",
+	[KMAD_SS_WAIT_RESP] = "wait_resp",
+	[KMAD_SS_CANCELED] = "canceled",
+	[KMAD_SS_DONE] = "done",
+};
+
+/* The only transitions a send may make; see Documentation/. */
+static const bool kmad_send_allowed[KMAD_SS_NR_STATES][KMAD_SS_NR_STATES] = {
+	[KMAD_SS_INIT] = {
+		[KMAD_SS_SENDING] = true,
+	},
+	[KMAD_SS_SENDING] = {
+		[KMAD_SS_EARLY_RESP] = true,
+		[KMAD_SS_WAIT_RESP] = true,
+		[KMAD_SS_CANCELED] = true,
+		[KMAD_SS_DONE] = true,
+	},
+	[KMAD_SS_EARLY_RESP] = {
+		[KMAD_SS_DONE] = true,
+	},
+	[KMAD_SS_WAIT_RESP] = {
+		[KMAD_SS_SENDING] = true,	/* retry after a timeout */
+		[KMAD_SS_DONE] = true,
+	},
+	[KMAD_SS_CANCELED] = {
+		[KMAD_SS_DONE] = true,
+	},
+	[KMAD_SS_DONE] = {
+		[KMAD_SS_INIT] = true,	/* callback delivered */
+	},
+};
+
+const char *kmad_send_state_name(enum kmad_send_state state)
+{
+	if (state >= KMAD_SS_NR_STATES)
+		return "invalid";
+	return kmad_send_state_names[state];
+}
+
+/* The references the contract gives a send in @state. */
+static unsigned int send_expected_refs(const struct kmad_send_wr *wr,
+				       enum kmad_send_state state)
+{
+	switch (state) {
+	case KMAD_SS_SENDING:
+		return wr->expects_resp ? 2 : 1;
+	case KMAD_SS_EARLY_RESP:	/* send completion */
+	case KMAD_SS_WAIT_RESP:	/* response or timeout */
+	case KMAD_SS_CANCELED:	/* send completion */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Whether a response may match the send in @state. */
+static bool send_matchable(const struct kmad_send_wr *wr,
+			   enum kmad_send_state state)
+{
+	return state == KMAD_SS_WAIT_RESP ||
+	       (state == KMAD_SS_SENDING && wr->expects_resp);
+}
+
+static bool send_on_agent_list(enum kmad_send_state state)
+{
+	return state != KMAD_SS_INIT && state != KMAD_SS_DONE;
+}
+
+static void deadline_insert(struct kmad_agent_priv *agent,
+			    struct kmad_send_wr *wr)
+{
+	struct rb_node **link = &agent->deadlines.rb_root.rb_node;
+	struct rb_node *parent = NULL;
+	bool leftmost = true;
+
+	while (*link) {
+		struct kmad_send_wr *cur;
+
+		parent = *link;
+		cur = rb_entry(parent, struct kmad_send_wr, deadline_node);
+		if (time_before64(wr->deadline, cur->deadline)) {
+			link = &parent->rb_left;
+		} else {
+			link = &parent->rb_right;
+			leftmost = false;
+		}
+	}
+	rb_link_node(&wr->deadline_node, parent, link);
+	rb_insert_color_cached(&wr->deadline_node, &agent->deadlines, leftmost);
+}
+
+/*
+ * send_set_state() - the one place a send changes state.
+ *
+ * The caller has already adjusted wr->refs for the event; this checks the
+ * transition and the count, and moves the send in or out of the TID table
+ * (matchable states), the deadline tree (WAIT_RESP) and the agent's send
+ * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
+ * matchable state would duplicate an outstanding TID (post only).
+ */
+static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	enum kmad_send_state old = wr->state;
+	bool was_match, is_match;
+	int ret;
+
+	lockdep_assert_held(&agent->lock);
+
+	if (WARN_ONCE(!kmad_send_allowed[old][new] ||
+		      wr->refs != send_expected_refs(wr, new),
+		      "kmad: send tid %#llx: bad transition %s -> %s with %u refs\n",
+		      wr->tid, kmad_send_state_name(old),
+		      kmad_send_state_name(new), wr->refs))
+		return -EINVAL;
+
+	was_match = send_matchable(wr, old);
+	is_match = send_matchable(wr, new);
+	if (!was_match && is_match) {
+		ret = rhashtable_lookup_insert_fast(&agent->tids, &wr->tid_node,
+						    kmad_tid_params);
+		if (ret)
+			return ret;
+	} else if (was_match && !is_match) {
+		rhashtable_remove_fast(&agent->tids, &wr->tid_node,
+				       kmad_tid_params);
+	}
+
+	if (old == KMAD_SS_WAIT_RESP)
+		rb_erase_cached(&wr->deadline_node, &agent->deadlines);
+	if (new == KMAD_SS_WAIT_RESP)
+		deadline_insert(agent, wr);
+
+	if (!send_on_agent_list(old) && send_on_agent_list(new))
+		list_add_tail(&wr->agent_entry, &agent->sends);
+	else if (send_on_agent_list(old) && !send_on_agent_list(new))
+		list_del_init(&wr->agent_entry);
+
+	wr->state = new;
+	return 0;
+}
+
+static void send_put_ref(struct kmad_send_wr *wr)
+{
+	lockdep_assert_held(&wr->agent->lock);
+	if (!WARN_ON_ONCE(!wr->refs))
+		wr->refs--;
+}
+
+static bool agent_has_clock(struct kmad_agent_priv *agent)
+{
+	return agent->qpi->port->dev->ops->now;
+}
+
+/* Arm the agent's timer for its earliest deadline (real clock only). */
+static void agent_arm_timer(struct kmad_agent_priv *agent)
+{
+	struct rb_node *first;
+	struct kmad_send_wr *wr;
+	u64 now;
+
+	lockdep_assert_held(&agent->lock);
+	if (!list_empty(&agent->done)) {
+		/* A callback is pending: run now, re-arm after. */
+		mod_delayed_work(kmad_wq, &agent->work, 0);
+		return;
+	}
+	first = rb_first_cached(&agent->deadlines);
+	if (!first || agent_has_clock(agent))
+		return;
+	wr = rb_entry(first, struct kmad_send_wr, deadline_node);
+	now = kmad_now(agent->qpi->port);
+	mod_delayed_work(kmad_wq, &agent->work,
+			 time_after64(wr->deadline, now) ?
+			 (unsigned long)(wr->deadline - now) : 0);
+}
+
+static void agent_stat_inc(struct kmad_agent_priv *agent,
+			   enum kmad_agent_stat s)
+{
+	atomic64_inc(&agent->stats[s]);
+}
+
+/* A send reached DONE in caller context: queue its callback to the work. */
+static void send_defer_done(struct kmad_send_wr *wr)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+
+	lockdep_assert_held(&agent->lock);
+	list_add_tail(&wr->agent_entry, &agent->done);
+	mod_delayed_work(kmad_wq, &agent->work, 0);
+}
+
+static void send_count_outcome(struct kmad_send_wr *wr)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_port *port = agent->qpi->port;
+
+	switch (wr->status) {
+	case KMAD_SEND_RESP_TIMEOUT:
+		agent_stat_inc(agent, KMAD_ASTAT_TIMEOUTS);
+		kmad_port_stat_inc(port, KMAD_PSTAT_TIMEOUTS);
+		break;
+	case KMAD_SEND_CANCELED:
+		agent_stat_inc(agent, KMAD_ASTAT_CANCELED);
+		kmad_port_stat_inc(port, KMAD_PSTAT_CANCELED);
+		break;
+	case KMAD_SEND_FLUSHED:
+		agent_stat_inc(agent, KMAD_ASTAT_FLUSHED);
+		kmad_port_stat_inc(port, KMAD_PSTAT_FLUSHED);
+		break;
+	default:
+		break;
+	}
+	agent_stat_inc(agent, KMAD_ASTAT_COMPLETED);
+}
+
+/*
+ * Deliver a DONE send's outcome: a parked response first, then the send
+ * callback.  Runs on kmad's workqueue with no lock held.  The send may be
+ * freed or reposted by the handler, so it is not touched afterwards; the
+ * agent reference the send held is dropped last.
+ */
+static void send_deliver(struct kmad_send_wr *wr)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_recv_priv *resp;
+	struct kmad_send_wc wc;
+
+	spin_lock(&agent->lock);
+	resp = wr->early_resp;
+	wr->early_resp = NULL;
+	wc.send_buf = &wr->buf;
+	wc.status = wr->status;
+	send_count_outcome(wr);
+	send_set_state(wr, KMAD_SS_INIT);
+	spin_unlock(&agent->lock);
+
+	if (resp) {
+		if (agent->agent.recv_handler)
+			agent->agent.recv_handler(&agent->agent, &wr->buf,
+						  &resp->wc);
+		else
+			kmad_recv_free(resp);
+	}
+	agent->agent.send_handler(&agent->agent, &wc);
+	kmad_agent_put(agent);
+}
+
+static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
+{
+	return s == KMAD_WC_FLUSH_ERR ? KMAD_SEND_FLUSHED :
+					KMAD_SEND_LOCAL_ERROR;
+}
+
+/**
+ * kmad_send_hw_done() - the hardware completed a send.
+ * @wr: the send.
+ * @status: its completion status.
+ *
+ * Context: CQ drain (kmad_wq), no lock held.  The send's callback, if this
+ * ends it, runs here.
+ */
+void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	bool done = false;
+
+	spin_lock(&agent->lock);
+	switch (wr->state) {
+	case KMAD_SS_SENDING:
+		send_put_ref(wr);			/* send completion */
+		if (status != KMAD_WC_SUCCESS) {
+			if (wr->expects_resp)
+				send_put_ref(wr);	/* no response now */
+			wr->status = send_status_from_wc(status);
+			send_set_state(wr, KMAD_SS_DONE);
+			done = true;
+		} else if (wr->expects_resp) {
+			wr->deadline = kmad_now(agent->qpi->port) +
+				       msecs_to_jiffies(wr->timeout_ms);
+			send_set_state(wr, KMAD_SS_WAIT_RESP);
+			agent_arm_timer(agent);
+		} else {
+			wr->status = KMAD_SEND_OK;
+			send_set_state(wr, KMAD_SS_DONE);
+			done = true;
+		}
+		break;
+	case KMAD_SS_EARLY_RESP:
+	case KMAD_SS_CANCELED:
+		send_put_ref(wr);			/* send completion */
+		send_set_state(wr, KMAD_SS_DONE);
+		done = true;
+		break;
+	default:
+		WARN_ONCE(1, "kmad: send completion for a send in state %s\n",
+			  kmad_send_state_name(wr->state));
+		break;
+	}
+	spin_unlock(&agent->lock);
+
+	if (done)
+		send_deliver(wr);
+}
+
+/**
+ * kmad_send_response() - a response arrived for one of @agent's requests.
+ * @agent: the agent whose hi_tid the response carries (a reference held).
+ * @recv: the validated response; ownership passes to this function.
+ *
+ * Context: CQ drain.  Matches by TID (O(1) average, rhashtable) and
+ * management class.  A response that arrives before the send completion
+ * is parked on the send until the send completion.
+ */
+void kmad_send_response(struct kmad_agent_priv *agent,
+			struct kmad_recv_priv *recv)
+{
+	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
+	struct kmad_port *port = agent->qpi->port;
+	u64 tid = be64_to_cpu(hdr->tid);
+	struct kmad_send_wr *wr;
+	bool done = false;
+
+	spin_lock(&agent->lock);
+	wr = rhashtable_lookup_fast(&agent->tids, &tid, kmad_tid_params);
+	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
+		spin_unlock(&agent->lock);
+		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
+		kmad_recv_free(recv);
+		return;
+	}
+
+	send_put_ref(wr);				/* response */
+	wr->early_resp = recv;
+	wr->status = KMAD_SEND_OK;
+	if (wr->state == KMAD_SS_SENDING) {
+		send_set_state(wr, KMAD_SS_EARLY_RESP);
+	} else {
+		send_set_state(wr, KMAD_SS_DONE);
+		done = true;
+	}
+	spin_unlock(&agent->lock);
+
+	agent_stat_inc(agent, KMAD_ASTAT_RESP_MATCHED);
+	kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MATCHED);
+	if (done)
+		send_deliver(wr);
+}
+
+/*
+ * Cancel or flush one send.  Returns 0 if this decided its outcome,
+ * -EALREADY if it was already decided.  Sends that end here are queued to
+ * the agent's work; a send still waiting for a QP slot is taken back from
+ * the QP (it never reached the hardware) and ends at once.
+ */
+static int send_cancel(struct kmad_send_wr *wr, enum kmad_send_status status)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	int ret = 0;
+
+	spin_lock(&agent->lock);
+	switch (wr->state) {
+	case KMAD_SS_SENDING:
+		if (wr->expects_resp)
+			send_put_ref(wr);		/* response */
+		wr->status = status;
+		send_set_state(wr, KMAD_SS_CANCELED);
+		/* Under the agent lock, so the send cannot complete and be
+		 * posted again in between.
+		 */
+		if (kmad_qp_unqueue(agent->qpi, wr)) {
+			send_put_ref(wr);		/* send completion */
+			send_set_state(wr, KMAD_SS_DONE);
+			send_defer_done(wr);
+		}
+		break;
+	case KMAD_SS_WAIT_RESP:
+		send_put_ref(wr);			/* response */
+		wr->status = status;
+		send_set_state(wr, KMAD_SS_DONE);
+		send_defer_done(wr);
+		break;
+	case KMAD_SS_INIT:
+		ret = -EINVAL;
+		break;
+	default:
+		ret = -EALREADY;
+		break;
+	}
+	spin_unlock(&agent->lock);
+	return ret;
+}
+
+/**
+ * kmad_agent_flush_sends() - end everything @agent has outstanding.
+ * @agent: an agent that is DYING (no new posts).
+ * @status: the status the sends end with.
+ *
+ * Sends waiting for a response end at once; sends the hardware holds end
+ * at their send completion.  Callbacks run from the agent's work.
+ */
+void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
+			    enum kmad_send_status status)
+{
+	struct kmad_send_wr *wr;
+
+	for (;;) {
+		bool found = false;
+
+		/* Restart the walk after each send: send_cancel() drops the
+		 * lock and the list changes under us.
+		 */
+		spin_lock(&agent->lock);
+		list_for_each_entry(wr, &agent->sends, agent_entry) {
+			if (wr->state == KMAD_SS_SENDING ||
+			    wr->state == KMAD_SS_WAIT_RESP) {
+				found = true;
+				break;
+			}
+		}
+		spin_unlock(&agent->lock);
+		if (!found)
+			break;
+		/* The send cannot be freed meanwhile: it holds a reference
+		 * that only its own callback drops.
+		 */
+		send_cancel(wr, status);
+	}
+}
+
+/* Expire deadlines that have passed: retry or end with a timeout. */
+static void agent_expire(struct kmad_agent_priv *agent)
+{
+	struct kmad_port *port = agent->qpi->port;
+	struct kmad_send_wr *wr, *tmp;
+	struct rb_node *first;
+	LIST_HEAD(retry);
+	LIST_HEAD(ended);
+	u64 now;
+
+	spin_lock(&agent->lock);
+	now = kmad_now(port);
+	while ((first = rb_first_cached(&agent->deadlines))) {
+		wr = rb_entry(first, struct kmad_send_wr, deadline_node);
+		if (time_after64(wr->deadline, now))
+			break;
+		if (wr->retries_left && agent->state == KMAD_AGENT_ACTIVE) {
+			wr->retries_left--;
+			wr->refs++;			/* the new send completion */
+			send_set_state(wr, KMAD_SS_SENDING);
+			/* The QP does not hold the send (hw idle), so its
+			 * qp_entry is free for this local list.
+			 */
+			list_add_tail(&wr->qp_entry, &retry);
+			agent_stat_inc(agent, KMAD_ASTAT_RETRIES);
+			kmad_port_stat_inc(port, KMAD_PSTAT_RETRIES);
+		} else {
+			send_put_ref(wr);		/* timeout */
+			wr->status = KMAD_SEND_RESP_TIMEOUT;
+			send_set_state(wr, KMAD_SS_DONE);
+			list_add_tail(&wr->agent_entry, &ended);
+		}
+	}
+	agent_arm_timer(agent);
+	spin_unlock(&agent->lock);
+
+	list_for_each_entry_safe(wr, tmp, &ended, agent_entry) {
+		list_del_init(&wr->agent_entry);
+		send_deliver(wr);
+	}
+
+	list_for_each_entry_safe(wr, tmp, &retry, qp_entry) {
+		list_del_init(&wr->qp_entry);
+		kmad_qp_send(agent->qpi, wr);
+	}
+}
+
+/**
+ * kmad_agent_work() - an agent's deferred work: callbacks of sends that
+ * ended in caller context, and expired deadlines.
+ * @work: &kmad_agent_priv.work.
+ */
+void kmad_agent_work(struct work_struct *work)
+{
+	struct kmad_agent_priv *agent =
+		container_of(to_delayed_work(work), struct kmad_agent_priv,
+			     work);
+	struct kmad_send_wr *wr;
+
+	if (!kmad_agent_get(agent))
+		return;
+
+	agent_expire(agent);
+	for (;;) {
+		spin_lock(&agent->lock);
+		wr = list_first_entry_or_null(&agent->done,
+					      struct kmad_send_wr, agent_entry);
+		if (wr)
+			list_del_init(&wr->agent_entry);
+		spin_unlock(&agent->lock);
+		if (!wr)
+			break;
+		send_deliver(wr);
+	}
+	kmad_agent_put(agent);
+}
+
+int kmad_agent_tids_init(struct kmad_agent_priv *agent)
+{
+	return rhashtable_init(&agent->tids, &kmad_tid_params);
+}
+
+void kmad_agent_tids_destroy(struct kmad_agent_priv *agent)
+{
+	rhashtable_destroy(&agent->tids);
+}
+
+/**
+ * kmad_alloc_send_buf() - allocate a send buffer for @agent.
+ * @agent: the agent that will post it.
+ * @dest: where it goes.
+ * @gfp: allocation flags.
+ *
+ * The MAD is zeroed; the caller fills it, and may set timeout_ms, retries
+ * and context before posting.
+ *
+ * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments, -ENOMEM.
+ */
+struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
+					  const struct kmad_dest *dest,
+					  gfp_t gfp)
+{
+	struct kmad_send_wr *wr;
+
+	if (!agent || !dest)
+		return ERR_PTR(-EINVAL);
+	wr = kzalloc(sizeof(*wr), gfp);
+	if (!wr)
+		return ERR_PTR(-ENOMEM);
+	wr->agent = kmad_agent_priv(agent);
+	wr->cqe.done = kmad_qp_send_cqe_done;
+	wr->state = KMAD_SS_INIT;
+	wr->hw = KMAD_HW_IDLE;
+	INIT_LIST_HEAD(&wr->agent_entry);
+	INIT_LIST_HEAD(&wr->qp_entry);
+	wr->buf.agent = agent;
+	wr->buf.mad = &wr->mad;
+	wr->buf.dest = *dest;
+	return &wr->buf;
+}
+EXPORT_SYMBOL_GPL(kmad_alloc_send_buf);
+
+/**
+ * kmad_free_send_buf() - free a send buffer that is not posted.
+ * @buf: the buffer; NULL is ignored.
+ *
+ * Freeing a posted buffer before its send_handler ran is a caller bug: it
+ * is refused with a warning and the buffer is leaked rather than freed
+ * under the hardware.
+ */
+void kmad_free_send_buf(struct kmad_send_buf *buf)
+{
+	struct kmad_send_wr *wr;
+
+	if (!buf)
+		return;
+	wr = kmad_send_wr(buf);
+	/* No agent lock: the agent may be gone already.  A buffer that is
+	 * not posted is INIT and nobody else writes its state.
+	 */
+	if (WARN_ONCE(READ_ONCE(wr->state) != KMAD_SS_INIT,
+		      "kmad: freeing a posted send buffer\n"))
+		return;
+	kfree(wr);
+}
+EXPORT_SYMBOL_GPL(kmad_free_send_buf);
+
+/**
+ * kmad_post_send() - send a MAD.
+ * @buf: a buffer from kmad_alloc_send_buf(), not currently posted.
+ *
+ * For a request (method without the RESP bit), kmad puts the agent's
+ * hi_tid in the upper 32 bits of the TID.  With @buf->timeout_ms set, the
+ * send waits for a response matching its TID and class, resending up to
+ * @buf->retries times with the same TID.  Exactly one send_handler call
+ * follows a 0 return.
+ *
+ * Context: process or softirq context; does not sleep.
+ * Return: 0; -EINVAL for a bad buffer or one already posted, -EBUSY if
+ * another outstanding request of the agent has the same TID, -ESHUTDOWN if
+ * the agent is unregistering or its port is going away.
+ */
+int kmad_post_send(struct kmad_send_buf *buf)
+{
+	struct kmad_agent_priv *agent;
+	struct kmad_send_wr *wr;
+	struct kmad_mad_hdr *hdr;
+	int ret;
+
+	if (!buf || !buf->agent)
+		return -EINVAL;
+	wr = kmad_send_wr(buf);
+	agent = wr->agent;
+	if (buf->agent != &agent->agent || buf->mad != &wr->mad)
+		return -EINVAL;
+	hdr = &wr->mad.mad_hdr;
+
+	/* A post may race with kmad_unregister_agent(), which frees the
+	 * agent after an RCU grace period.
+	 */
+	rcu_read_lock();
+	spin_lock(&agent->lock);
+	if (agent->state != KMAD_AGENT_ACTIVE) {
+		ret = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	/* Only now may the MAD be read: a posted one may be in DMA. */
+	if (wr->state != KMAD_SS_INIT ||
+	    hdr->base_version != KMAD_MGMT_BASE_VERSION ||
+	    kmad_is_smp_class(hdr->mgmt_class) !=
+	    kmad_qpt_is_smi(agent->agent.qpt) ||
+	    /* A response is never answered, so it cannot wait for one. */
+	    (kmad_method_is_response(hdr->method) && buf->timeout_ms)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (!kmad_method_is_response(hdr->method)) {
+		u64 tid = ((u64)agent->agent.hi_tid << 32) |
+			  (be64_to_cpu(hdr->tid) & 0xffffffffULL);
+
+		hdr->tid = cpu_to_be64(tid);
+	}
+	wr->tid = be64_to_cpu(hdr->tid);
+	wr->expects_resp = buf->timeout_ms != 0;
+	wr->timeout_ms = buf->timeout_ms;
+	wr->retries_left = buf->retries;
+	wr->status = KMAD_SEND_OK;
+	wr->refs = wr->expects_resp ? 2 : 1;
+	ret = send_set_state(wr, KMAD_SS_SENDING);
+	if (ret) {
+		wr->refs = 0;
+		ret = ret == -EEXIST ? -EBUSY : ret;
+		goto out_unlock;
+	}
+	/* Cannot fail: the registration reference is held while ACTIVE. */
+	refcount_inc(&agent->refs);
+	spin_unlock(&agent->lock);
+	rcu_read_unlock();
+
+	agent_stat_inc(agent, KMAD_ASTAT_POSTED);
+	kmad_qp_send(agent->qpi, wr);
+	return 0;
+
+out_unlock:
+	spin_unlock(&agent->lock);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_post_send);
+
+/**
+ * kmad_cancel_send() - cancel a posted send.
+ * @buf: the send.
+ *
+ * If its outcome is not decided yet, the send ends as
+ * %KMAD_SS_CANCELED: at once if it was waiting for a response, or at its
+ * send completion if the hardware still holds it.  From this call on no
+ * response matches it.  The callback never runs inside this call.
+ *
+ * Return: 0 if canceled; -EALREADY if the send already got its response,
+ * was canceled, or ended; -EINVAL if it is not posted.
+ */
+int kmad_cancel_send(struct kmad_send_buf *buf)
+{
+	int ret;
+
+	if (!buf || !buf->agent)
+		return -EINVAL;
+	rcu_read_lock();
+	ret = send_cancel(kmad_send_wr(buf), KMAD_SEND_CANCELED);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_cancel_send);
+
+/**
+ * kmad_modify_send() - change the response timeout of a posted send.
+ * @buf: the send.
+ * @timeout_ms: new timeout; 0 cancels (as kmad_cancel_send()).
+ *
+ * A send waiting for its response gets a new deadline @timeout_ms from
+ * now; one still being sent uses @timeout_ms once its send completes.
+ *
+ * Return: 0; -EINVAL if the send is not posted or was posted without a
+ * timeout; -EALREADY if its outcome is already decided.
+ */
+int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
+{
+	struct kmad_agent_priv *agent;
+	struct kmad_send_wr *wr;
+	int ret = 0;
+
+	if (!buf || !buf->agent)
+		return -EINVAL;
+	if (!timeout_ms)
+		return kmad_cancel_send(buf);
+	wr = kmad_send_wr(buf);
+	agent = wr->agent;
+
+	rcu_read_lock();
+	spin_lock(&agent->lock);
+	switch (wr->state) {
+	case KMAD_SS_SENDING:
+		if (wr->expects_resp)
+			wr->timeout_ms = timeout_ms;
+		else
+			ret = -EINVAL;
+		break;
+	case KMAD_SS_WAIT_RESP:
+		wr->timeout_ms = timeout_ms;
+		rb_erase_cached(&wr->deadline_node, &agent->deadlines);
+		wr->deadline = kmad_now(agent->qpi->port) +
+			       msecs_to_jiffies(timeout_ms);
+		deadline_insert(agent, wr);
+		agent_arm_timer(agent);
+		break;
+	case KMAD_SS_INIT:
+		ret = -EINVAL;
+		break;
+	default:
+		ret = -EALREADY;
+		break;
+	}
+	spin_unlock(&agent->lock);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_modify_send);

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_sim: controls addressed to one QP by (device index, qpn), in both
+ * modes (notification mode, injection, QP errors) and step mode only
+ * (the wire, CQ events, the arm hook, the virtual clock).
+ *
+ * Each control takes a reference on the QP (kmad_sim_qp_get()), works
+ * under the QP's CQ lock (C, see hw.h), and calls kmad, if at all, after
+ * dropping it but before dropping the reference, which keeps the QP and
+ * its CQ alive.  None of them sleeps except kmad_sim_advance_clock(), so
+ * the others may be called from an arm hook.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "fabric.h"
+#include "hw.h"
+
+/**
+ * kmad_sim_set_notify() - set the notification behaviour of a QP's CQ.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1; the CQ is the one this QP completes on.
+ * @notify: the behaviour; takes effect at the next CQE or arming.
+ *
+ * Context: any.
+ */
+void kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
+			 u32 qpn, enum kmad_sim_notify notify)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	if (notify != KMAD_SIM_NOTIFY_IBTA && notify != KMAD_SIM_NOTIFY_MISSED)
+		return;
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return;
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	qp->cq->notify = notify;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
+
+/**
+ * kmad_sim_inject() - make a MAD arrive at a QP as if from the wire.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ * @mad: the MAD.
+ * @len: its length, 1 to %KMAD_MAD_SIZE.
+ * @slid: the source LID to report.
+ * @src_qpn: the source QP to report.
+ *
+ * The MAD goes into the QP's next receive buffer with a receive CQE (SL 0,
+ * P_Key index 0), which raises an event as the notification rules say.
+ * No fault injection and no Q_Key check apply.
+ *
+ * Context: any.
+ * Return: 0; -ENOBUFS if no receive buffer is posted (or the QP is not in
+ * RTS); -EMSGSIZE if @len exceeds the buffer (the receive then completes
+ * with %KMAD_WC_LOC_ERR); -EINVAL or -ENODEV (see <kmad/sim.h>).
+ */
+int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
+		    const void *mad, size_t len, u16 slid, u32 src_qpn)
+{
+	struct sim_packet pkt = {};
+	enum sim_rx_result res;
+	struct sim_qp *qp;
+
+	if (!mad || !len || len > KMAD_MAD_SIZE)
+		return -EINVAL;
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	pkt.len = len;
+	pkt.slid = slid;
+	pkt.dlid = sim_port_of(qp->sdev)->lid;
+	pkt.src_qpn = src_qpn;
+	pkt.dst_qpn = qpn;
+	pkt.copies = 1;
+	memcpy(pkt.mad, mad, len);
+	res = kmad_sim_qp_receive(qp, &pkt);
+	kmad_sim_qp_put(qp);
+
+	switch (res) {
+	case SIM_RX_DELIVERED:
+		return 0;
+	case SIM_RX_TOO_LONG:
+		return -EMSGSIZE;
+	case SIM_RX_NO_RECV:
+		break;
+	}
+	return -ENOBUFS;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_inject);
+
+/**
+ * kmad_sim_qp_error() - make a QP fail on its own, as an HCA may.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ *
+ * The QP moves to the error state: every send on its wire, then every
+ * posted receive, completes with %KMAD_WC_FLUSH_ERR; then kmad gets
+ * %KMAD_QP_EVENT_FATAL (also if the QP already was in error).
+ *
+ * Context: any.
+ * Return: 0, -EINVAL or -ENODEV.
+ */
+int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	kmad_sim_qp_error_locked(qp);
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_qp_event(qp->kqp, KMAD_QP_EVENT_FATAL);
+	kmad_sim_qp_put(qp);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_qp_error);
+
+/**
+ * kmad_sim_pending_sends() - how many sends wait on a QP's wire.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ *
+ * In async mode these are the sends not yet transmitted.
+ *
+ * Context: any.
+ * Return: the number, or 0 for a bad or absent QP.
+ */
+unsigned int kmad_sim_pending_sends(struct kmad_sim_fabric *fab,
+				    unsigned int dev, u32 qpn)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+	unsigned int n;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return 0;
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	n = qp->wire_len;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return n;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_pending_sends);
+
+/**
+ * kmad_sim_peek_send() - copy the MAD of a send waiting on a QP's wire.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ * @n: position on the wire, 0 for the oldest.
+ * @mad: where to copy it.
+ * @len: room at @mad: min(@len, the MAD's length) bytes are copied.
+ *
+ * The MAD is read from kmad's buffer now, as a transmission would.
+ *
+ * Context: any.
+ * Return: 0; -EINVAL (also for @n past the end) or -ENODEV.
+ */
+int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
+		       u32 qpn, unsigned int n, void *mad, size_t len)
+{
+	struct sim_send *s;
+	struct sim_qp *qp;
+	unsigned long flags;
+	int ret = -EINVAL;
+
+	if (!mad)
+		return -EINVAL;
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	s = kmad_sim_wire_nth(qp, n);
+	if (s) {
+		memcpy(mad, s->mad, min_t(size_t, len, s->len));
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_peek_send);
+
+/**
+ * kmad_sim_complete_send() - step mode: finish a send waiting on a QP's
+ * wire.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ * @n: position on the wire, 0 for the oldest; completing another one
+ *	than the oldest breaks the post order an HCA keeps.
+ * @status: %KMAD_WC_SUCCESS transmits it: its MAD is read, fault injection
+ *	applies, the send completes and the MAD is routed.  Any other status
+ *	completes the send with it and transmits nothing.
+ * @deliver: with %KMAD_WC_SUCCESS, false loses the MAD on the wire after
+ *	the send completed successfully (counted as dropped_fault; no fault
+ *	is drawn).
+ *
+ * Events that the CQEs raise stay pending until kmad_sim_fire_cq_event().
+ *
+ * Context: any.
+ * Return: 0; -EINVAL in async mode, for a bad status or @n past the end;
+ * -ENODEV.
+ */
+int kmad_sim_complete_send(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, unsigned int n,
+			   enum kmad_wc_status status, bool deliver)
+{
+	struct sim_packet pkt;
+	struct sim_send *s;
+	struct sim_qp *qp;
+	unsigned long flags;
+	bool on_wire = false;
+	int ret = -EINVAL;
+
+	if (IS_ERR_OR_NULL(fab) || fab->cfg.mode != KMAD_SIM_STEP)
+		return -EINVAL;
+	if (status != KMAD_WC_SUCCESS && status != KMAD_WC_FLUSH_ERR &&
+	    status != KMAD_WC_LOC_ERR)
+		return -EINVAL;
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	s = kmad_sim_wire_nth(qp, n);
+	if (s) {
+		on_wire = kmad_sim_tx_locked(qp, s, status, deliver, &pkt);
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	if (on_wire)
+		kmad_sim_route(qp, &pkt);
+	kmad_sim_qp_put(qp);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_complete_send);
+
+/**
+ * kmad_sim_cqes() - how many CQEs kmad has not polled yet from a QP's CQ.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ *
+ * Context: any.
+ * Return: the number, or 0 for a bad or absent QP.
+ */
+unsigned int kmad_sim_cqes(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+	unsigned int n;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return 0;
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	n = qp->cq->count;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return n;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_cqes);
+
+/**
+ * kmad_sim_event_pending() - step mode: whether a QP's CQ has raised an
+ * event that kmad_sim_fire_cq_event() has not delivered yet.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ *
+ * Always false in async mode, where events are delivered as raised.
+ *
+ * Context: any.
+ * Return: the answer; false for a bad or absent QP.
+ */
+bool kmad_sim_event_pending(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+	bool pending;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return false;
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	pending = qp->cq->event_pending;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return pending;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_event_pending);
+
+/**
+ * kmad_sim_fire_cq_event() - deliver a QP's CQ's pending event to kmad.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ * @force: deliver one even if none is pending (a spurious event, which
+ *	kmad must tolerate, e.g. on an empty CQ); works in async mode too.
+ *
+ * kmad_cq_event() is called from this context, with no sim lock held.
+ *
+ * Context: any.
+ * Return: 0; -ENOENT if no event is pending and !@force; -EINVAL or
+ * -ENODEV.
+ */
+int kmad_sim_fire_cq_event(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, bool force)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+	bool fire;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	fire = qp->cq->event_pending || force;
+	qp->cq->event_pending = false;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	if (fire)
+		kmad_sim_cq_deliver_event(qp->cq);
+	kmad_sim_qp_put(qp);
+	return fire ? 0 : -ENOENT;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_fire_cq_event);
+
+/**
+ * kmad_sim_set_arm_hook() - run a function at the start of the next
+ * req_notify_cq() on a QP's CQ.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1.
+ * @hook: called once, before arming takes effect, then forgotten; NULL
+ *	removes a hook not yet called.
+ * @arg: its argument.
+ *
+ * The hook runs in kmad's context with no sim lock held, so it may call
+ * the other controls (kmad_sim_inject(), kmad_sim_complete_send(), ...)
+ * to land a CQE between kmad's last poll and the arming.  It must not
+ * sleep.
+ *
+ * Context: any.
+ */
+void kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, void (*hook)(void *arg), void *arg)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return;
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	qp->cq->arm_hook = hook;
+	qp->cq->arm_hook_arg = hook ? arg : NULL;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_set_arm_hook);
+
+/**
+ * kmad_sim_advance_clock() - step mode: move the virtual clock forward and
+ * tell kmad on every live device.
+ * @fab: the fabric.
+ * @ms: milliseconds, converted with msecs_to_jiffies().
+ *
+ * Does nothing in async mode, where kmad uses jiffies.  kmad runs what
+ * became due (kmad_device_clock_changed()) before this returns or from
+ * its own workqueue, as kmad decides; kmad_sim_settle() waits for it.
+ *
+ * Context: process context; may sleep.
+ */
+void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	if (IS_ERR_OR_NULL(fab) || fab->cfg.mode != KMAD_SIM_STEP)
+		return;
+	spin_lock_irqsave(&fab->lock, flags);
+	fab->clock += msecs_to_jiffies(ms);
+	spin_unlock_irqrestore(&fab->lock, flags);
+
+	mutex_lock(&fab->devices_mutex);
+	for (i = 0; i < fab->num_ports; i++) {
+		if (fab->ports[i].state == SIM_PORT_LIVE)
+			kmad_device_clock_changed(fab->ports[i].kdev);
+	}
+	mutex_unlock(&fab->devices_mutex);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_advance_clock);

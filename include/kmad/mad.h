@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmad: the API for in-kernel MAD clients (ULPs).
+ *
+ * A ULP finds ports through a &struct kmad_client (or kmad_port_get()),
+ * registers &struct kmad_agent s on a port's QP0 (SMI) or QP1 (GSI),
+ * allocates &struct kmad_send_buf s, fills and posts them, and gets exactly
+ * one send_handler callback per posted send.  Unsolicited MADs for the
+ * agent's class, version and methods, and responses to its requests, come
+ * to its recv_handler.
+ *
+ * Callback context: send_handler and recv_handler run in process context on
+ * kmad's workqueue, never from inside a kmad call the ULP makes (post,
+ * cancel, modify, unregister...), so a ULP may hold its own locks around
+ * those calls.  Handlers may post, cancel and free send buffers; they must
+ * not unregister their own agent.
+ *
+ * Send life cycle, as the contract requires:
+ *
+ * - A send that expects a response (timeout_ms != 0) holds two references:
+ *   one for its send completion and one for its response or timeout.  A
+ *   send without a timeout holds one.
+ * - Cancel drops the response reference only if a timeout was set; from
+ *   then on no response matches the send.
+ * - send_handler runs exactly once per successfully posted send, and never
+ *   before the hardware has completed the send.
+ * - A response that arrives before the send completion waits for it: the
+ *   ULP sees recv_handler for the response, then send_handler, both after
+ *   the send completion.
+ * - kmad_unregister_agent() cancels everything outstanding, waits for it,
+ *   and every send posted before it returned -- including ones posted while
+ *   it ran -- gets its callback; after it returns no handler runs.
+ */
+#ifndef KMAD_MAD_H
+#define KMAD_MAD_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <kmad/wire.h>
+
+struct kmad_port;
+struct kmad_agent;
+
+/** KMAD_METHODS - methods per class (the RESP bit excluded). */
+#define KMAD_METHODS 128
+
+/**
+ * enum kmad_qp_type - which QP an agent is registered on.
+ * @KMAD_QPT_SMI: QP0, subnet management packets.
+ * @KMAD_QPT_GSI: QP1, general services.
+ */
+enum kmad_qp_type {
+	KMAD_QPT_SMI = 0,
+	KMAD_QPT_GSI = 1,
+};
+
+/**
+ * struct kmad_client - a ULP that wants to know about ports.
+ * @name: for messages and debugfs.
+ * @add: called for every port, present or later added; return 0, or an
+ *	error to ignore the port.  *@data is passed back to @remove.
+ * @remove: called when a port goes away or the client unregisters.  The
+ *	client must unregister its agents on @port before returning.
+ * @list: kmad's; do not touch.
+ */
+struct kmad_client {
+	const char *name;
+	int (*add)(struct kmad_client *client, struct kmad_port *port,
+		   void **data);
+	void (*remove)(struct kmad_client *client, struct kmad_port *port,
+		       void *data);
+	struct list_head list;
+};
+
+int kmad_register_client(struct kmad_client *client);
+void kmad_unregister_client(struct kmad_client *client);
+
+struct kmad_port *kmad_port_get(const char *dev_name, u8 port_num);
+void kmad_port_put(struct kmad_port *port);
+const char *kmad_port_dev_name(const struct kmad_port *port);
+u8 kmad_port_num(const struct kmad_port *port);
+u16 kmad_port_lid(const struct kmad_port *port);
+
+/**
+ * struct kmad_reg_req - what an agent registers to receive.
+ * @mgmt_class: management class; 0 registers a send-only agent that gets
+ *	no unsolicited MADs (only responses to its own requests).
+ * @class_version: class version.
+ * @method_mask: bit m set: unsolicited requests with method m come here.
+ * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
+ */
+struct kmad_reg_req {
+	u8 mgmt_class;
+	u8 class_version;
+	DECLARE_BITMAP(method_mask, KMAD_METHODS);
+	u8 oui[3];
+};
+
+/**
+ * enum kmad_send_status - how a send ended.
+ * @KMAD_SEND_OK: sent, and the expected response (if any) was received.
+ * @KMAD_SEND_RESP_TIMEOUT: no response within timeout_ms, retries used up.
+ * @KMAD_SEND_CANCELED: canceled by kmad_cancel_send() or
+ *	kmad_modify_send(buf, 0).
+ * @KMAD_SEND_FLUSHED: its agent unregistered or its port went away.
+ * @KMAD_SEND_LOCAL_ERROR: the hardware failed to send it.
+ */
+enum kmad_send_status {
+	KMAD_SEND_OK,
+	KMAD_SEND_RESP_TIMEOUT,
+	KMAD_SEND_CANCELED,
+	KMAD_SEND_FLUSHED,
+	KMAD_SEND_LOCAL_ERROR,
+};
+
+/**
+ * struct kmad_dest - where a send goes (LID routed).
+ * @dlid: destination LID; KMAD_PERMISSIVE_LID for directed-route SMPs.
+ * @remote_qpn: destination QP: 0 for SMPs, 1 for GMPs (or a redirected QP).
+ * @remote_qkey: Q_Key; KMAD_QP1_QKEY for QP1.
+ * @sl: service level.
+ * @pkey_index: P_Key index.
+ */
+struct kmad_dest {
+	u16 dlid;
+	u32 remote_qpn;
+	u32 remote_qkey;
+	u8 sl;
+	u16 pkey_index;
+};
+
+/** KMAD_PERMISSIVE_LID - the permissive LID, for directed-route SMPs. */
+#define KMAD_PERMISSIVE_LID 0xffff
+
+/**
+ * struct kmad_send_buf - a MAD to send, owned by the ULP between
+ * kmad_alloc_send_buf() and kmad_free_send_buf().
+ * @agent: the agent it was allocated for.
+ * @mad: the 256-byte MAD, filled by the ULP before posting.
+ * @dest: destination.
+ * @timeout_ms: 0: no response expected; else how long to wait for one
+ *	after each transmission.
+ * @retries: how many times to resend after a timeout (same TID).
+ * @context: for the ULP.
+ *
+ * A posted buffer must not be changed or freed until its send_handler has
+ * run; it may then be freed (also from inside send_handler) or posted
+ * again.
+ */
+struct kmad_send_buf {
+	struct kmad_agent *agent;
+	struct kmad_mad *mad;
+	struct kmad_dest dest;
+	unsigned int timeout_ms;
+	unsigned int retries;
+	void *context[2];
+};
+
+/**
+ * struct kmad_send_wc - what send_handler is told.
+ * @send_buf: the send.
+ * @status: how it ended.
+ */
+struct kmad_send_wc {
+	struct kmad_send_buf *send_buf;
+	enum kmad_send_status status;
+};
+
+/**
+ * struct kmad_recv_wc - a received MAD, owned by the ULP from recv_handler
+ * until kmad_free_recv().
+ * @mad: the MAD (256 bytes, validated header).
+ * @slid: sender's LID.
+ * @src_qpn: sender's QP.
+ * @sl: service level.
+ * @pkey_index: P_Key index.
+ * @qpt: the QP it arrived on.
+ */
+struct kmad_recv_wc {
+	const struct kmad_mad *mad;
+	u16 slid;
+	u32 src_qpn;
+	u8 sl;
+	u16 pkey_index;
+	enum kmad_qp_type qpt;
+};
+
+/**
+ * typedef kmad_send_handler - a send ended.
+ * @agent: the agent that posted it.
+ * @wc: which send and how it ended.
+ */
+typedef void (*kmad_send_handler)(struct kmad_agent *agent,
+				  struct kmad_send_wc *wc);
+
+/**
+ * typedef kmad_recv_handler - a MAD arrived for the agent.
+ * @agent: the agent.
+ * @request: for a response, the agent's send it matched (still owned by
+ *	kmad until its send_handler); NULL for an unsolicited MAD.
+ * @wc: the MAD; release it with kmad_free_recv().
+ */
+typedef void (*kmad_recv_handler)(struct kmad_agent *agent,
+				  struct kmad_send_buf *request,
+				  struct kmad_recv_wc *wc);
+
+/**
+ * struct kmad_agent - a registered agent (read-only for the ULP).
+ * @port: its port.
+ * @qpt: its QP.
+ * @hi_tid: the upper 32 bits kmad puts in the TID of its requests.
+ * @send_handler: called once per posted send.
+ * @recv_handler: called for matched responses and unsolicited MADs.
+ * @context: the ULP's.
+ */
+struct kmad_agent {
+	struct kmad_port *port;
+	enum kmad_qp_type qpt;
+	u32 hi_tid;
+	kmad_send_handler send_handler;
+	kmad_recv_handler recv_handler;
+	void *context;
+};
+
+struct kmad_agent *kmad_register_agent(struct kmad_port *port,
+				       enum kmad_qp_type qpt,
+				       const struct kmad_reg_req *req,
+				       kmad_send_handler send_handler,
+				       kmad_recv_handler recv_handler,
+				       void *context);
+void kmad_unregister_agent(struct kmad_agent *agent);
+
+struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
+					  const struct kmad_dest *dest,
+					  gfp_t gfp);
+void kmad_free_send_buf(struct kmad_send_buf *buf);
+int kmad_post_send(struct kmad_send_buf *buf);
+int kmad_cancel_send(struct kmad_send_buf *buf);
+int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms);
+
+void kmad_free_recv(struct kmad_recv_wc *wc);
+struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
+					   const struct kmad_recv_wc *req,
+					   gfp_t gfp);
+
+#endif /* KMAD_MAD_H */

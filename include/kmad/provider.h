@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmad provider interface: what an HCA driver (or kmad's simulated fabric)
+ * implements so that kmad can send and receive MADs through it.
+ *
+ * A provider allocates a &struct kmad_device, describes its ports, and
+ * registers it.  kmad then creates, per port, one CQ and one QP for each of
+ * QP0 (SMI) and QP1 (GSI), posts receive buffers, and from then on drives
+ * the hardware only through &struct kmad_provider_ops.
+ *
+ * Contexts and rules every provider follows:
+ *
+ * - post_send() and post_recv() are called with a kmad spinlock held and
+ *   must not sleep.  They must not call back into kmad (no completion
+ *   handling inside a post): completions are reported only by CQEs that
+ *   kmad polls, after the provider signals kmad_cq_event().
+ * - The MAD buffer of a posted send stays valid, and unchanged, until kmad
+ *   has polled that send's completion: the provider may read it at any
+ *   time up to generating the CQE (as DMA would).  A receive buffer
+ *   belongs to the provider from post_recv() until its CQE is polled.
+ * - Every posted work request produces exactly one CQE, in post order per
+ *   queue, unless the QP is destroyed: a QP moved to the error state
+ *   completes everything outstanding with %KMAD_WC_FLUSH_ERR.
+ * - req_notify_cq() arms the CQ for one completion event.  Providers
+ *   differ, as HCAs do, in whether a CQE that arrived before arming raises
+ *   the event; kmad's drain loop works with either (see cq.c).
+ * - kmad_cq_event() and kmad_qp_event() may be called from any context,
+ *   including hard interrupt context.
+ */
+#ifndef KMAD_PROVIDER_H
+#define KMAD_PROVIDER_H
+
+#include <linux/types.h>
+
+struct module;
+struct kmad_device;
+struct kmad_cq;
+struct kmad_qp;
+
+/**
+ * enum kmad_qp_state - the QP states kmad uses.
+ * @KMAD_QPS_RESET: not usable; nothing posted.
+ * @KMAD_QPS_RTS: ready to send and receive.
+ * @KMAD_QPS_ERR: error: outstanding work completes with %KMAD_WC_FLUSH_ERR,
+ *	new posts fail or are flushed at once.
+ */
+enum kmad_qp_state {
+	KMAD_QPS_RESET,
+	KMAD_QPS_RTS,
+	KMAD_QPS_ERR,
+};
+
+/**
+ * enum kmad_qp_event_type - asynchronous QP events a provider reports.
+ * @KMAD_QP_EVENT_FATAL: the QP went to the error state on its own.
+ */
+enum kmad_qp_event_type {
+	KMAD_QP_EVENT_FATAL,
+};
+
+/**
+ * enum kmad_wc_status - work completion status.
+ * @KMAD_WC_SUCCESS: the work request completed.
+ * @KMAD_WC_FLUSH_ERR: flushed because the QP is in the error state.
+ * @KMAD_WC_LOC_ERR: a local error failed this work request only.
+ */
+enum kmad_wc_status {
+	KMAD_WC_SUCCESS,
+	KMAD_WC_FLUSH_ERR,
+	KMAD_WC_LOC_ERR,
+};
+
+/**
+ * enum kmad_wc_opcode - what kind of work request completed.
+ * @KMAD_WC_SEND: a send.
+ * @KMAD_WC_RECV: a receive.
+ */
+enum kmad_wc_opcode {
+	KMAD_WC_SEND,
+	KMAD_WC_RECV,
+};
+
+/**
+ * enum kmad_cq_notify_flags - flags for &kmad_provider_ops.req_notify_cq.
+ * @KMAD_CQ_NEXT_COMP: arm for the next completion.
+ * @KMAD_CQ_REPORT_MISSED_EVENTS: return a positive value if completions may
+ *	have been missed (the CQ is not empty); kmad polls again then.
+ */
+enum kmad_cq_notify_flags {
+	KMAD_CQ_NEXT_COMP = 1 << 0,
+	KMAD_CQ_REPORT_MISSED_EVENTS = 1 << 1,
+};
+
+struct kmad_wc;
+
+/**
+ * struct kmad_cqe - completion context embedded in every work request.
+ * @done: called by kmad's CQ drain for the work request's completion.
+ *
+ * A provider copies the pointer from the work request into
+ * &kmad_wc.cqe; kmad finds its own object with container_of().
+ */
+struct kmad_cqe {
+	void (*done)(struct kmad_cq *cq, struct kmad_wc *wc);
+};
+
+/**
+ * struct kmad_wc - a work completion, filled by &kmad_provider_ops.poll_cq.
+ * @cqe: the &kmad_wc.cqe of the completed work request.
+ * @status: completion status.
+ * @opcode: send or receive.
+ * @byte_len: receives: bytes placed in the buffer.
+ * @src_qpn: receives: the sender's QP number.
+ * @slid: receives: the sender's LID.
+ * @sl: receives: service level.
+ * @pkey_index: receives: P_Key index the packet matched.
+ */
+struct kmad_wc {
+	struct kmad_cqe *cqe;
+	enum kmad_wc_status status;
+	enum kmad_wc_opcode opcode;
+	u32 byte_len;
+	u32 src_qpn;
+	u16 slid;
+	u8 sl;
+	u16 pkey_index;
+};
+
+/**
+ * struct kmad_hw_send - a send work request as given to the provider.
+ * @cqe: completion context to report in the send's &struct kmad_wc.
+ * @mad: the MAD to transmit; valid until the send's CQE is polled.
+ * @len: length of @mad in bytes (256 for kmad).
+ * @dlid: destination LID; 0xffff (permissive) for directed-route SMPs.
+ * @remote_qpn: destination QP (0 or 1).
+ * @remote_qkey: Q_Key (QP1 traffic; ignored on QP0).
+ * @sl: service level.
+ * @pkey_index: P_Key index.
+ *
+ * The provider copies what it needs during post_send(); the structure
+ * itself is not valid after the call returns.
+ */
+struct kmad_hw_send {
+	struct kmad_cqe *cqe;
+	const void *mad;
+	u32 len;
+	u16 dlid;
+	u32 remote_qpn;
+	u32 remote_qkey;
+	u8 sl;
+	u16 pkey_index;
+};
+
+/**
+ * struct kmad_hw_recv - a receive work request.
+ * @cqe: completion context to report in the receive's &struct kmad_wc.
+ * @buf: where to place an incoming MAD.
+ * @len: size of @buf.
+ */
+struct kmad_hw_recv {
+	struct kmad_cqe *cqe;
+	void *buf;
+	u32 len;
+};
+
+/**
+ * struct kmad_provider_ops - operations a provider implements.
+ * @owner: module that implements them.
+ * @create_cq: set up provider state for @cq with room for @depth CQEs.
+ *	Process context.
+ * @destroy_cq: tear it down.  Called after the CQ's QPs are destroyed.
+ * @create_qp: set up QP @qp (number kmad_qp_num()) whose sends and receives
+ *	complete on @cq, with @sq_depth send and @rq_depth receive slots.
+ *	The QP starts in %KMAD_QPS_RESET.  Process context.
+ * @destroy_qp: tear it down; no CQE for it may be generated afterwards.
+ * @modify_qp: move @qp to @state.  Moving to %KMAD_QPS_ERR flushes all
+ *	outstanding work; moving to %KMAD_QPS_RESET forgets it (kmad only does
+ *	that after it has reaped the flush completions).  Process context.
+ * @post_send: queue one send.  Atomic context.  Returns 0, or a negative
+ *	errno if the send was not queued (no CQE will come for it then).
+ * @post_recv: queue one receive buffer.  Atomic context.
+ * @poll_cq: move up to @nent completions into @wc; return how many.
+ * @req_notify_cq: arm @cq; see &enum kmad_cq_notify_flags.  Returns 0, or
+ *	with %KMAD_CQ_REPORT_MISSED_EVENTS a positive value if the CQ may hold
+ *	completions that will raise no event.
+ * @now: optional: the device's clock in jiffies.  A provider with a
+ *	virtual clock (the simulated fabric's step mode) implements it and
+ *	calls kmad_device_clock_changed() after moving the clock forward;
+ *	without it kmad uses jiffies and kernel timers.
+ */
+struct kmad_provider_ops {
+	struct module *owner;
+	int (*create_cq)(struct kmad_cq *cq, unsigned int depth);
+	void (*destroy_cq)(struct kmad_cq *cq);
+	int (*create_qp)(struct kmad_qp *qp, struct kmad_cq *cq,
+			 unsigned int sq_depth, unsigned int rq_depth);
+	void (*destroy_qp)(struct kmad_qp *qp);
+	int (*modify_qp)(struct kmad_qp *qp, enum kmad_qp_state state);
+	int (*post_send)(struct kmad_qp *qp, const struct kmad_hw_send *wr);
+	int (*post_recv)(struct kmad_qp *qp, const struct kmad_hw_recv *wr);
+	int (*poll_cq)(struct kmad_cq *cq, int nent, struct kmad_wc *wc);
+	int (*req_notify_cq)(struct kmad_cq *cq, unsigned int flags);
+	u64 (*now)(struct kmad_device *dev);
+};
+
+/**
+ * struct kmad_port_attr - what a provider tells kmad about a port.
+ * @lid: base LID (0 while unassigned).
+ * @lmc: LID mask control.
+ * @sm_lid: LID of the subnet manager.
+ * @sq_depth: send slots per QP kmad may use (0: kmad's default).
+ * @rq_depth: receive buffers per QP kmad keeps posted (0: default).
+ */
+struct kmad_port_attr {
+	u16 lid;
+	u8 lmc;
+	u16 sm_lid;
+	u32 sq_depth;
+	u32 rq_depth;
+};
+
+struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
+				      const char *name, u8 num_ports,
+				      size_t priv_size);
+void *kmad_device_priv(struct kmad_device *dev);
+const char *kmad_device_name(const struct kmad_device *dev);
+int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
+			      const struct kmad_port_attr *attr);
+int kmad_device_register(struct kmad_device *dev);
+void kmad_device_unregister(struct kmad_device *dev);
+void kmad_device_free(struct kmad_device *dev);
+void kmad_device_clock_changed(struct kmad_device *dev);
+void kmad_device_flush(struct kmad_device *dev);
+
+void kmad_cq_event(struct kmad_cq *cq);
+void kmad_cq_set_priv(struct kmad_cq *cq, void *priv);
+void *kmad_cq_priv(const struct kmad_cq *cq);
+struct kmad_device *kmad_cq_device(const struct kmad_cq *cq);
+
+void kmad_qp_event(struct kmad_qp *qp, enum kmad_qp_event_type event);
+void kmad_qp_set_priv(struct kmad_qp *qp, void *priv);
+void *kmad_qp_priv(const struct kmad_qp *qp);
+u32 kmad_qp_num(const struct kmad_qp *qp);
+u8 kmad_qp_port_num(const struct kmad_qp *qp);
+struct kmad_device *kmad_qp_device(const struct kmad_qp *qp);
+
+#endif /* KMAD_PROVIDER_H */

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmad_sim: kmad's simulated fabric, a provider (see <kmad/provider.h>)
+ * with devices, ports, QP0/QP1, CQs and links that deliver MADs.
+ *
+ * Two modes:
+ *
+ * - %KMAD_SIM_ASYNC: sends are transmitted from a workqueue after a
+ *   configurable latency; completions raise CQ events by themselves.  For
+ *   stress tests, demos and benchmarks.
+ * - %KMAD_SIM_STEP: nothing happens until the caller steps it.  A posted
+ *   send waits on its QP's "wire" until kmad_sim_complete_send(); a CQ
+ *   event is only recorded as pending until kmad_sim_fire_cq_event(); time
+ *   moves only with kmad_sim_advance_clock().  Every interleaving is then a
+ *   reproducible sequence of calls.
+ *
+ * QPs are addressed by (device index, qpn) with qpn 0 or 1; every
+ * simulated device has one port (port number 1) in this version.
+ *
+ * Conventions of the control functions: an argument that names nothing
+ * (NULL or error-pointer fabric, device index out of range, qpn not 0 or
+ * 1, n past the end of a list) gives -EINVAL; a device that was removed,
+ * or a QP kmad has not created, gives -ENODEV.  Functions that return a
+ * count return 0 then, and void ones do nothing.
+ */
+#ifndef KMAD_SIM_H
+#define KMAD_SIM_H
+
+#include <linux/jiffies.h>
+#include <linux/types.h>
+#include <kmad/provider.h>
+
+struct kmad_sim_fabric;
+
+/*
+ * Step mode: the virtual clock (&kmad_provider_ops.now) starts here, like
+ * jiffies, so that it wraps 32 bits five minutes into a test.
+ */
+#define KMAD_SIM_CLOCK_START	((u64)INITIAL_JIFFIES)
+
+/**
+ * enum kmad_sim_mode - how the fabric moves.
+ * @KMAD_SIM_ASYNC: by itself, from a workqueue.
+ * @KMAD_SIM_STEP: only when stepped by the caller.
+ */
+enum kmad_sim_mode {
+	KMAD_SIM_ASYNC,
+	KMAD_SIM_STEP,
+};
+
+/**
+ * enum kmad_sim_notify - CQ notification behaviour, as HCAs differ.
+ * @KMAD_SIM_NOTIFY_IBTA: arming raises an event only for a CQE that
+ *	arrives after arming ("next CQE only").
+ * @KMAD_SIM_NOTIFY_MISSED: arming raises an event at once if a CQE arrived
+ *	since the last event and is still unreaped ("missed events").
+ */
+enum kmad_sim_notify {
+	KMAD_SIM_NOTIFY_IBTA,
+	KMAD_SIM_NOTIFY_MISSED,
+};
+
+/**
+ * enum kmad_sim_topology - built-in topologies.
+ * @KMAD_SIM_TOPO_PAIR: two one-port HCAs linked back to back.
+ */
+enum kmad_sim_topology {
+	KMAD_SIM_TOPO_PAIR,
+};
+
+/**
+ * struct kmad_sim_config - how to build a fabric.
+ * @name: device name prefix; devices are "<name>0", "<name>1", ...
+ * @topology: which topology.
+ * @mode: async or step.
+ * @notify: initial notification behaviour of every CQ.
+ * @latency_us: async mode: delay from post to transmission.
+ * @sq_depth: send slots per QP (0: kmad's default).
+ * @rq_depth: receive buffers per QP (0: kmad's default).
+ * @cq_depth: CQEs per CQ (0: the depth kmad asks for, large enough for
+ *	sq_depth + rq_depth).  A smaller value makes overflows possible:
+ *	see &kmad_sim_stats.cq_overflows.
+ */
+struct kmad_sim_config {
+	const char *name;
+	enum kmad_sim_topology topology;
+	enum kmad_sim_mode mode;
+	enum kmad_sim_notify notify;
+	unsigned int latency_us;
+	unsigned int sq_depth;
+	unsigned int rq_depth;
+	unsigned int cq_depth;
+};
+
+/**
+ * struct kmad_sim_faults - fault injection for transmitted MADs (both
+ * modes; percentages are 0-100 and drawn per MAD).
+ * @drop_pct: the MAD is lost on the wire (the send still completes).
+ * @dup_pct: the MAD is delivered twice.
+ * @corrupt_pct: one byte of the MAD's header is flipped.
+ * @send_err_pct: the send completes with %KMAD_WC_LOC_ERR, nothing sent.
+ * @delay_us: async mode: extra delivery delay.
+ */
+struct kmad_sim_faults {
+	unsigned int drop_pct;
+	unsigned int dup_pct;
+	unsigned int corrupt_pct;
+	unsigned int send_err_pct;
+	unsigned int delay_us;
+};
+
+/**
+ * struct kmad_sim_stats - per-port simulation counters.
+ * @sent: sends transmitted.
+ * @delivered: MADs placed in a receive buffer.
+ * @dropped_no_recv: arrived with no receive buffer posted.
+ * @dropped_no_route: no port with the destination LID on the link.
+ * @dropped_fault: dropped by fault injection.
+ * @duplicated: duplicated by fault injection.
+ * @corrupted: corrupted by fault injection.
+ * @send_errors: sends completed with an error status: failed by fault
+ *	injection or kmad_sim_complete_send(), or flushed by a QP in error.
+ * @cq_events: completion events delivered to kmad (kmad_cq_event() calls).
+ * @dropped_bad_qkey: arrived on QP1 with a Q_Key other than
+ *	%KMAD_QP1_QKEY.
+ * @recv_errors: arrived but longer than the receive buffer; the receive
+ *	completed with %KMAD_WC_LOC_ERR.
+ * @cq_overflows: CQEs that arrived at a CQ already holding
+ *	&kmad_sim_config.cq_depth unpolled CQEs.  Each is reported with
+ *	pr_err; the QP that owns it goes to the error state and kmad gets
+ *	%KMAD_QP_EVENT_FATAL.  The CQE itself is kept (the ring is as deep
+ *	as kmad asked), so kmad still gets one CQE per work request.
+ *
+ * A MAD the peer cannot receive because its device is gone counts as
+ * @dropped_no_route on the sender's port.
+ */
+struct kmad_sim_stats {
+	u64 sent;
+	u64 delivered;
+	u64 dropped_no_recv;
+	u64 dropped_no_route;
+	u64 dropped_fault;
+	u64 duplicated;
+	u64 corrupted;
+	u64 send_errors;
+	u64 cq_events;
+	u64 dropped_bad_qkey;
+	u64 recv_errors;
+	u64 cq_overflows;
+};
+
+/*
+ * Life cycle.  create registers every device with kmad and returns the
+ * fabric or an ERR_PTR(); destroy unregisters them (kmad flushes every
+ * outstanding send) and frees all.
+ */
+struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg);
+void kmad_sim_destroy(struct kmad_sim_fabric *fab);
+unsigned int kmad_sim_num_devices(const struct kmad_sim_fabric *fab);
+struct kmad_device *kmad_sim_device(struct kmad_sim_fabric *fab,
+				    unsigned int dev);
+/* Unregister one device (its port goes away) while the rest keeps going. */
+void kmad_sim_remove_device(struct kmad_sim_fabric *fab, unsigned int dev);
+/*
+ * The fabric built at module load from the module parameters, or NULL
+ * (topology=none).  Valid while kmad_sim is loaded.
+ */
+struct kmad_sim_fabric *kmad_sim_default_fabric(void);
+
+/* Both modes. */
+void kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
+			 u32 qpn, enum kmad_sim_notify notify);
+void kmad_sim_set_faults(struct kmad_sim_fabric *fab,
+			 const struct kmad_sim_faults *faults);
+int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
+		    const void *mad, size_t len, u16 slid, u32 src_qpn);
+int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
+		      u32 qpn);
+void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
+			struct kmad_sim_stats *stats);
+
+/* Step mode. */
+unsigned int kmad_sim_pending_sends(struct kmad_sim_fabric *fab,
+				    unsigned int dev, u32 qpn);
+int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
+		       u32 qpn, unsigned int n, void *mad, size_t len);
+int kmad_sim_complete_send(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, unsigned int n,
+			   enum kmad_wc_status status, bool deliver);
+unsigned int kmad_sim_cqes(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn);
+bool kmad_sim_event_pending(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn);
+int kmad_sim_fire_cq_event(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, bool force);
+void kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, void (*hook)(void *arg), void *arg);
+void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms);
+void kmad_sim_settle(struct kmad_sim_fabric *fab);
+
+#endif /* KMAD_SIM_H */

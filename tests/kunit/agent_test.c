@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_agent: registration rules.
+ */
+
+#include "kmad_test.h"
+
+static void kt_set_methods(struct kmad_reg_req *req, u8 cls, u8 version,
+			   const u8 *methods, int n)
+{
+	int i;
+
+	memset(req, 0, sizeof(*req));
+	req->mgmt_class = cls;
+	req->class_version = version;
+	for (i = 0; i < n; i++)
+		__set_bit(methods[i], req->method_mask);
+}
+
+static struct kmad_agent *kt_register(struct kt_fix *f, enum kmad_qp_type qpt,
+				      const struct kmad_reg_req *req)
+{
+	return kmad_register_agent(f->port[KT_DEV1], qpt, req, kt_send_handler,
+				   kt_recv_handler, f);
+}
+
+/* A plain GSI registration works; overlapping methods are -EBUSY, disjoint
+ * methods of the same class and version are fine.
+ */
+static void agent_overlap_is_busy(struct kunit *test)
+{
+	static const u8 get_set[] = { KMAD_METHOD_GET, KMAD_METHOD_SET };
+	static const u8 set[] = { KMAD_METHOD_SET };
+	static const u8 trap[] = { KMAD_METHOD_TRAP };
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a, *b, *c;
+	struct kmad_reg_req req;
+
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, get_set, 2);
+	a = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, set, 1);
+	b = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(b), -EBUSY);
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, trap, 1);
+	c = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(c));
+	/* Another version of the class is another registration. */
+	kt_set_methods(&req, KT_CLASS, KT_VERSION + 1, set, 1);
+	b = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(b));
+	kmad_unregister_agent(b);
+	kmad_unregister_agent(c);
+	kmad_unregister_agent(a);
+}
+
+/* Vendor range 2 needs an OUI, and different OUIs do not conflict. */
+static void agent_vendor_oui(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a, *b;
+	struct kmad_reg_req req;
+
+	kt_set_methods(&req, 0x31, 1, get, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	req.oui[2] = 0x01;
+	a = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EBUSY);
+	req.oui[2] = 0x02;
+	b = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(b));
+	/* An OUI outside range 2 is a mistake. */
+	kt_set_methods(&req, KMAD_MGMT_CLASS_CM, 2, get, 1);
+	req.oui[0] = 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	kmad_unregister_agent(b);
+	kmad_unregister_agent(a);
+}
+
+/* Send-only agents never conflict and each gets its own hi_tid. */
+static void agent_send_only(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a, *b;
+	struct kmad_reg_req req = { };
+
+	a = kt_register(f, KMAD_QPT_GSI, NULL);
+	b = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+	KUNIT_EXPECT_NE(test, a->hi_tid, b->hi_tid);
+	KUNIT_EXPECT_NE(test, a->hi_tid, f->agent->hi_tid);
+	kmad_unregister_agent(b);
+	kmad_unregister_agent(a);
+}
+
+/* SMP classes belong on QP0 only, GMP classes on QP1 only. */
+static void agent_qp_class_rules(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a;
+	struct kmad_reg_req req;
+
+	kt_set_methods(&req, KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1, get, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	a = kt_register(f, KMAD_QPT_SMI, &req);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(a));
+	kt_set_methods(&req, KMAD_MGMT_CLASS_PERF_MGMT, 1, get, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_SMI, &req)),
+			-EINVAL);
+	kmad_unregister_agent(a);
+}
+
+/* Malformed registrations get -EINVAL, never a crash. */
+static void agent_bad_arguments(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	static const u8 zero[] = { 0 };
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req;
+
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(NULL, KMAD_QPT_GSI,
+				&req, kt_send_handler, kt_recv_handler, f)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[0], 7, &req,
+				kt_send_handler, kt_recv_handler, f)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[0],
+				KMAD_QPT_GSI, &req, NULL, kt_recv_handler, f)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[0],
+				KMAD_QPT_GSI, &req, kt_send_handler, NULL, f)),
+			-EINVAL);
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, zero, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	kt_set_methods(&req, KT_CLASS, 0, get, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	kt_set_methods(&req, 0x60, 1, get, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+			-EINVAL);
+	kmad_unregister_agent(NULL);
+}
+
+/* A port is found by device name and number, with a reference. */
+static void agent_port_lookup(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const char *name = kmad_port_dev_name(f->port[KT_DEV1]);
+	struct kmad_port *port;
+
+	port = kmad_port_get(name, 1);
+	KUNIT_EXPECT_PTR_EQ(test, port, f->port[KT_DEV1]);
+	KUNIT_EXPECT_EQ(test, kmad_port_num(port), 1);
+	kmad_port_put(port);
+	KUNIT_EXPECT_NULL(test, kmad_port_get(name, 2));
+	KUNIT_EXPECT_NULL(test, kmad_port_get("no-such-device", 1));
+}
+
+struct kt_client {
+	struct kmad_client client;
+	const char *prefix;
+	int added;
+	int removed;
+};
+
+static int kt_client_add(struct kmad_client *c, struct kmad_port *port,
+			 void **data)
+{
+	struct kt_client *kc = container_of(c, struct kt_client, client);
+
+	if (strncmp(kmad_port_dev_name(port), kc->prefix, strlen(kc->prefix)))
+		return -ENODEV;
+	kc->added++;
+	*data = kc;
+	return 0;
+}
+
+static void kt_client_remove(struct kmad_client *c, struct kmad_port *port,
+			     void *data)
+{
+	struct kt_client *kc = data;
+
+	kc->removed++;
+}
+
+/* A client hears about every existing port, then each one going away. */
+static void agent_client_add_remove(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	char prefix[KMAD_NAME_LEN];
+	struct kt_client kc = {
+		.client = {
+			.name = "kt",
+			.add = kt_client_add,
+			.remove = kt_client_remove,
+		},
+		.prefix = prefix,
+	};
+
+	strscpy(prefix, kmad_port_dev_name(f->port[0]), sizeof(prefix));
+	prefix[strlen(prefix) - 1] = '\0';	/* "<module><N>_" */
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&kc.client), 0);
+	KUNIT_EXPECT_EQ(test, kc.added, 2);
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	KUNIT_EXPECT_EQ(test, kc.removed, 1);
+	kmad_unregister_client(&kc.client);
+	KUNIT_EXPECT_EQ(test, kc.removed, 2);
+}
+
+static struct kunit_case agent_cases[] = {
+	KUNIT_CASE(agent_overlap_is_busy),
+	KUNIT_CASE(agent_vendor_oui),
+	KUNIT_CASE(agent_send_only),
+	KUNIT_CASE(agent_qp_class_rules),
+	KUNIT_CASE(agent_bad_arguments),
+	KUNIT_CASE(agent_port_lookup),
+	KUNIT_CASE(agent_client_add_remove),
+	{}
+};
+
+static struct kunit_suite agent_suite = {
+	.name = "kmad_agent",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = agent_cases,
+};
+kunit_test_suites(&agent_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad agent registration");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_cancel: cancel and modify-timeout against every point of a send's
+ * life.
+ */
+
+#include "kmad_test.h"
+
+static s64 kt_unmatched(struct kt_fix *f)
+{
+	return atomic64_read(&f->port[KT_DEV0]->stats[KMAD_PSTAT_RESP_UNMATCHED]);
+}
+
+/* Seed rules: cancel before the send completion drops the response
+ * reference (a timeout was set) and stops matching at once; the callback
+ * still waits for the send completion.
+ */
+static void cancel_before_send_completion(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 1000, 0);
+	unsigned int refs;
+	s64 unmatched = kt_unmatched(f);
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_CANCELED);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_unmatched(f), unmatched + 1);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/* Seed rule: without a timeout there is no response reference to drop;
+ * the send keeps its one reference until the send completion.
+ */
+static void cancel_without_timeout_keeps_reference(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_SET,
+					       2, 0, 0);
+	unsigned int refs;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_CANCELED);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/* Cancel while waiting for the response ends the send, but the callback
+ * never runs inside kmad_cancel_send() itself.
+ */
+static void cancel_while_waiting_for_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       3, 1000, 0);
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	KUNIT_EXPECT_PTR_NE(test, f->ev[0].task, current);
+	kmad_free_send_buf(buf);
+}
+
+/* Once the response matched, the outcome is decided: cancel says so and
+ * the ULP still gets the response, then success.
+ */
+static void cancel_after_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       4, 1000, 0);
+
+	kt_post(f, buf);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), -EALREADY);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A second cancel changes nothing: exactly one callback. */
+static void cancel_twice(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       5, 1000, 0);
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), -EALREADY);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), -EINVAL);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/* Seed rule: after cancel no response may match, even one arriving after
+ * the callback.
+ */
+static void cancel_then_late_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       6, 1000, 0);
+	s64 unmatched = kt_unmatched(f);
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	KUNIT_EXPECT_EQ(test, kt_unmatched(f), unmatched + 1);
+	kmad_free_send_buf(buf);
+}
+
+/* A new timeout counts from the modify call. */
+static void cancel_modify_timeout(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       7, 100, 0);
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 500), 0);
+	kmad_sim_advance_clock(f->fab, 499);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* Modify to 0 is cancel; modify of a send without a timeout is refused. */
+static void cancel_modify_zero_and_invalid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     8, 1000, 0);
+	struct kmad_send_buf *b = kt_request(f, f->agent, KMAD_METHOD_SET,
+					     9, 0, 0);
+
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(a, 10), -EINVAL);
+	kt_post(f, a);
+	kt_post(f, b);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 10), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(a, 0), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
+	kt_expect_send(f, 1, b, KMAD_SEND_OK);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
+/* A send still waiting for a QP slot never reached the hardware: cancel
+ * ends it without a send completion.
+ */
+static void cancel_queued_send(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	unsigned int depth = KMAD_DEFAULT_SQ_DEPTH, i;
+	struct kmad_send_buf *buf;
+
+	f->free_on_send = true;
+	for (i = 0; i < depth; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, 100 + i,
+				      0, 0));
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 10, 1000, 0);
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			depth);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	for (i = 0; i < depth; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)depth + 1);
+}
+
+static struct kunit_case cancel_cases[] = {
+	KUNIT_CASE(cancel_before_send_completion),
+	KUNIT_CASE(cancel_without_timeout_keeps_reference),
+	KUNIT_CASE(cancel_while_waiting_for_response),
+	KUNIT_CASE(cancel_after_response),
+	KUNIT_CASE(cancel_twice),
+	KUNIT_CASE(cancel_then_late_response),
+	KUNIT_CASE(cancel_modify_timeout),
+	KUNIT_CASE(cancel_modify_zero_and_invalid),
+	KUNIT_CASE(cancel_queued_send),
+	{}
+};
+
+static struct kunit_suite cancel_suite = {
+	.name = "kmad_cancel",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = cancel_cases,
+};
+kunit_test_suites(&cancel_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's cancel and modify");
+MODULE_LICENSE("GPL");

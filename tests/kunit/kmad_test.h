@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared fixture for kmad's KUnit suites.
+ *
+ * kt_fix_init() builds a two-HCA simulated fabric in step mode (nothing
+ * moves unless the test steps it), registers a requester agent on device
+ * 0 and gives the test helpers to post requests, step the fabric and read
+ * what happened.  Every send_handler and recv_handler call is recorded in
+ * an event log; tests compare the log with what they expect, kept apart
+ * from what happened.
+ *
+ * Everything here is static: each suite is its own module.
+ */
+#ifndef KMAD_TEST_H
+#define KMAD_TEST_H
+
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+
+#include <kmad/mad.h>
+#include <kmad/sim.h>
+
+#include "kmad_priv.h"
+
+#define KT_MAX_EVENTS	64
+#define KT_CLASS	KMAD_MGMT_CLASS_PERF_MGMT
+#define KT_VERSION	1
+#define KT_QPN		1
+#define KT_DEV0		0
+#define KT_DEV1		1
+
+enum kt_kind {
+	KT_SEND,	/* send_handler ran */
+	KT_RECV,	/* recv_handler ran */
+};
+
+struct kt_event {
+	enum kt_kind kind;
+	struct kmad_send_buf *buf;	/* KT_SEND: the send; KT_RECV: request */
+	enum kmad_send_status status;	/* KT_SEND */
+	u8 method;			/* KT_RECV */
+	u16 mad_status;			/* KT_RECV */
+	u64 tid;			/* KT_RECV */
+	struct task_struct *task;	/* who ran the handler */
+};
+
+struct kt_fix {
+	struct kunit *test;
+	struct kmad_sim_fabric *fab;
+	struct kmad_port *port[2];
+	struct kmad_agent *agent;	/* send-only requester on dev 0, QP1 */
+	spinlock_t lock;		/* guards n and ev */
+	int n;
+	struct kt_event ev[KT_MAX_EVENTS];
+	atomic_t sends;			/* send_handler calls */
+	atomic_t recvs;			/* recv_handler calls */
+	bool free_on_send;		/* send_handler frees the buffer */
+};
+
+static atomic_t kt_fabric_seq = ATOMIC_INIT(0);
+
+static inline void kt_record(struct kt_fix *f, const struct kt_event *e)
+{
+	spin_lock(&f->lock);
+	if (f->n < KT_MAX_EVENTS)
+		f->ev[f->n] = *e;
+	f->n++;
+	spin_unlock(&f->lock);
+}
+
+static inline void kt_send_handler(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct kt_fix *f = agent->context;
+	struct kt_event e = {
+		.kind = KT_SEND, .buf = wc->send_buf, .status = wc->status,
+		.task = current,
+	};
+
+	atomic_inc(&f->sends);
+	kt_record(f, &e);
+	if (f->free_on_send)
+		kmad_free_send_buf(wc->send_buf);
+}
+
+static inline void kt_recv_handler(struct kmad_agent *agent,
+			    struct kmad_send_buf *request,
+			    struct kmad_recv_wc *wc)
+{
+	struct kt_fix *f = agent->context;
+	struct kt_event e = {
+		.kind = KT_RECV, .buf = request,
+		.method = wc->mad->mad_hdr.method,
+		.mad_status = be16_to_cpu(wc->mad->mad_hdr.status),
+		.tid = be64_to_cpu(wc->mad->mad_hdr.tid),
+		.task = current,
+	};
+
+	atomic_inc(&f->recvs);
+	kt_record(f, &e);
+	kmad_free_recv(wc);
+}
+
+static inline struct kmad_sim_fabric *kt_fabric(struct kunit *test,
+					 enum kmad_sim_mode mode,
+					 enum kmad_sim_notify notify,
+					 char *name, size_t len)
+{
+	struct kmad_sim_config cfg = {
+		.name = name,
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = mode,
+		.notify = notify,
+		.latency_us = 5,
+	};
+
+	snprintf(name, len, "%s%d_", KBUILD_MODNAME,
+		 atomic_inc_return(&kt_fabric_seq));
+	return kmad_sim_create(&cfg);
+}
+
+/* Build the fixture with an explicit mode; the test owns it. */
+static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
+			enum kmad_sim_notify notify)
+{
+	struct kt_fix *f;
+	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
+	int i;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->test = test;
+	spin_lock_init(&f->lock);
+	f->fab = kt_fabric(test, mode, notify, name, sizeof(name));
+	if (IS_ERR_OR_NULL(f->fab))
+		return f->fab ? PTR_ERR(f->fab) : -ENOMEM;
+	for (i = 0; i < 2; i++) {
+		snprintf(dev, sizeof(dev), "%s%d", name, i);
+		f->port[i] = kmad_port_get(dev, 1);
+		if (!f->port[i])
+			return -ENODEV;
+	}
+	f->agent = kmad_register_agent(f->port[0], KMAD_QPT_GSI, NULL,
+				       kt_send_handler, kt_recv_handler, f);
+	if (IS_ERR(f->agent)) {
+		int ret = PTR_ERR(f->agent);
+
+		f->agent = NULL;
+		return ret;
+	}
+	test->priv = f;
+	return 0;
+}
+
+static inline int kt_fix_init(struct kunit *test)
+{
+	return kt_fix_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA);
+}
+
+static inline void kt_fix_exit(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	int i;
+
+	if (!f)
+		return;
+	/* Ports first: their removal flushes every send the test left on
+	 * the (step-mode) wire, so unregistering cannot wait forever.
+	 */
+	if (!IS_ERR_OR_NULL(f->fab))
+		kmad_sim_destroy(f->fab);
+	if (f->agent)
+		kmad_unregister_agent(f->agent);
+	for (i = 0; i < 2; i++)
+		kmad_port_put(f->port[i]);
+}
+
+/* A GMP request of @method from @agent to device 1, QP1. */
+static inline struct kmad_send_buf *kt_request(struct kt_fix *f,
+					struct kmad_agent *agent, u8 method,
+					u32 tid_lo, unsigned int timeout_ms,
+					unsigned int retries)
+{
+	struct kmad_dest dest = {
+		.dlid = kmad_port_lid(f->port[KT_DEV1]),
+		.remote_qpn = KT_QPN,
+		.remote_qkey = KMAD_QP1_QKEY,
+	};
+	struct kmad_send_buf *buf;
+
+	buf = kmad_alloc_send_buf(agent, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(f->test, IS_ERR(buf));
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = KT_CLASS;
+	buf->mad->mad_hdr.class_version = KT_VERSION;
+	buf->mad->mad_hdr.method = method;
+	buf->mad->mad_hdr.tid = cpu_to_be64(tid_lo);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
+	buf->timeout_ms = timeout_ms;
+	buf->retries = retries;
+	return buf;
+}
+
+/* Post @buf and expect success. */
+static inline void kt_post(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_post_send(buf), 0);
+}
+
+/* Let every queued CQ event and work item run to completion. */
+static inline void kt_settle(struct kt_fix *f)
+{
+	kmad_sim_settle(f->fab);
+}
+
+/* Fire the pending completion event on (@dev, QP1), if any, and settle. */
+static inline void kt_event(struct kt_fix *f, unsigned int dev)
+{
+	kmad_sim_fire_cq_event(f->fab, dev, KT_QPN, false);
+	kt_settle(f);
+}
+
+/* Complete the oldest pending send of @dev (QP1) and run the drain. */
+static inline void kt_complete(struct kt_fix *f, unsigned int dev,
+			enum kmad_wc_status status, bool deliver)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_complete_send(f->fab, dev, KT_QPN, 0,
+							status, deliver), 0);
+	kt_event(f, dev);
+}
+
+/* Inject the response to @req into device 0, as device 1 would send it. */
+static inline void kt_respond(struct kt_fix *f, struct kmad_send_buf *req,
+		       u16 status)
+{
+	struct kmad_mad resp = *req->mad;
+
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	resp.mad_hdr.status = cpu_to_be16(status);
+	KUNIT_ASSERT_EQ(f->test,
+			kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
+					sizeof(resp),
+					kmad_port_lid(f->port[KT_DEV1]),
+					KT_QPN), 0);
+}
+
+/* The send's state and references, read under its agent's lock. */
+static inline enum kmad_send_state kt_state(struct kmad_send_buf *buf,
+				     unsigned int *refs)
+{
+	struct kmad_send_wr *wr = kmad_send_wr(buf);
+	enum kmad_send_state state;
+
+	spin_lock(&wr->agent->lock);
+	state = wr->state;
+	if (refs)
+		*refs = wr->refs;
+	spin_unlock(&wr->agent->lock);
+	return state;
+}
+
+static inline int kt_events(struct kt_fix *f)
+{
+	int n;
+
+	spin_lock(&f->lock);
+	n = f->n;
+	spin_unlock(&f->lock);
+	return n;
+}
+
+/* Expect event @i to be a send callback for @buf with @status. */
+static inline void kt_expect_send(struct kt_fix *f, int i, struct kmad_send_buf *buf,
+			   enum kmad_send_status status)
+{
+	KUNIT_ASSERT_LT(f->test, i, min(kt_events(f), KT_MAX_EVENTS));
+	KUNIT_EXPECT_EQ(f->test, f->ev[i].kind, KT_SEND);
+	KUNIT_EXPECT_PTR_EQ(f->test, f->ev[i].buf, buf);
+	KUNIT_EXPECT_EQ(f->test, f->ev[i].status, status);
+}
+
+/* Expect event @i to be a receive for @request with @method. */
+static inline void kt_expect_recv(struct kt_fix *f, int i,
+			   struct kmad_send_buf *request, u8 method)
+{
+	KUNIT_ASSERT_LT(f->test, i, min(kt_events(f), KT_MAX_EVENTS));
+	KUNIT_EXPECT_EQ(f->test, f->ev[i].kind, KT_RECV);
+	KUNIT_EXPECT_PTR_EQ(f->test, f->ev[i].buf, request);
+	KUNIT_EXPECT_EQ(f->test, f->ev[i].method, method);
+}
+
+#endif /* KMAD_TEST_H */

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_recv: dispatch of received MADs, the answer to requests nobody
+ * takes, and drops of malformed ones.
+ */
+
+#include "kmad_test.h"
+
+/* Inject @mad into device 1's QP1 as if device 0 had sent it; settle. */
+static void kt_inject1(struct kt_fix *f, const struct kmad_mad *mad)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, mad,
+						 sizeof(*mad),
+						 kmad_port_lid(f->port[KT_DEV0]),
+						 KT_QPN), 0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV1, KT_QPN, false);
+	kt_settle(f);
+}
+
+static void kt_mad(struct kmad_mad *mad, u8 cls, u8 version, u8 method)
+{
+	memset(mad, 0, sizeof(*mad));
+	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = cls;
+	mad->mad_hdr.class_version = version;
+	mad->mad_hdr.method = method;
+	mad->mad_hdr.tid = cpu_to_be64(0x0000000500000042ULL);
+	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
+}
+
+static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
+		    enum kmad_port_stat s)
+{
+	return atomic64_read(&f->port[dev]->stats[s]);
+}
+
+static struct kmad_agent *kt_register_get(struct kt_fix *f)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = KT_CLASS,
+		.class_version = KT_VERSION,
+	};
+
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	return kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &req,
+				   kt_send_handler, kt_recv_handler, f);
+}
+
+/* A request goes to the agent registered for its class, version and
+ * method, unsolicited (no matched request).
+ */
+static void recv_dispatch_request(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = kt_register_get(f);
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_recv(f, 0, NULL, KMAD_METHOD_GET);
+	KUNIT_EXPECT_EQ(test, f->ev[0].tid, 0x0000000500000042ULL);
+	kmad_unregister_agent(a);
+}
+
+/* What device 1 sent back to device 0 in answer, after settling. */
+static void kt_expect_answer(struct kt_fix *f, u8 method, u16 status)
+{
+	struct kmad_mad seen;
+
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_pending_sends(f->fab, KT_DEV1,
+							KT_QPN), 1U);
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_peek_send(f->fab, KT_DEV1, KT_QPN, 0,
+						    &seen, sizeof(seen)),
+			(int)sizeof(seen));
+	KUNIT_EXPECT_EQ(f->test, seen.mad_hdr.method, method);
+	KUNIT_EXPECT_EQ(f->test, be16_to_cpu(seen.mad_hdr.status), status);
+	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(seen.mad_hdr.tid),
+			0x0000000500000042ULL);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+}
+
+/* No agent for the class: GetResp with "unsupported class/version". */
+static void recv_unsupported_class(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_mad mad;
+
+	kt_mad(&mad, KMAD_MGMT_CLASS_DEVICE_MGMT, 1, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
+	kt_expect_answer(f, KMAD_METHOD_GET_RESP,
+			 KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 1);
+}
+
+/* The class is served but not the method: "unsupported method". */
+static void recv_unsupported_method(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = kt_register_get(f);
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_SET);
+	kt_inject1(f, &mad);
+	kt_expect_answer(f, KMAD_METHOD_GET_RESP,
+			 KMAD_MAD_STATUS_UNSUPPORTED_METHOD);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_unregister_agent(a);
+}
+
+/* Responses, traps and trap represses are never answered. */
+static void recv_never_answers_non_requests(struct kunit *test)
+{
+	static const u8 methods[] = {
+		KMAD_METHOD_GET_RESP, KMAD_METHOD_TRAP, KMAD_METHOD_SEND,
+	};
+	struct kt_fix *f = test->priv;
+	struct kmad_mad mad;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(methods); i++) {
+		kt_mad(&mad, KMAD_MGMT_CLASS_DEVICE_MGMT, 1, methods[i]);
+		kt_inject1(f, &mad);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_RESP_UNMATCHED), 1);
+}
+
+/* Malformed MADs are dropped and counted by reason, never dispatched. */
+static void recv_malformed_dropped(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = kt_register_get(f);
+	struct kmad_port *p = f->port[KT_DEV1];
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	mad.mad_hdr.base_version = 7;
+	kt_inject1(f, &mad);
+	kt_mad(&mad, KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
+	/* Well formed but an unsupported version: counted and answered. */
+	kt_mad(&mad, KT_CLASS, 9, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
+	kt_expect_answer(f, KMAD_METHOD_GET_RESP, KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&p->drops[KMAD_MAD_VERDICT_BASE_VERSION]), 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&p->drops[KMAD_MAD_VERDICT_CLASS_VERSION]), 1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_WRONG_QP), 1);
+	kmad_unregister_agent(a);
+}
+
+/* A response whose TID names no outstanding request is dropped. */
+static void recv_unmatched_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_mad mad;
+	s64 before = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED);
+
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET_RESP);
+	mad.mad_hdr.tid = cpu_to_be64(((u64)f->agent->hi_tid << 32) | 99);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+					      sizeof(mad), 2, 1), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED),
+			before + 1);
+}
+
+/* End to end: device 1's agent answers device 0's request with
+ * kmad_create_response(); device 0 matches it.
+ */
+static void recv_create_response_round_trip(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *req = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       11, 1000, 0);
+	struct kmad_agent *a = kt_register_get(f);
+	struct kmad_send_buf *resp;
+	struct kmad_recv_wc wc = { };
+	struct kmad_mad got;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kt_post(f, req);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN, 0,
+						 &got, sizeof(got)),
+			(int)sizeof(got));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, true);
+	kt_event(f, KT_DEV1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_recv(f, 0, NULL, KMAD_METHOD_GET);
+
+	wc.mad = &got;
+	wc.slid = kmad_port_lid(f->port[KT_DEV0]);
+	wc.src_qpn = KT_QPN;
+	resp = kmad_create_response(a, &wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(resp));
+	KUNIT_EXPECT_EQ(test, resp->mad->mad_hdr.method, KMAD_METHOD_GET_RESP);
+	kt_post(f, resp);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, true);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 4);
+	kt_expect_send(f, 1, resp, KMAD_SEND_OK);
+	kt_expect_recv(f, 2, req, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 3, req, KMAD_SEND_OK);
+	kmad_free_send_buf(resp);
+	kmad_free_send_buf(req);
+	kmad_unregister_agent(a);
+}
+
+static struct kunit_case recv_cases[] = {
+	KUNIT_CASE(recv_dispatch_request),
+	KUNIT_CASE(recv_unsupported_class),
+	KUNIT_CASE(recv_unsupported_method),
+	KUNIT_CASE(recv_never_answers_non_requests),
+	KUNIT_CASE(recv_malformed_dropped),
+	KUNIT_CASE(recv_unmatched_response),
+	KUNIT_CASE(recv_create_response_round_trip),
+	{}
+};
+
+static struct kunit_suite recv_suite = {
+	.name = "kmad_recv",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = recv_cases,
+};
+kunit_test_suites(&recv_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's receive path");
+MODULE_LICENSE("GPL");

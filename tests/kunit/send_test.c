@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_send: the life of a send, stepped one event at a time.
+ */
+
+#include "kmad_test.h"
+
+/* Seed rule: a send expecting a response holds 2 references; it ends with
+ * the response: recv_handler (matched to the request), then send_handler.
+ */
+static void send_request_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 1000, 0);
+	unsigned int refs;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, refs, 2U);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_INIT);
+	kmad_free_send_buf(buf);
+}
+
+/* Seed rule: the callback never runs before the hardware send completion;
+ * a response that arrives first waits for it.
+ */
+static void send_early_response_waits(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       2, 1000, 0);
+	unsigned int refs;
+
+	kt_post(f, buf);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_EARLY_RESP);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* Seed rule: a send without a timeout holds 1 reference and ends at its
+ * send completion.
+ */
+static void send_without_timeout(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_SET,
+					       3, 0, 0);
+	unsigned int refs;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	kmad_sim_advance_clock(f->fab, 60000);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A timeout resends with the same TID until the retries run out, then the
+ * send ends once, with a response timeout.
+ */
+static void send_timeout_retries_keep_tid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       4, 100, 2);
+	struct kmad_mad seen;
+	u64 tid;
+	int i;
+
+	kt_post(f, buf);
+	tid = be64_to_cpu(buf->mad->mad_hdr.tid);
+	for (i = 0; i < 3; i++) {
+		KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0,
+							     KT_QPN), 1U);
+		KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN,
+							 0, &seen, sizeof(seen)),
+			(int)sizeof(seen));
+		KUNIT_EXPECT_EQ(test, be64_to_cpu(seen.mad_hdr.tid), tid);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+		kmad_sim_advance_clock(f->fab, 99);
+		kt_settle(f);
+		KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+		kmad_sim_advance_clock(f->fab, 1);
+		kt_settle(f);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* A send the hardware fails ends with a local error, and only it. */
+static void send_error_fails_only_that_send(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *bad = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       5, 1000, 3);
+	struct kmad_send_buf *good = kt_request(f, f->agent, KMAD_METHOD_SET,
+						6, 0, 0);
+
+	kt_post(f, bad);
+	kt_post(f, good);
+	kt_complete(f, KT_DEV0, KMAD_WC_LOC_ERR, false);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 0, bad, KMAD_SEND_LOCAL_ERROR);
+	kt_expect_send(f, 1, good, KMAD_SEND_OK);
+	kmad_free_send_buf(bad);
+	kmad_free_send_buf(good);
+}
+
+/* kmad puts the agent's hi_tid in the upper 32 bits of a request's TID. */
+static void send_request_carries_hi_tid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       0x1234, 0, 0);
+	struct kmad_mad seen;
+
+	buf->mad->mad_hdr.tid = cpu_to_be64(0xdeadbeef00001234ULL);
+	kt_post(f, buf);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN, 0,
+						 &seen, sizeof(seen)),
+			(int)sizeof(seen));
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(seen.mad_hdr.tid),
+			((u64)f->agent->hi_tid << 32) | 0x1234);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_free_send_buf(buf);
+}
+
+/* Two outstanding requests of one agent may not share a TID. */
+static void send_duplicate_tid_busy(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     7, 1000, 0);
+	struct kmad_send_buf *b = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     7, 1000, 0);
+
+	kt_post(f, a);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(b), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kt_state(b, NULL), KMAD_SS_INIT);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_respond(f, a, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), 1);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
+/* Bad posts get -EINVAL and no callback. */
+static void send_bad_arguments(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       8, 0, 0);
+
+	KUNIT_EXPECT_EQ(test, kmad_post_send(NULL), -EINVAL);
+	buf->mad->mad_hdr.base_version = 2;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->mad->mad_hdr.mgmt_class = KT_CLASS;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET_RESP;
+	buf->timeout_ms = 100;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->timeout_ms = 0;
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/* Past the send queue depth, sends wait and go out in post order. */
+static void send_overflow_keeps_order(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	unsigned int depth = KMAD_DEFAULT_SQ_DEPTH, i;
+	struct kmad_send_buf **bufs;
+	struct kmad_mad seen;
+
+	bufs = kunit_kcalloc(test, depth + 2, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	f->free_on_send = true;
+	for (i = 0; i < depth + 2; i++) {
+		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_SET, 100 + i, 0, 0);
+		kt_post(f, bufs[i]);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			depth);
+	for (i = 0; i < depth + 2; i++) {
+		KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN,
+							 0, &seen, sizeof(seen)),
+			(int)sizeof(seen));
+		KUNIT_EXPECT_EQ(test, (u32)be64_to_cpu(seen.mad_hdr.tid), 100 + i);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)depth + 2);
+}
+
+static struct kunit_case send_cases[] = {
+	KUNIT_CASE(send_request_response),
+	KUNIT_CASE(send_early_response_waits),
+	KUNIT_CASE(send_without_timeout),
+	KUNIT_CASE(send_timeout_retries_keep_tid),
+	KUNIT_CASE(send_error_fails_only_that_send),
+	KUNIT_CASE(send_request_carries_hi_tid),
+	KUNIT_CASE(send_duplicate_tid_busy),
+	KUNIT_CASE(send_bad_arguments),
+	KUNIT_CASE(send_overflow_keeps_order),
+	{}
+};
+
+static struct kunit_suite send_suite = {
+	.name = "kmad_send",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = send_cases,
+};
+kunit_test_suites(&send_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's send path");
+MODULE_LICENSE("GPL");
