@@ -285,13 +285,17 @@ void kmad_cq_drain_work(struct work_struct *work)
 			armed = false;
 			continue;
 		}
-		/* Empty.  If we re-armed before this poll, we are done. */
+		/* Empty.  If we re-armed before this poll, we are done:
+		 * anything arriving from now on raises an event.  Else
+		 * re-arm and poll once more, for a CQE that landed between
+		 * the last poll and the re-arm (an IBTA HCA raises no event
+		 * for it).  This does not rely on the provider's
+		 * KMAD_CQ_REPORT_MISSED_EVENTS support.
+		 */
 		if (armed)
 			break;
 		armed = true;
-		if (ops->req_notify_cq(cq, KMAD_CQ_NEXT_COMP |
-				       KMAD_CQ_REPORT_MISSED_EVENTS) > 0)
-			armed = false;	/* may hold CQEs no event reports */
+		ops->req_notify_cq(cq, KMAD_CQ_NEXT_COMP);
 	}
 	if (!done)
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_CQ_EMPTY_EVENTS);

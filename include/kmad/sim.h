@@ -115,7 +115,8 @@ struct kmad_sim_faults {
  * @delivered: MADs placed in a receive buffer.
  * @dropped_no_recv: arrived with no receive buffer posted.
  * @dropped_no_route: no port with the destination LID on the link.
- * @dropped_fault: dropped by fault injection.
+ * @dropped_fault: dropped by fault injection, or lost on purpose by
+ *	kmad_sim_complete_send() with deliver false.
  * @duplicated: duplicated by fault injection.
  * @corrupted: corrupted by fault injection.
  * @send_errors: sends completed with an error status: failed by fault
@@ -126,10 +127,11 @@ struct kmad_sim_faults {
  * @recv_errors: arrived but longer than the receive buffer; the receive
  *	completed with %KMAD_WC_LOC_ERR.
  * @cq_overflows: CQEs that arrived at a CQ already holding
- *	&kmad_sim_config.cq_depth unpolled CQEs.  Each is reported with
- *	pr_err; the QP that owns it goes to the error state and kmad gets
- *	%KMAD_QP_EVENT_FATAL.  The CQE itself is kept (the ring is as deep
- *	as kmad asked), so kmad still gets one CQE per work request.
+ *	&kmad_sim_config.cq_depth unpolled CQEs.  The QP that owns the
+ *	first one goes to the error state (reported with pr_err) and kmad
+ *	gets %KMAD_QP_EVENT_FATAL; its flush CQEs may overflow in turn.
+ *	The CQE itself is kept (the ring is as deep as kmad asked), so kmad
+ *	still gets one CQE per work request.
  *
  * A MAD the peer cannot receive because its device is gone counts as
  * @dropped_no_route on the sender's port.

@@ -23,7 +23,7 @@
 
 #include "kmad_priv.h"
 
-#define KT_MAX_EVENTS	64
+#define KT_MAX_EVENTS	256
 #define KT_CLASS	KMAD_MGMT_CLASS_PERF_MGMT
 #define KT_VERSION	1
 #define KT_QPN		1
@@ -37,6 +37,7 @@ enum kt_kind {
 
 struct kt_event {
 	enum kt_kind kind;
+	struct kmad_agent *agent;	/* whose handler ran */
 	struct kmad_send_buf *buf;	/* KT_SEND: the send; KT_RECV: request */
 	enum kmad_send_status status;	/* KT_SEND */
 	u8 method;			/* KT_RECV */
@@ -73,8 +74,8 @@ static inline void kt_send_handler(struct kmad_agent *agent, struct kmad_send_wc
 {
 	struct kt_fix *f = agent->context;
 	struct kt_event e = {
-		.kind = KT_SEND, .buf = wc->send_buf, .status = wc->status,
-		.task = current,
+		.kind = KT_SEND, .agent = agent, .buf = wc->send_buf,
+		.status = wc->status, .task = current,
 	};
 
 	atomic_inc(&f->sends);
@@ -89,7 +90,7 @@ static inline void kt_recv_handler(struct kmad_agent *agent,
 {
 	struct kt_fix *f = agent->context;
 	struct kt_event e = {
-		.kind = KT_RECV, .buf = request,
+		.kind = KT_RECV, .agent = agent, .buf = request,
 		.method = wc->mad->mad_hdr.method,
 		.mad_status = be16_to_cpu(wc->mad->mad_hdr.status),
 		.tid = be64_to_cpu(wc->mad->mad_hdr.tid),

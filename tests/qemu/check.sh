@@ -67,7 +67,7 @@ timeout --foreground -k 10 "$timeout" \
 	-nodefaults -display none -serial stdio -no-reboot \
 	-kernel "$kdir/arch/x86/boot/bzImage" \
 	-initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on" \
+	-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on printk.devkmsg=on" \
 	> "$out/console.log" 2>&1 || rc=$?
 echo ">> guest finished in $((SECONDS - start))s (qemu exit $rc), console log: $out/console.log"
 [ "$rc" = 124 ] && echo "HARNESS: QEMU killed after ${timeout}s" >> "$out/console.log"

@@ -125,7 +125,7 @@ def early_boot_leaks(log):
             n += 1
             continue
         end = n + 1
-        while end < len(log) and log[end].startswith(' '):
+        while end < len(log) and strip_ts(log[end]).startswith(' '):
             end += 1
         if any('start_kernel+' in l for l in log[n:end]):
             found.add(n + 1)

@@ -50,7 +50,11 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 	leaks=$(cat /sys/kernel/debug/kmemleak)
 	if [ -n "$leaks" ]; then
 		say "kmemleak report follows"
-		echo "$leaks" > /dev/console
+		# Through the kernel log, line by line, so the report keeps
+		# its place among the kernel's own messages.
+		echo "$leaks" | while IFS= read -r line; do
+			echo "$line" > /dev/kmsg
+		done
 	fi
 fi
 say "end"

@@ -48,17 +48,18 @@ static void sim_cq_raise_locked(struct sim_cq *cq)
 		queue_work(fab->wq, &cq->event_work);
 }
 
-/* A CQE of @owner arrives at a CQ holding &sim_cq.limit CQEs or more. */
+/*
+ * A CQE of @owner arrived at a CQ holding &sim_cq.limit CQEs or more.
+ * Reported once per QP error: the flush CQEs that follow are only counted.
+ */
 static void sim_cq_overflow_locked(struct sim_cq *cq, struct sim_qp *owner)
 {
 	lockdep_assert_held(&cq->lock);
 	sim_count(cq->sdev, SIM_STAT_CQ_OVERFLOWS);
-	pr_err_ratelimited("%s: QP%u: CQ overflow (depth %u)%s\n",
-			   sim_port_of(cq->sdev)->name, owner->qpn, cq->limit,
-			   owner->state == KMAD_QPS_ERR ? "" :
-			   ": QP moved to the error state");
 	if (owner->state == KMAD_QPS_ERR)
 		return;
+	pr_err_ratelimited("%s: QP%u: CQ overflow (depth %u): QP moved to the error state\n",
+			   sim_port_of(cq->sdev)->name, owner->qpn, cq->limit);
 	kmad_sim_qp_error_locked(owner);
 	queue_work(cq->sdev->fab->wq, &owner->fatal_work);
 }

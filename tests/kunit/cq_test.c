@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_cq: the CQ drain under both notification behaviours of the 2006
+ * thread ("next CQE only" and "missed events since last event").
+ */
+
+#include "kmad_test.h"
+
+static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
+		    enum kmad_port_stat s)
+{
+	return atomic64_read(&f->port[dev]->stats[s]);
+}
+
+/* Land the oldest pending send's CQE on device 0 from the arm hook. */
+static void kt_land_cqe(void *arg)
+{
+	struct kt_fix *f = arg;
+
+	KUNIT_EXPECT_EQ(f->test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN,
+							0, KMAD_WC_SUCCESS,
+							false), 0);
+}
+
+/*
+ * The 2006 thread's sequence: a CQE arrives, the HCA raises an event; the
+ * drain polls it, polls again and finds the CQ empty; a second CQE
+ * arrives; the drain re-arms.  The arm hook lands the second CQE.
+ */
+static void kt_cqe_before_rearm(struct kt_fix *f, struct kmad_send_buf **a,
+				struct kmad_send_buf **b)
+{
+	*a = kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0);
+	*b = kt_request(f, f->agent, KMAD_METHOD_SET, 2, 0, 0);
+	kt_post(f, *a);
+	kt_post(f, *b);
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN,
+							0, KMAD_WC_SUCCESS,
+							false), 0);
+	KUNIT_ASSERT_TRUE(f->test, kmad_sim_event_pending(f->fab, KT_DEV0,
+							  KT_QPN));
+	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_land_cqe, f);
+	kt_event(f, KT_DEV0);
+}
+
+/* Seed rule (IBTA HCAs): a CQE that lands between the last poll and the
+ * re-arm raises no event; the poll after the re-arm must reap it.
+ */
+static void cq_ibta_cqe_before_rearm_not_stranded(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a, *b;
+
+	kt_cqe_before_rearm(f, &a, &b);
+	KUNIT_EXPECT_FALSE(test, kmad_sim_event_pending(f->fab, KT_DEV0, KT_QPN));
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(f->fab, KT_DEV0, KT_QPN), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 0, a, KMAD_SEND_OK);
+	kt_expect_send(f, 1, b, KMAD_SEND_OK);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
+/* Seed rule ("missed events" HCAs): the same CQE raises an event at the
+ * re-arm; kmad reaps it at once, and the event then finds an empty CQ,
+ * which is harmless.
+ */
+static void cq_missed_events_extra_event_harmless(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a, *b;
+	s64 empty;
+
+	kmad_sim_set_notify(f->fab, KT_DEV0, KT_QPN, KMAD_SIM_NOTIFY_MISSED);
+	kt_cqe_before_rearm(f, &a, &b);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, b, KMAD_SEND_OK);
+
+	KUNIT_EXPECT_TRUE(test, kmad_sim_event_pending(f->fab, KT_DEV0, KT_QPN));
+	empty = kt_pstat(f, KT_DEV0, KMAD_PSTAT_CQ_EMPTY_EVENTS);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_CQ_EMPTY_EVENTS),
+			empty + 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
+/* Under both behaviours a CQE arriving after the re-arm raises an event,
+ * and firing it delivers the completion.
+ */
+static void cq_cqe_after_rearm_raises_event(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_SET,
+					       2, 0, 0);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+						     KMAD_WC_SUCCESS, false), 0);
+	KUNIT_EXPECT_TRUE(test, kmad_sim_event_pending(f->fab, KT_DEV0, KT_QPN));
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* An event for an empty CQ does nothing but count itself. */
+static void cq_empty_event(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	s64 empty = kt_pstat(f, KT_DEV0, KMAD_PSTAT_CQ_EMPTY_EVENTS);
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN,
+						     true), 0);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_CQ_EMPTY_EVENTS),
+			empty + 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+}
+
+/* A CQ with more CQEs than the budget yields: the drain requeues itself,
+ * and another CQ's completions are not held back until it is empty.
+ */
+static void cq_budget_fairness(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const int many = 3 * KMAD_CQ_BUDGET / 2, few = 3;
+	struct kmad_agent *b;
+	int i, last_a = -1, last_b = -1;
+	s64 requeues = kt_pstat(f, KT_DEV0, KMAD_PSTAT_CQ_REQUEUES);
+
+	b = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, NULL,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+	f->free_on_send = true;
+	for (i = 0; i < many; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
+	for (i = 0; i < few; i++)
+		kt_post(f, kt_request(f, b, KMAD_METHOD_SET, i, 0, 0));
+	for (i = 0; i < many; i++)
+		kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+				       KMAD_WC_SUCCESS, false);
+	for (i = 0; i < few; i++)
+		kmad_sim_complete_send(f->fab, KT_DEV1, KT_QPN, 0,
+				       KMAD_WC_SUCCESS, false);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV1, KT_QPN, false);
+	kt_settle(f);
+
+	KUNIT_ASSERT_EQ(test, kt_events(f), many + few);
+	for (i = 0; i < many + few; i++) {
+		if (f->ev[i].agent == b)
+			last_b = i;
+		else
+			last_a = i;
+	}
+	KUNIT_EXPECT_GT(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_CQ_REQUEUES),
+			requeues);
+	KUNIT_EXPECT_LT(test, last_b, last_a);
+	kmad_unregister_agent(b);
+}
+
+/* A QP that goes to error is recovered: flushed sends are posted again,
+ * complete normally, and each gets one callback.
+ */
+static void cq_qp_error_recovered(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	int i;
+
+	f->free_on_send = true;
+	for (i = 0; i < 3; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			3U);
+	for (i = 0; i < 3; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 3);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_OK);
+}
+
+static struct kunit_case cq_cases[] = {
+	KUNIT_CASE(cq_ibta_cqe_before_rearm_not_stranded),
+	KUNIT_CASE(cq_missed_events_extra_event_harmless),
+	KUNIT_CASE(cq_cqe_after_rearm_raises_event),
+	KUNIT_CASE(cq_empty_event),
+	KUNIT_CASE(cq_budget_fairness),
+	KUNIT_CASE(cq_qp_error_recovered),
+	{}
+};
+
+static struct kunit_suite cq_suite = {
+	.name = "kmad_cq",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = cq_cases,
+};
+kunit_test_suites(&cq_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's CQ drain");
+MODULE_LICENSE("GPL");
