@@ -184,6 +184,7 @@ void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 /* Step mode. */
 unsigned int kmad_sim_pending_sends(struct kmad_sim_fabric *fab,
 				    unsigned int dev, u32 qpn);
+/* Returns the number of bytes copied (not 0) on success. */
 int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
 		       u32 qpn, unsigned int n, void *mad, size_t len);
 int kmad_sim_complete_send(struct kmad_sim_fabric *fab, unsigned int dev,

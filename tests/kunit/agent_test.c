@@ -118,6 +118,21 @@ static void agent_qp_class_rules(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/* The error a registration that must fail gets (0 if it succeeded). */
+static long kt_reg_err(struct kmad_port *port, enum kmad_qp_type qpt,
+		       const struct kmad_reg_req *req, kmad_send_handler sh,
+		       kmad_recv_handler rh)
+{
+	struct kmad_agent *a = kmad_register_agent(port, qpt, req, sh, rh,
+						   NULL);
+
+	if (!IS_ERR(a)) {
+		kmad_unregister_agent(a);
+		return 0;
+	}
+	return PTR_ERR(a);
+}
+
 /* Malformed registrations get -EINVAL, never a crash. */
 static void agent_bad_arguments(struct kunit *test)
 {
@@ -127,17 +142,15 @@ static void agent_bad_arguments(struct kunit *test)
 	struct kmad_reg_req req;
 
 	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 1);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(NULL, KMAD_QPT_GSI,
-				&req, kt_send_handler, kt_recv_handler, f)),
+	KUNIT_EXPECT_EQ(test, kt_reg_err(NULL, KMAD_QPT_GSI, &req,
+					 kt_send_handler, kt_recv_handler),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[0], 7, &req,
-				kt_send_handler, kt_recv_handler, f)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[0],
-				KMAD_QPT_GSI, &req, NULL, kt_recv_handler, f)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[0],
-				KMAD_QPT_GSI, &req, kt_send_handler, NULL, f)),
-			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kt_reg_err(f->port[0], 7, &req, kt_send_handler,
+					 kt_recv_handler), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kt_reg_err(f->port[0], KMAD_QPT_GSI, &req, NULL,
+					 kt_recv_handler), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kt_reg_err(f->port[0], KMAD_QPT_GSI, &req,
+					 kt_send_handler, NULL), -EINVAL);
 	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 0);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
 			-EINVAL);
@@ -236,6 +249,7 @@ static struct kunit_suite agent_suite = {
 	.exit = kt_fix_exit,
 	.test_cases = agent_cases,
 };
+
 kunit_test_suites(&agent_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad agent registration");

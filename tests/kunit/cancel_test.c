@@ -230,6 +230,7 @@ static struct kunit_suite cancel_suite = {
 	.exit = kt_fix_exit,
 	.test_cases = cancel_cases,
 };
+
 kunit_test_suites(&cancel_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's cancel and modify");

@@ -204,6 +204,7 @@ static struct kunit_suite cq_suite = {
 	.exit = kt_fix_exit,
 	.test_cases = cq_cases,
 };
+
 kunit_test_suites(&cq_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's CQ drain");

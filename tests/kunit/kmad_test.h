@@ -85,8 +85,8 @@ static inline void kt_send_handler(struct kmad_agent *agent, struct kmad_send_wc
 }
 
 static inline void kt_recv_handler(struct kmad_agent *agent,
-			    struct kmad_send_buf *request,
-			    struct kmad_recv_wc *wc)
+				   struct kmad_send_buf *request,
+				   struct kmad_recv_wc *wc)
 {
 	struct kt_fix *f = agent->context;
 	struct kt_event e = {
@@ -103,9 +103,9 @@ static inline void kt_recv_handler(struct kmad_agent *agent,
 }
 
 static inline struct kmad_sim_fabric *kt_fabric(struct kunit *test,
-					 enum kmad_sim_mode mode,
-					 enum kmad_sim_notify notify,
-					 char *name, size_t len)
+						enum kmad_sim_mode mode,
+						enum kmad_sim_notify notify,
+						char *name, size_t len)
 {
 	struct kmad_sim_config cfg = {
 		.name = name,
@@ -122,7 +122,7 @@ static inline struct kmad_sim_fabric *kt_fabric(struct kunit *test,
 
 /* Build the fixture with an explicit mode; the test owns it. */
 static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
-			enum kmad_sim_notify notify)
+			       enum kmad_sim_notify notify)
 {
 	struct kt_fix *f;
 	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
@@ -179,9 +179,9 @@ static inline void kt_fix_exit(struct kunit *test)
 
 /* A GMP request of @method from @agent to device 1, QP1. */
 static inline struct kmad_send_buf *kt_request(struct kt_fix *f,
-					struct kmad_agent *agent, u8 method,
-					u32 tid_lo, unsigned int timeout_ms,
-					unsigned int retries)
+					       struct kmad_agent *agent, u8 method,
+					       u32 tid_lo, unsigned int timeout_ms,
+					       unsigned int retries)
 {
 	struct kmad_dest dest = {
 		.dlid = kmad_port_lid(f->port[KT_DEV1]),
@@ -224,7 +224,7 @@ static inline void kt_event(struct kt_fix *f, unsigned int dev)
 
 /* Complete the oldest pending send of @dev (QP1) and run the drain. */
 static inline void kt_complete(struct kt_fix *f, unsigned int dev,
-			enum kmad_wc_status status, bool deliver)
+			       enum kmad_wc_status status, bool deliver)
 {
 	KUNIT_ASSERT_EQ(f->test, kmad_sim_complete_send(f->fab, dev, KT_QPN, 0,
 							status, deliver), 0);
@@ -233,7 +233,7 @@ static inline void kt_complete(struct kt_fix *f, unsigned int dev,
 
 /* Inject the response to @req into device 0, as device 1 would send it. */
 static inline void kt_respond(struct kt_fix *f, struct kmad_send_buf *req,
-		       u16 status)
+			      u16 status)
 {
 	struct kmad_mad resp = *req->mad;
 
@@ -248,7 +248,7 @@ static inline void kt_respond(struct kt_fix *f, struct kmad_send_buf *req,
 
 /* The send's state and references, read under its agent's lock. */
 static inline enum kmad_send_state kt_state(struct kmad_send_buf *buf,
-				     unsigned int *refs)
+					    unsigned int *refs)
 {
 	struct kmad_send_wr *wr = kmad_send_wr(buf);
 	enum kmad_send_state state;
@@ -271,11 +271,31 @@ static inline int kt_events(struct kt_fix *f)
 	return n;
 }
 
-/* Expect event @i to be a send callback for @buf with @status. */
-static inline void kt_expect_send(struct kt_fix *f, int i, struct kmad_send_buf *buf,
-			   enum kmad_send_status status)
+/* Print the event log, for a failing case. */
+static inline void kt_dump(struct kt_fix *f)
 {
+	int i;
+
+	for (i = 0; i < min(kt_events(f), KT_MAX_EVENTS); i++)
+		kunit_info(f->test, "event %d: %s buf %p status %d method %#x tid %#llx\n",
+			   i, f->ev[i].kind == KT_SEND ? "send" : "recv",
+			   f->ev[i].buf, f->ev[i].status, f->ev[i].method,
+			   f->ev[i].tid);
+}
+
+/* Expect event @i to be a send callback for @buf with @status. */
+static inline void kt_expect_send(struct kt_fix *f, int i,
+				  struct kmad_send_buf *buf,
+				  enum kmad_send_status status)
+{
+	KUNIT_ASSERT_GE(f->test, i, 0);
 	KUNIT_ASSERT_LT(f->test, i, min(kt_events(f), KT_MAX_EVENTS));
+	if (f->ev[i].kind != KT_SEND || f->ev[i].buf != buf ||
+	    f->ev[i].status != status) {
+		kunit_info(f->test, "expected event %d: send buf %p status %d\n",
+			   i, buf, status);
+		kt_dump(f);
+	}
 	KUNIT_EXPECT_EQ(f->test, f->ev[i].kind, KT_SEND);
 	KUNIT_EXPECT_PTR_EQ(f->test, f->ev[i].buf, buf);
 	KUNIT_EXPECT_EQ(f->test, f->ev[i].status, status);
@@ -283,7 +303,7 @@ static inline void kt_expect_send(struct kt_fix *f, int i, struct kmad_send_buf 
 
 /* Expect event @i to be a receive for @request with @method. */
 static inline void kt_expect_recv(struct kt_fix *f, int i,
-			   struct kmad_send_buf *request, u8 method)
+				  struct kmad_send_buf *request, u8 method)
 {
 	KUNIT_ASSERT_LT(f->test, i, min(kt_events(f), KT_MAX_EVENTS));
 	KUNIT_EXPECT_EQ(f->test, f->ev[i].kind, KT_RECV);

@@ -235,6 +235,7 @@ static struct kunit_suite recv_suite = {
 	.exit = kt_fix_exit,
 	.test_cases = recv_cases,
 };
+
 kunit_test_suites(&recv_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's receive path");

@@ -246,6 +246,7 @@ static struct kunit_suite send_suite = {
 	.exit = kt_fix_exit,
 	.test_cases = send_cases,
 };
+
 kunit_test_suites(&send_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's send path");

@@ -168,12 +168,13 @@ EXPORT_SYMBOL_GPL(kmad_sim_pending_sends);
  * @qpn: 0 or 1.
  * @n: position on the wire, 0 for the oldest.
  * @mad: where to copy it.
- * @len: room at @mad: min(@len, the MAD's length) bytes are copied.
+ * @len: room at @mad; a longer MAD is truncated to @len bytes.
  *
  * The MAD is read from kmad's buffer now, as a transmission would.
  *
  * Context: any.
- * Return: 0; -EINVAL (also for @n past the end) or -ENODEV.
+ * Return: the number of bytes copied, min(@len, the MAD's length): 256
+ * for a whole kmad MAD; -EINVAL (also for @n past the end) or -ENODEV.
  */
 int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
 		       u32 qpn, unsigned int n, void *mad, size_t len)
@@ -191,8 +192,8 @@ int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
 	spin_lock_irqsave(&qp->cq->lock, flags);
 	s = kmad_sim_wire_nth(qp, n);
 	if (s) {
-		memcpy(mad, s->mad, min_t(size_t, len, s->len));
-		ret = 0;
+		ret = min_t(size_t, len, s->len);
+		memcpy(mad, s->mad, ret);
 	}
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
 	kmad_sim_qp_put(qp);

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_deregister: unregistering an agent with sends in every state.
+ *
+ * kmad_unregister_agent() must wait for the hardware to give back what it
+ * holds, and in step mode the test is the hardware, so unregister runs in
+ * a kthread while the test steps the fabric.
+ */
+
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+
+#include "kmad_test.h"
+
+struct kt_unreg {
+	struct kt_fix *f;
+	struct kmad_agent *agent;
+	struct completion done;
+	int sends_at_return;	/* send callbacks seen when it returned */
+};
+
+static int kt_unreg_fn(void *arg)
+{
+	struct kt_unreg *u = arg;
+
+	kmad_unregister_agent(u->agent);
+	u->sends_at_return = atomic_read(&u->f->sends);
+	complete(&u->done);
+	return 0;
+}
+
+/* Start unregistering @agent in a kthread; return once it is DYING. */
+static void kt_unreg_start(struct kt_fix *f, struct kt_unreg *u,
+			   struct kmad_agent *agent)
+{
+	struct kmad_agent_priv *priv = kmad_agent_priv(agent);
+	struct task_struct *t;
+	int i;
+
+	u->f = f;
+	u->agent = agent;
+	init_completion(&u->done);
+	t = kthread_run(kt_unreg_fn, u, "kt_unreg");
+	KUNIT_ASSERT_FALSE(f->test, IS_ERR(t));
+	for (i = 0; i < 5000 && READ_ONCE(priv->state) != KMAD_AGENT_DYING; i++)
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_EQ(f->test, READ_ONCE(priv->state), KMAD_AGENT_DYING);
+}
+
+static void kt_unreg_wait(struct kt_fix *f, struct kt_unreg *u)
+{
+	KUNIT_ASSERT_NE(f->test,
+			wait_for_completion_timeout(&u->done, 30 * HZ), 0UL);
+}
+
+/* Find the send event for @buf in the log; -1 if none. */
+static int kt_find_send(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	int i;
+
+	for (i = 0; i < min(kt_events(f), KT_MAX_EVENTS); i++)
+		if (f->ev[i].kind == KT_SEND && f->ev[i].buf == buf)
+			return i;
+	return -1;
+}
+
+/* Seed rule: deregistering cancels everything outstanding and waits for
+ * it; every posted send gets its callback -- a send waiting for its
+ * response at once (flushed), sends the hardware holds at their send
+ * completion (flushed, canceled, or answered before) -- and none after
+ * unregister returns.
+ */
+static void dereg_sends_in_every_state(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *wait, *sending, *early, *canceled, *plain;
+	struct kt_unreg u;
+	int i;
+
+	wait = kt_request(f, f->agent, KMAD_METHOD_GET, 1, 1000, 0);
+	kt_post(f, wait);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	sending = kt_request(f, f->agent, KMAD_METHOD_GET, 2, 1000, 0);
+	early = kt_request(f, f->agent, KMAD_METHOD_GET, 3, 1000, 0);
+	canceled = kt_request(f, f->agent, KMAD_METHOD_GET, 4, 1000, 0);
+	plain = kt_request(f, f->agent, KMAD_METHOD_SET, 5, 0, 0);
+	kt_post(f, sending);
+	kt_post(f, early);
+	kt_post(f, canceled);
+	kt_post(f, plain);
+	kt_respond(f, early, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kmad_cancel_send(canceled), 0);
+	KUNIT_ASSERT_EQ(test, kt_state(early, NULL), KMAD_SS_EARLY_RESP);
+
+	kt_unreg_start(f, &u, f->agent);
+	f->agent = NULL;
+	/* DYING comes just before the flush: wait for its first effect. */
+	for (i = 0; i < 5000 && !kt_events(f); i++)
+		usleep_range(1000, 2000);
+	kt_settle(f);
+	/* Only the send that was waiting for its response has ended. */
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, wait, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+
+	for (i = 0; i < 4; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_unreg_wait(f, &u);
+	KUNIT_EXPECT_EQ(test, u.sends_at_return, 5);
+	kt_expect_send(f, kt_find_send(f, sending), sending, KMAD_SEND_FLUSHED);
+	kt_expect_send(f, kt_find_send(f, early), early, KMAD_SEND_OK);
+	kt_expect_send(f, kt_find_send(f, canceled), canceled,
+		       KMAD_SEND_CANCELED);
+	kt_expect_send(f, kt_find_send(f, plain), plain, KMAD_SEND_FLUSHED);
+	/* The early response reached the ULP just before its send ended. */
+	kt_expect_recv(f, kt_find_send(f, early) - 1, early,
+		       KMAD_METHOD_GET_RESP);
+
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), 5);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 6);
+	kmad_free_send_buf(wait);
+	kmad_free_send_buf(sending);
+	kmad_free_send_buf(early);
+	kmad_free_send_buf(canceled);
+	kmad_free_send_buf(plain);
+}
+
+/* A post that races with unregister either fails or gets its callback:
+ * once unregister has begun, posts fail and nothing is called for them.
+ */
+static void dereg_post_while_deregistering_fails(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *held, *late;
+	struct kt_unreg u;
+
+	held = kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0);
+	late = kt_request(f, f->agent, KMAD_METHOD_SET, 2, 0, 0);
+	kt_post(f, held);
+	kt_unreg_start(f, &u, f->agent);
+	f->agent = NULL;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(late), -ESHUTDOWN);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_unreg_wait(f, &u);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, held, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(held);
+	kmad_free_send_buf(late);
+}
+
+/* With nothing outstanding, unregister returns at once; a response that
+ * arrives afterwards for one of its old TIDs reaches nobody.
+ */
+static void dereg_idle_then_late_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 1000, 0);
+	s64 unmatched;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_unregister_agent(f->agent);
+	f->agent = NULL;
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_FLUSHED);
+	unmatched = atomic64_read(&f->port[KT_DEV0]->stats[KMAD_PSTAT_RESP_UNMATCHED]);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&f->port[KT_DEV0]->stats[KMAD_PSTAT_RESP_UNMATCHED]),
+			unmatched + 1);
+	kmad_free_send_buf(buf);
+}
+
+/* Unregistering different agents at the same time is safe, and each
+ * waits only for its own sends.
+ */
+static void dereg_concurrent_agents(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *agents[3];
+	struct kt_unreg u[3];
+	int i;
+
+	f->free_on_send = true;
+	for (i = 0; i < 3; i++) {
+		agents[i] = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI,
+						NULL, kt_send_handler,
+						kt_recv_handler, f);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(agents[i]));
+		kt_post(f, kt_request(f, agents[i], KMAD_METHOD_GET, i, 1000, 0));
+		kt_post(f, kt_request(f, agents[i], KMAD_METHOD_SET, 10 + i, 0, 0));
+	}
+	for (i = 0; i < 3; i++)
+		kt_unreg_start(f, &u[i], agents[i]);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	for (i = 0; i < 6; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	for (i = 0; i < 3; i++)
+		kt_unreg_wait(f, &u[i]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), 6);
+	for (i = 0; i < 6; i++)
+		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_FLUSHED);
+}
+
+/* Port removal flushes everything outstanding, each send with its
+ * callback, even while the test still holds the agent.
+ */
+static void dereg_port_removal_flushes(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a, *b;
+
+	a = kt_request(f, f->agent, KMAD_METHOD_GET, 1, 1000, 0);
+	b = kt_request(f, f->agent, KMAD_METHOD_GET, 2, 1000, 0);
+	kt_post(f, a);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_post(f, b);
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, kt_find_send(f, a), a, KMAD_SEND_FLUSHED);
+	kt_expect_send(f, kt_find_send(f, b), b, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(a), -ESHUTDOWN);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
+static struct kunit_case dereg_cases[] = {
+	KUNIT_CASE(dereg_sends_in_every_state),
+	KUNIT_CASE(dereg_post_while_deregistering_fails),
+	KUNIT_CASE(dereg_idle_then_late_response),
+	KUNIT_CASE(dereg_concurrent_agents),
+	KUNIT_CASE(dereg_port_removal_flushes),
+	{}
+};
+
+static struct kunit_suite dereg_suite = {
+	.name = "kmad_deregister",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = dereg_cases,
+};
+
+kunit_test_suites(&dereg_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad agent unregistration");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_sim: the simulated fabric itself -- routing, Q_Key and permissive-LID
+ * rules, both notification behaviours with the arm hook, QP errors, CQ
+ * overflow, device removal and fault injection.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+
+#include <kmad/mad.h>
+#include <kmad/sim.h>
+#include <kmad/wire.h>
+
+struct st {
+	struct kunit *test;
+	struct kmad_sim_fabric *fab;
+	struct kmad_port *port[2];
+	struct kmad_agent *agent;
+	atomic_t sends;
+	atomic_t status[KMAD_SEND_LOCAL_ERROR + 1];
+	atomic_t recvs;
+	char name[16];
+};
+
+static atomic_t st_seq = ATOMIC_INIT(0);
+
+static void st_send_handler(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct st *s = agent->context;
+
+	atomic_inc(&s->status[wc->status]);
+	kmad_free_send_buf(wc->send_buf);
+	atomic_inc(&s->sends);
+}
+
+static void st_recv_handler(struct kmad_agent *agent,
+			    struct kmad_send_buf *request,
+			    struct kmad_recv_wc *wc)
+{
+	struct st *s = agent->context;
+
+	atomic_inc(&s->recvs);
+	kmad_free_recv(wc);
+}
+
+static struct st *st_setup(struct kunit *test, enum kmad_sim_mode mode,
+			   enum kmad_sim_notify notify, unsigned int cq_depth)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = mode,
+		.notify = notify,
+		.latency_us = 5,
+		.cq_depth = cq_depth,
+	};
+	char dev[24];
+	struct st *s;
+	int i;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->test = test;
+	snprintf(s->name, sizeof(s->name), "st%d_", atomic_inc_return(&st_seq));
+	cfg.name = s->name;
+	s->fab = kmad_sim_create(&cfg);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(s->fab));
+	test->priv = s;
+	for (i = 0; i < 2; i++) {
+		snprintf(dev, sizeof(dev), "%s%d", s->name, i);
+		s->port[i] = kmad_port_get(dev, 1);
+		KUNIT_ASSERT_NOT_NULL(test, s->port[i]);
+	}
+	s->agent = kmad_register_agent(s->port[0], KMAD_QPT_GSI, NULL,
+				       st_send_handler, st_recv_handler, s);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->agent));
+	return s;
+}
+
+static void st_exit(struct kunit *test)
+{
+	struct st *s = test->priv;
+	int i;
+
+	if (!s)
+		return;
+	/* Destroy first: in step mode sends wait on the wire otherwise. */
+	kmad_sim_destroy(s->fab);
+	if (!IS_ERR_OR_NULL(s->agent))
+		kmad_unregister_agent(s->agent);
+	for (i = 0; i < 2; i++)
+		if (s->port[i])
+			kmad_port_put(s->port[i]);
+}
+
+static void st_mad(struct kmad_mad *mad, u8 method, u64 tid)
+{
+	memset(mad, 0, sizeof(*mad));
+	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_PERF_MGMT;
+	mad->mad_hdr.class_version = 1;
+	mad->mad_hdr.method = method;
+	mad->mad_hdr.tid = cpu_to_be64(tid);
+	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
+}
+
+/* An unmatched response: kmad drops it and sends nothing. */
+static int st_inject(struct st *s, unsigned int dev, u64 tid)
+{
+	struct kmad_mad mad;
+
+	st_mad(&mad, KMAD_METHOD_GET_RESP, tid);
+	return kmad_sim_inject(s->fab, dev, 1, &mad, sizeof(mad), 1, 1);
+}
+
+static struct kmad_send_buf *st_post(struct st *s, u16 dlid, u32 qkey,
+				     u8 method, u64 tid, unsigned int timeout)
+{
+	struct kmad_dest dest = {
+		.dlid = dlid, .remote_qpn = 1, .remote_qkey = qkey,
+	};
+	struct kmad_send_buf *buf;
+
+	buf = kmad_alloc_send_buf(s->agent, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(s->test, IS_ERR_OR_NULL(buf));
+	st_mad(buf->mad, method, tid);
+	buf->timeout_ms = timeout;
+	KUNIT_EXPECT_EQ(s->test, kmad_post_send(buf), 0);
+	return buf;
+}
+
+static void sim_bad_args(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_mad mad;
+
+	st_mad(&mad, KMAD_METHOD_GET_RESP, 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_num_devices(s->fab), 2U);
+	KUNIT_EXPECT_NULL(test, kmad_sim_device(s->fab, 2));
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 2, 1, &mad, 256, 1, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 0, 2, &mad, 256, 1, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(NULL, 0, 1, &mad, 256, 1, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 0, 1, &mad, 257, 1, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_peek_send(s->fab, 0, 1, 0, &mad, 256), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0,
+						     KMAD_WC_SUCCESS, true),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 0, 1, false), -ENOENT);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 0, 7, true), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_qp_error(s->fab, 3, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(s->fab, 9, 0), 0U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 0, 9), 0U);
+	kmad_sim_set_notify(s->fab, 5, 0, KMAD_SIM_NOTIFY_MISSED);
+	kmad_sim_set_arm_hook(s->fab, 0, 5, NULL, NULL);
+	kmad_sim_remove_device(s->fab, 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 1, 1, &mad, 256, 1, 1), -ENODEV);
+	KUNIT_EXPECT_NULL(test, kmad_sim_device(s->fab, 1));
+	kmad_sim_remove_device(s->fab, 1);
+}
+
+static void sim_inject_event(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_sim_stats st;
+
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 5), 0);
+	KUNIT_EXPECT_TRUE(test, kmad_sim_event_pending(s->fab, 1, 1));
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 1U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_FALSE(test, kmad_sim_event_pending(s->fab, 1, 1));
+	kmad_sim_get_stats(s->fab, 1, &st);
+	KUNIT_EXPECT_EQ(test, st.delivered, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.cq_events, 1ULL);
+	/* A spurious event on an empty CQ. */
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, true), 0);
+	kmad_sim_settle(s->fab);
+	kmad_sim_get_stats(s->fab, 1, &st);
+	KUNIT_EXPECT_EQ(test, st.cq_events, 2ULL);
+}
+
+static void st_hook_inject(void *arg)
+{
+	struct st *s = arg;
+
+	KUNIT_EXPECT_EQ(s->test, st_inject(s, 1, 77), 0);
+}
+
+/* IBTA: a CQE landing before the re-arm raises nothing; kmad finds it. */
+static void sim_ibta_hook(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_sim_stats st;
+
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 5), 0);
+	kmad_sim_set_arm_hook(s->fab, 1, 1, st_hook_inject, s);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_FALSE(test, kmad_sim_event_pending(s->fab, 1, 1));
+	kmad_sim_get_stats(s->fab, 1, &st);
+	KUNIT_EXPECT_EQ(test, st.delivered, 2ULL);
+}
+
+/* MISSED: the same CQE raises an event at the re-arm. */
+static void sim_missed_hook(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_MISSED, 0);
+
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 5), 0);
+	kmad_sim_set_arm_hook(s->fab, 1, 1, st_hook_inject, s);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_TRUE(test, kmad_sim_event_pending(s->fab, 1, 1));
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_FALSE(test, kmad_sim_event_pending(s->fab, 1, 1));
+}
+
+/* MISSED without a late CQE: kmad reaped everything, no event. */
+static void sim_missed_plain(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_MISSED, 0);
+
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 5), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_FALSE(test, kmad_sim_event_pending(s->fab, 1, 1));
+}
+
+static void sim_qp_error_recovers(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(s->fab, 1, 1), 0);
+	KUNIT_EXPECT_GT(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 5), -ENOBUFS);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 6), 0);
+}
+
+static void sim_cq_overflow(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 2);
+	struct kmad_sim_stats st;
+
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 1), 0);
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 2), 0);
+	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 3), 0);
+	kmad_sim_get_stats(s->fab, 1, &st);
+	KUNIT_EXPECT_GE(test, st.cq_overflows, 1ULL);
+	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 4), -ENOBUFS);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 5), 0);
+}
+
+static void sim_step_send(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_sim_stats s0, s1;
+	struct kmad_mad seen;
+
+	st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET_RESP, 1, 0);
+	st_post(s, 2, 0x1234, KMAD_METHOD_GET_RESP, 2, 0);
+	st_post(s, 9, KMAD_QP1_QKEY, KMAD_METHOD_GET_RESP, 3, 0);
+	st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET_RESP, 4, 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(s->fab, 0, 1), 4U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(s->fab, 0, 1, 3, &seen, sizeof(seen)), 256);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(seen.mad_hdr.tid) & 0xffffffff, 4ULL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 4,
+						     KMAD_WC_SUCCESS, true),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0, KMAD_WC_SUCCESS, true), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0, KMAD_WC_SUCCESS, true), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0, KMAD_WC_SUCCESS, true), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0, KMAD_WC_LOC_ERR, true), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(s->fab, 0, 1), 0U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 0, 1), 4U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 1U);
+	kmad_sim_fire_cq_event(s->fab, 0, 1, false);
+	kmad_sim_fire_cq_event(s->fab, 1, 1, false);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->sends), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->status[KMAD_SEND_OK]), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->status[KMAD_SEND_LOCAL_ERROR]), 1);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	kmad_sim_get_stats(s->fab, 1, &s1);
+	KUNIT_EXPECT_EQ(test, s0.sent, 3ULL);
+	KUNIT_EXPECT_EQ(test, s0.send_errors, 1ULL);
+	KUNIT_EXPECT_EQ(test, s0.dropped_no_route, 1ULL);
+	KUNIT_EXPECT_EQ(test, s1.dropped_bad_qkey, 1ULL);
+	KUNIT_EXPECT_EQ(test, s1.delivered, 1ULL);
+}
+
+/* Step mode: a device removed with sends pending on its peer's wire. */
+static void sim_step_remove(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_sim_stats s0;
+
+	st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET_RESP, 1, 0);
+	kmad_sim_remove_device(s->fab, 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0, KMAD_WC_SUCCESS, true), 0);
+	kmad_sim_fire_cq_event(s->fab, 0, 1, false);
+	kmad_sim_settle(s->fab);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	KUNIT_EXPECT_EQ(test, s0.dropped_no_route, 1ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->sends), 1);
+}
+
+struct st_poster {
+	struct st *s;
+	int n;
+	u64 tid;
+	struct completion done;
+};
+
+static int st_poster_fn(void *arg)
+{
+	struct st_poster *p = arg;
+	int i;
+
+	for (i = 0; i < p->n; i++)
+		st_post(p->s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, p->tid + i, 50);
+	complete(&p->done);
+	return 0;
+}
+
+static void st_wait_sends(struct st *s, int n)
+{
+	int i;
+
+	for (i = 0; i < 500 && atomic_read(&s->sends) < n; i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ(s->test, atomic_read(&s->sends), n);
+}
+
+/* Async: two CPUs post requests; device 1 answers them; then goes away. */
+static void sim_async_traffic_remove(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_MISSED, 0);
+	struct st_poster p = { .s = s, .n = 100, .tid = 1000 };
+	struct kmad_sim_stats s0, s1;
+	struct task_struct *t;
+	int i;
+
+	init_completion(&p.done);
+	t = kthread_run(st_poster_fn, &p, "st_poster");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	for (i = 0; i < 100; i++)
+		st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, i, 50);
+	wait_for_completion(&p.done);
+	kmad_sim_settle(s->fab);
+	st_wait_sends(s, 200);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	kmad_sim_get_stats(s->fab, 1, &s1);
+	kunit_info(test, "dev0 sent %llu delivered %llu events %llu; dev1 sent %llu delivered %llu no_recv %llu; ok %d timeout %d",
+		   s0.sent, s0.delivered, s0.cq_events, s1.sent, s1.delivered,
+		   s1.dropped_no_recv, atomic_read(&s->status[KMAD_SEND_OK]),
+		   atomic_read(&s->status[KMAD_SEND_RESP_TIMEOUT]));
+	KUNIT_EXPECT_EQ(test, s0.sent, 200ULL);
+
+	/* Now traffic while device 1 goes away. */
+	atomic_set(&s->sends, 0);
+	p.tid = 5000;
+	reinit_completion(&p.done);
+	t = kthread_run(st_poster_fn, &p, "st_poster");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	for (i = 0; i < 30; i++)
+		st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, 3000 + i, 50);
+	kmad_sim_remove_device(s->fab, 1);
+	for (i = 30; i < 100; i++)
+		st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, 3000 + i, 50);
+	wait_for_completion(&p.done);
+	kmad_sim_settle(s->fab);
+	st_wait_sends(s, 200);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	kunit_info(test, "after removal: dev0 no_route %llu", s0.dropped_no_route);
+	KUNIT_EXPECT_GT(test, s0.dropped_no_route, 0ULL);
+}
+
+static void sim_async_faults(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_sim_faults faults = {
+		.drop_pct = 20, .dup_pct = 20, .corrupt_pct = 20,
+		.send_err_pct = 10, .delay_us = 100,
+	};
+	struct kmad_sim_stats s0, s1;
+	int i;
+
+	kmad_sim_set_faults(s->fab, &faults);
+	for (i = 0; i < 150; i++)
+		st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, i, 100);
+	kmad_sim_settle(s->fab);
+	st_wait_sends(s, 150);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	kmad_sim_get_stats(s->fab, 1, &s1);
+	kunit_info(test, "dev0 sent %llu err %llu drop %llu dup %llu corrupt %llu; dev1 delivered %llu; ok %d timeout %d lerr %d",
+		   s0.sent, s0.send_errors, s0.dropped_fault, s0.duplicated,
+		   s0.corrupted, s1.delivered,
+		   atomic_read(&s->status[KMAD_SEND_OK]),
+		   atomic_read(&s->status[KMAD_SEND_RESP_TIMEOUT]),
+		   atomic_read(&s->status[KMAD_SEND_LOCAL_ERROR]));
+	KUNIT_EXPECT_EQ(test, s0.sent + s0.send_errors, 150ULL);
+	KUNIT_EXPECT_GT(test, s0.dropped_fault, 0ULL);
+	KUNIT_EXPECT_GT(test, s0.duplicated, 0ULL);
+	KUNIT_EXPECT_GT(test, s0.corrupted, 0ULL);
+}
+
+/* QP0: the permissive LID reaches the peer from QP0, not from QP1. */
+static void sim_qp0_permissive(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_dest dest = { .dlid = 0xffff, .remote_qpn = 0 };
+	struct kmad_sim_stats s0, s1;
+	struct kmad_send_buf *buf;
+	struct kmad_agent *smi;
+	int ret;
+
+	smi = kmad_register_agent(s->port[0], KMAD_QPT_SMI, NULL,
+				  st_send_handler, st_recv_handler, s);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
+	st_mad(buf->mad, KMAD_METHOD_GET, 1);
+	buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	ret = kmad_post_send(buf);
+	kunit_info(test, "SMP post: %d", ret);
+	if (ret) {
+		kmad_free_send_buf(buf);
+		kmad_unregister_agent(smi);
+		kunit_skip(test, "kmad refused the SMP");
+	}
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(s->fab, 0, 0), 1U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 0, 0, KMAD_WC_SUCCESS, true), 0);
+	kmad_sim_fire_cq_event(s->fab, 0, 0, false);
+	kmad_sim_fire_cq_event(s->fab, 1, 0, false);
+	kmad_sim_settle(s->fab);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	kmad_sim_get_stats(s->fab, 1, &s1);
+	KUNIT_EXPECT_EQ(test, s0.dropped_no_route, 0ULL);
+	KUNIT_EXPECT_EQ(test, s1.delivered, 1ULL);
+	/* From QP1 the permissive LID goes nowhere. */
+	st_post(s, 0xffff, KMAD_QP1_QKEY, KMAD_METHOD_GET_RESP, 2, 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0, KMAD_WC_SUCCESS, true), 0);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	KUNIT_EXPECT_EQ(test, s0.dropped_no_route, 1ULL);
+	kmad_sim_fire_cq_event(s->fab, 0, 1, false);
+	kmad_sim_settle(s->fab);
+	kmad_unregister_agent(smi);
+}
+
+static struct kunit_case sim_cases[] = {
+	KUNIT_CASE(sim_qp0_permissive),
+	KUNIT_CASE(sim_bad_args),
+	KUNIT_CASE(sim_inject_event),
+	KUNIT_CASE(sim_ibta_hook),
+	KUNIT_CASE(sim_missed_hook),
+	KUNIT_CASE(sim_missed_plain),
+	KUNIT_CASE(sim_qp_error_recovers),
+	KUNIT_CASE(sim_cq_overflow),
+	KUNIT_CASE(sim_step_send),
+	KUNIT_CASE(sim_step_remove),
+	KUNIT_CASE(sim_async_traffic_remove),
+	KUNIT_CASE(sim_async_faults),
+	{}
+};
+
+static struct kunit_suite sim_suite = {
+	.name = "kmad_sim",
+	.exit = st_exit,
+	.test_cases = sim_cases,
+};
+
+kunit_test_suite(sim_suite);
+
+MODULE_LICENSE("GPL");
