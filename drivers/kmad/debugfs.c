@@ -5,6 +5,7 @@
  *   sends   every outstanding send: agent, TID, state, refs, deadline
  */
 
+#include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
@@ -43,7 +44,7 @@ static const char *const agent_stat_names[KMAD_ASTAT_COUNT] = {
 	[KMAD_ASTAT_FLUSHED] = "flushed",
 };
 
-static int stats_show(struct seq_file *m, void *v)
+VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 {
 	struct kmad_port *port = m->private;
 	struct kmad_agent_priv *agent;
@@ -69,9 +70,10 @@ static int stats_show(struct seq_file *m, void *v)
 	rcu_read_unlock();
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(stats);
+EXPORT_SYMBOL_IF_KUNIT(kmad_debugfs_stats_show);
+DEFINE_SHOW_ATTRIBUTE(kmad_debugfs_stats);
 
-static int sends_show(struct seq_file *m, void *v)
+VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 {
 	struct kmad_port *port = m->private;
 	struct kmad_agent_priv *agent;
@@ -98,7 +100,8 @@ static int sends_show(struct seq_file *m, void *v)
 	rcu_read_unlock();
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(sends);
+EXPORT_SYMBOL_IF_KUNIT(kmad_debugfs_sends_show);
+DEFINE_SHOW_ATTRIBUTE(kmad_debugfs_sends);
 
 void kmad_debugfs_device_add(struct kmad_device *dev)
 {
@@ -112,9 +115,9 @@ void kmad_debugfs_device_add(struct kmad_device *dev)
 		snprintf(name, sizeof(name), "port%u", port->port_num);
 		port->debugfs = debugfs_create_dir(name, dev->debugfs);
 		debugfs_create_file("stats", 0444, port->debugfs, port,
-				    &stats_fops);
+				    &kmad_debugfs_stats_fops);
 		debugfs_create_file("sends", 0444, port->debugfs, port,
-				    &sends_fops);
+				    &kmad_debugfs_sends_fops);
 	}
 }
 

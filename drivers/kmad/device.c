@@ -29,11 +29,18 @@ struct kmad_client_data {
 	struct list_head entry;		/* G */
 };
 
+/*
+ * The port's clock: the provider's, if it has one and the device is still
+ * registered, else jiffies.  Once kmad_device_unregister() has returned the
+ * provider (and its module) may be gone, so its ops are not touched.
+ */
 u64 kmad_now(struct kmad_port *port)
 {
-	const struct kmad_provider_ops *ops = port->dev->ops;
+	struct kmad_device *dev = port->dev;
 
-	return ops->now ? ops->now(port->dev) : get_jiffies_64();
+	if (READ_ONCE(dev->gone) || !dev->ops->now)
+		return get_jiffies_64();
+	return dev->ops->now(dev);
 }
 
 void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s)
@@ -279,7 +286,8 @@ EXPORT_SYMBOL_GPL(kmad_device_register);
  *
  * Every send on its ports ends with a callback (flushed, unless it ended
  * otherwise), clients' remove callbacks run, and after it returns kmad
- * calls none of the provider's ops for @dev.
+ * calls none of the provider's ops for @dev (agents ULPs have not
+ * unregistered yet stay valid, flushed, until they do).
  *
  * Context: process context, may sleep.
  */
@@ -311,9 +319,11 @@ void kmad_device_unregister(struct kmad_device *dev)
 	}
 	mutex_unlock(&kmad_devices_lock);
 
+	kmad_debugfs_device_remove(dev);
 	for (i = 0; i < dev->num_ports; i++)
 		port_teardown(&dev->ports[i]);
-	kmad_debugfs_device_remove(dev);
+	/* From here on kmad does not call the provider for @dev. */
+	WRITE_ONCE(dev->gone, true);
 }
 EXPORT_SYMBOL_GPL(kmad_device_unregister);
 

@@ -169,6 +169,9 @@ struct kmad_device {
 	const struct kmad_provider_ops *ops;	/* I */
 	u8 num_ports;				/* I */
 	bool registered;			/* G */
+	bool gone;				/* set once unregistered:
+						 * ops must not be called
+						 */
 	struct kref ref;
 	struct list_head list;			/* G: kmad_devices */
 	struct dentry *debugfs;
@@ -356,6 +359,14 @@ void kmad_recv_free(struct kmad_recv_priv *recv);
 /* debugfs.c */
 void kmad_debugfs_device_add(struct kmad_device *dev);
 void kmad_debugfs_device_remove(struct kmad_device *dev);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct seq_file;
+/* What the port<N>/stats and port<N>/sends files show; m->private is the
+ * port.  Exported to KUnit tests only.
+ */
+int kmad_debugfs_stats_show(struct seq_file *m, void *v);
+int kmad_debugfs_sends_show(struct seq_file *m, void *v);
+#endif
 
 static inline bool kmad_qpt_is_smi(enum kmad_qp_type qpt)
 {

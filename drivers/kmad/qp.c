@@ -272,6 +272,13 @@ void kmad_cq_drain_work(struct work_struct *work)
 		spin_unlock(&qpi->lock);
 	}
 	qp_complete_failed(qpi);
+	spin_lock(&qpi->lock);
+	if (qpi->run == KMAD_QP_DOWN) {
+		/* Destroyed: the CQ belongs to nobody now. */
+		spin_unlock(&qpi->lock);
+		return;
+	}
+	spin_unlock(&qpi->lock);
 	for (;;) {
 		n = cq_poll(cq, cq->budget - done);
 		done += n;
@@ -487,9 +494,11 @@ void kmad_qp_destroy(struct kmad_qp_info *qpi)
 
 	cancel_work_sync(&qpi->cq.drain_work);
 	cancel_work_sync(&qpi->recover_work);
+	spin_lock(&qpi->lock);
+	qpi->run = KMAD_QP_DOWN;
+	spin_unlock(&qpi->lock);
 	ops->destroy_qp(&qpi->qp);
 	ops->destroy_cq(&qpi->cq);
-	qpi->run = KMAD_QP_DOWN;
 }
 
 void kmad_qp_set_priv(struct kmad_qp *qp, void *priv)

@@ -193,7 +193,9 @@ static void send_put_ref(struct kmad_send_wr *wr)
 
 static bool agent_has_clock(struct kmad_agent_priv *agent)
 {
-	return agent->qpi->port->dev->ops->now;
+	struct kmad_device *dev = agent->qpi->port->dev;
+
+	return !READ_ONCE(dev->gone) && dev->ops->now;
 }
 
 /* Arm the agent's timer for its earliest deadline (real clock only). */
@@ -484,6 +486,13 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	u64 now;
 
 	spin_lock(&agent->lock);
+	/* No deadline, no clock: the agent of a removed device has none,
+	 * and its provider must not be called any more.
+	 */
+	if (RB_EMPTY_ROOT(&agent->deadlines.rb_root)) {
+		spin_unlock(&agent->lock);
+		return;
+	}
 	now = kmad_now(port);
 	while ((first = rb_first_cached(&agent->deadlines))) {
 		wr = rb_entry(first, struct kmad_send_wr, deadline_node);

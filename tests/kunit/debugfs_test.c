@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_debugfs: the statistics and outstanding-send files, read back
+ * through the VFS as an admin would read them.
+ */
+
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "kmad_test.h"
+
+#define KT_READ_MAX	8192
+
+/* A formatted string freed with the test (6.1 has no kunit_kasprintf). */
+static __printf(2, 3) char *kt_sprintf(struct kunit *test, const char *fmt,
+				       ...)
+{
+	char *s = kunit_kzalloc(test, 256, GFP_KERNEL);
+	va_list ap;
+
+	if (s) {
+		va_start(ap, fmt);
+		vsnprintf(s, 256, fmt, ap);
+		va_end(ap);
+	}
+	return s;
+}
+
+/*
+ * The text of /sys/kernel/debug/kmad/<dev>/port1/<file>.  The file must
+ * exist (it is opened); its content is rendered by the same show function
+ * into a buffer, since 6.1's debugfs proxy has no read_iter for
+ * kernel_read().
+ */
+static char *kt_read_debugfs(struct kunit *test, struct kmad_port *port,
+			     const char *file)
+{
+	struct seq_file m = { .private = port, .size = KT_READ_MAX };
+	struct file *filp;
+	char *path;
+
+	path = kt_sprintf(test, "/sys/kernel/debug/kmad/%s/port1/%s",
+			  kmad_port_dev_name(port), file);
+	KUNIT_ASSERT_NOT_NULL(test, path);
+	filp = filp_open(path, O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(filp), "cannot open %s", path);
+	filp_close(filp, NULL);
+
+	m.buf = kunit_kzalloc(test, KT_READ_MAX + 1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m.buf);
+	if (!strcmp(file, "stats"))
+		kmad_debugfs_stats_show(&m, NULL);
+	else
+		kmad_debugfs_sends_show(&m, NULL);
+	KUNIT_ASSERT_FALSE(test, seq_has_overflowed(&m));
+	KUNIT_ASSERT_GT(test, m.count, (size_t)0);
+	return m.buf;
+}
+
+/* The sends file lists an outstanding send with its TID, state and refs;
+ * it disappears from the list once it ends.
+ */
+static void debugfs_sends_lists_outstanding(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       0x42, 1000, 2);
+	char *text, *line;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	line = kt_sprintf(test, "%#x %#018llx wait_resp 1 2 ",
+			  f->agent->hi_tid,
+			  ((u64)f->agent->hi_tid << 32) | 0x42);
+	text = kt_read_debugfs(test, f->port[KT_DEV0], "sends");
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, line), "%s", text);
+
+	KUNIT_ASSERT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	text = kt_read_debugfs(test, f->port[KT_DEV0], "sends");
+	KUNIT_EXPECT_NULL_MSG(test, strstr(text, "wait_resp"), "%s", text);
+	kmad_free_send_buf(buf);
+}
+
+/* The stats file counts what happened, by name, per port and per agent. */
+static void debugfs_stats_count(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       0x43, 1000, 0);
+	char *text, *agent;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	text = kt_read_debugfs(test, f->port[KT_DEV0], "stats");
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "\nresponses_matched 1\n"),
+				  "%s", text);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "\ndropped_short 0\n"),
+				  "%s", text);
+	agent = kt_sprintf(test,
+			   "agent %#x qp1 class 0x00 posted 1 completed 1 responses 1 ",
+			   f->agent->hi_tid);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, agent), "%s", text);
+	kmad_free_send_buf(buf);
+}
+
+static struct kunit_case debugfs_cases[] = {
+	KUNIT_CASE(debugfs_sends_lists_outstanding),
+	KUNIT_CASE(debugfs_stats_count),
+	{}
+};
+
+static struct kunit_suite debugfs_suite = {
+	.name = "kmad_debugfs",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = debugfs_cases,
+};
+
+kunit_test_suites(&debugfs_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's debugfs files");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_LICENSE("GPL");
