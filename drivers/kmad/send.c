@@ -355,8 +355,9 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
  * @agent: the agent whose hi_tid the response carries (a reference held).
  * @recv: the validated response; ownership passes to this function.
  *
- * Context: CQ drain.  Matches by TID (O(1) average, rhashtable) and
- * management class.  A response that arrives before the send completion
+ * Context: CQ drain.  Matches by TID (O(1) average, rhashtable),
+ * management class and, unless the request was directed-route, the LID it
+ * was sent to.  A response that arrives before the send completion
  * is parked on the send until the send completion.
  */
 void kmad_send_response(struct kmad_agent_priv *agent,
@@ -370,7 +371,12 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 
 	spin_lock(&agent->lock);
 	wr = rhashtable_lookup_fast(&agent->tids, &tid, kmad_tid_params);
-	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
+	/* Same TID and class, and for a LID-routed request, from the LID it
+	 * was sent to (directed-route responses may come from anywhere).
+	 */
+	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class ||
+	    (wr->buf.dest.dlid != KMAD_PERMISSIVE_LID &&
+	     wr->buf.dest.dlid != recv->wc.slid)) {
 		spin_unlock(&agent->lock);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		kmad_recv_free(recv);
@@ -628,6 +634,41 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 	kfree(wr);
 }
 EXPORT_SYMBOL_GPL(kmad_free_send_buf);
+
+/**
+ * kmad_send_buf_set_dr_path() - address an SMP by directed route.
+ * @buf: a send buffer of an agent on QP0, not posted.
+ * @path: the outgoing port at each hop, @hop_cnt entries.
+ * @hop_cnt: number of hops, 1-63.
+ *
+ * Makes the MAD a directed-route SMP (class 0x81) with an initial path of
+ * @path, hop pointer 0, permissive DrSLID and DrDLID, and sends it to the
+ * permissive LID on QP0.  The caller fills the rest of the SMP.
+ *
+ * Return: 0, or -EINVAL for bad arguments.
+ */
+int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
+			      u8 hop_cnt)
+{
+	struct kmad_smp *smp;
+
+	if (!buf || !buf->agent || buf->agent->qpt != KMAD_QPT_SMI || !path ||
+	    !hop_cnt || hop_cnt > KMAD_SMP_DR_MAX_HOP_CNT ||
+	    READ_ONCE(kmad_send_wr(buf)->state) != KMAD_SS_INIT)
+		return -EINVAL;
+	smp = (struct kmad_smp *)buf->mad;
+	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->hop_ptr = 0;
+	smp->hop_cnt = hop_cnt;
+	smp->dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	smp->dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	memset(smp->initial_path, 0, sizeof(smp->initial_path));
+	memcpy(&smp->initial_path[1], path, hop_cnt);
+	buf->dest.dlid = KMAD_PERMISSIVE_LID;
+	buf->dest.remote_qpn = 0;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
 
 /**
  * kmad_post_send() - send a MAD.

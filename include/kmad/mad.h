@@ -234,6 +234,8 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 					  const struct kmad_dest *dest,
 					  gfp_t gfp);
 void kmad_free_send_buf(struct kmad_send_buf *buf);
+int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
+			      u8 hop_cnt);
 int kmad_post_send(struct kmad_send_buf *buf);
 int kmad_cancel_send(struct kmad_send_buf *buf);
 int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms);

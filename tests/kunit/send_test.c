@@ -227,6 +227,77 @@ static void send_overflow_keeps_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)depth + 2);
 }
 
+/* A response from another LID than the request went to does not match. */
+static void send_response_from_wrong_lid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       9, 1000, 0);
+	struct kmad_mad resp;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	resp = *buf->mad;
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
+					      sizeof(resp), 77, KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A directed-route SMP goes out on QP0 to the permissive LID with its
+ * initial path, and its response (from a permissive source) matches.
+ */
+static void send_directed_route_smp(struct kunit *test)
+{
+	static const u8 path[] = { 1 };
+	struct kt_fix *f = test->priv;
+	struct kmad_dest dest = { };
+	struct kmad_send_buf *buf;
+	struct kmad_agent *smi;
+	struct kmad_smp seen;
+
+	smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, NULL,
+				  kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_set_dr_path(buf, path, 64), -EINVAL);
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_set_dr_path(buf, path, 1), 0);
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	buf->timeout_ms = 1000;
+	kt_post(f, buf);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, 0, 0, &seen,
+						 sizeof(seen)),
+			(int)sizeof(seen));
+	KUNIT_EXPECT_EQ(test, seen.hop_cnt, 1);
+	KUNIT_EXPECT_EQ(test, seen.initial_path[1], 1);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(seen.dr_dlid), KMAD_PERMISSIVE_LID);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, 0, 0,
+						     KMAD_WC_SUCCESS, false), 0);
+	seen.method = KMAD_METHOD_GET_RESP;
+	seen.status = cpu_to_be16(KMAD_SMP_DIRECTION);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, 0, &seen,
+					      sizeof(seen), KMAD_PERMISSIVE_LID,
+					      0), 0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, 0, false);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(smi);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_early_response_waits),
@@ -237,6 +308,8 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_duplicate_tid_busy),
 	KUNIT_CASE(send_bad_arguments),
 	KUNIT_CASE(send_overflow_keeps_order),
+	KUNIT_CASE(send_response_from_wrong_lid),
+	KUNIT_CASE(send_directed_route_smp),
 	{}
 };
 
