@@ -24,8 +24,8 @@
 #include "kmad_priv.h"
 
 #define KT_MAX_EVENTS	256
-#define KT_CLASS	KMAD_MGMT_CLASS_PERF_MGMT
-#define KT_VERSION	1
+#define KT_CLASS	KMAD_MGMT_CLASS_SUBN_ADM
+#define KT_VERSION	2
 #define KT_QPN		1
 #define KT_DEV0		0
 #define KT_DEV1		1
