@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
+#include "trace.h"
 
 /**
  * kmad_recv_free() - free a receive buffer kmad still owns.
@@ -321,6 +322,7 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	}
 
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECEIVED);
+	trace_kmad_recv(qpi, &recv->mad, wc->slid);
 	recv_fill_wc(qpi, recv, wc);
 	recv_dispatch(qpi, recv);
 }

@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
+#include "trace.h"
 
 static const struct rhashtable_params kmad_tid_params = {
 	.key_len = sizeof(u64),
@@ -278,6 +279,7 @@ static void send_deliver(struct kmad_send_wr *wr)
 	wr->early_resp = NULL;
 	wc.send_buf = &wr->buf;
 	wc.status = wr->status;
+	trace_kmad_send_callback(wr);
 	send_count_outcome(wr);
 	send_set_state(wr, KMAD_SS_INIT);
 	spin_unlock(&agent->lock);
@@ -313,6 +315,7 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 	bool done = false;
 
 	spin_lock(&agent->lock);
+	trace_kmad_send_hw_done(wr);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
 		send_put_ref(wr);			/* send completion */
@@ -383,6 +386,7 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 		return;
 	}
 
+	trace_kmad_resp_match(wr);
 	send_put_ref(wr);				/* response */
 	wr->early_resp = recv;
 	wr->status = KMAD_SEND_OK;
@@ -412,6 +416,8 @@ static int send_cancel(struct kmad_send_wr *wr, enum kmad_send_status status)
 	int ret = 0;
 
 	spin_lock(&agent->lock);
+	if (wr->state == KMAD_SS_SENDING || wr->state == KMAD_SS_WAIT_RESP)
+		trace_kmad_cancel(wr);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
 		if (wr->expects_resp)
@@ -505,6 +511,7 @@ static void agent_expire(struct kmad_agent_priv *agent)
 		if (time_after64(wr->deadline, now))
 			break;
 		if (wr->retries_left && agent->state == KMAD_AGENT_ACTIVE) {
+			trace_kmad_retry(wr);
 			wr->retries_left--;
 			wr->refs++;			/* the new send completion */
 			send_set_state(wr, KMAD_SS_SENDING);
@@ -515,6 +522,7 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			agent_stat_inc(agent, KMAD_ASTAT_RETRIES);
 			kmad_port_stat_inc(port, KMAD_PSTAT_RETRIES);
 		} else {
+			trace_kmad_timeout(wr);
 			send_put_ref(wr);		/* timeout */
 			wr->status = KMAD_SEND_RESP_TIMEOUT;
 			send_set_state(wr, KMAD_SS_DONE);
@@ -739,6 +747,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	}
 	/* Cannot fail: the registration reference is held while ACTIVE. */
 	refcount_inc(&agent->refs);
+	trace_kmad_post(wr);
 	spin_unlock(&agent->lock);
 	rcu_read_unlock();
 
