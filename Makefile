@@ -24,7 +24,8 @@ endif
 # Out of tree there is no Kconfig pass: set the symbols here.  The KUnit
 # modules are built only when the target kernel has KUnit.
 kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
-KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir)
+KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
+	CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
 .PHONY: all modules modules_install check lint clean help

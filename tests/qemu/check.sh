@@ -50,7 +50,8 @@ fi
 python3 "$here/harness.py" plan --suite "$suite" --out "$out" "${testdirs[@]}"
 
 # The core modules load first, in dependency order, then the test modules.
-core=("$root/drivers/kmad/kmad.ko" "$root/drivers/kmad/sim/kmad_sim.ko")
+core=("$root/drivers/kmad/kmad.ko" "$root/drivers/kmad/sim/kmad_sim.ko"
+      "$root/samples/kmad_example/kmad_example.ko")
 {
 	for ko in "${core[@]}"; do basename "$ko" .ko; done
 	cat "$out/load"
