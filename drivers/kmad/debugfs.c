@@ -16,6 +16,7 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_SEND_ERRORS] = "send_errors",
 	[KMAD_PSTAT_RECEIVED] = "received",
 	[KMAD_PSTAT_WRONG_QP] = "dropped_wrong_qp",
+	[KMAD_PSTAT_SMI_DISCARDS] = "dropped_smi",
 	[KMAD_PSTAT_RESP_MATCHED] = "responses_matched",
 	[KMAD_PSTAT_RESP_UNMATCHED] = "responses_unmatched",
 	[KMAD_PSTAT_REQ_DISPATCHED] = "requests_dispatched",

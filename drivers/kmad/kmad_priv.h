@@ -38,6 +38,7 @@
 
 #include <kmad/mad.h>
 #include <kmad/provider.h>
+#include <kmad/smi.h>
 #include <kmad/wire.h>
 
 struct dentry;
@@ -63,6 +64,7 @@ enum kmad_port_stat {
 	KMAD_PSTAT_SEND_ERRORS,		/* send completions with an error */
 	KMAD_PSTAT_RECEIVED,		/* receive completions that validated */
 	KMAD_PSTAT_WRONG_QP,		/* SMP on QP1 or GMP on QP0: dropped */
+	KMAD_PSTAT_SMI_DISCARDS,	/* DR SMPs failing hop checks: dropped */
 	KMAD_PSTAT_RESP_MATCHED,	/* responses matched to a request */
 	KMAD_PSTAT_RESP_UNMATCHED,	/* responses that matched nothing */
 	KMAD_PSTAT_REQ_DISPATCHED,	/* requests given to an agent */
@@ -367,6 +369,15 @@ struct seq_file;
 int kmad_debugfs_stats_show(struct seq_file *m, void *v);
 int kmad_debugfs_sends_show(struct seq_file *m, void *v);
 #endif
+
+/* This port as a node for the SMI's directed-route checks. */
+static inline void kmad_port_smi_node(const struct kmad_port *port,
+				      struct kmad_smi_node *node)
+{
+	node->is_switch = false;
+	node->port_num = port->port_num;
+	node->num_ports = port->dev->num_ports;
+}
 
 static inline bool kmad_qpt_is_smi(enum kmad_qp_type qpt)
 {

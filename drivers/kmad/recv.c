@@ -129,10 +129,11 @@ static void build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 			   u16 status)
 {
 	*resp = *req;
-	resp->mad_hdr.method = response_method(req->mad_hdr.method);
 	if (req->mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
-		status |= KMAD_SMP_DIRECTION;
-	resp->mad_hdr.status = cpu_to_be16(status);
+		kmad_smi_make_response((struct kmad_smp *)resp);
+	resp->mad_hdr.method = response_method(req->mad_hdr.method);
+	resp->mad_hdr.status = cpu_to_be16(status |
+		(be16_to_cpu(resp->mad_hdr.status) & KMAD_SMP_DIRECTION));
 }
 
 static void response_dest(struct kmad_dest *dest,
@@ -260,6 +261,19 @@ static u16 verdict_answer(enum kmad_mad_verdict why)
 	}
 }
 
+/* The SMI's receive step for a directed-route SMP arriving at this CA
+ * port (IBTA C14-9/C14-13); false if it must be dropped.
+ */
+static bool recv_smi_step(struct kmad_qp_info *qpi,
+			  struct kmad_recv_priv *recv)
+{
+	struct kmad_smi_node node;
+
+	kmad_port_smi_node(qpi->port, &node);
+	return kmad_smi_recv((struct kmad_smp *)&recv->mad, &node) ==
+	       KMAD_SMI_HANDLE;
+}
+
 static void recv_fill_wc(struct kmad_qp_info *qpi,
 			 struct kmad_recv_priv *recv, const struct kmad_wc *wc)
 {
@@ -317,6 +331,13 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	if (kmad_is_smp_class(recv->mad.mad_hdr.mgmt_class) !=
 	    kmad_qpt_is_smi(qpi->qpt)) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_WRONG_QP);
+		kmad_recv_free(recv);
+		return;
+	}
+
+	if (recv->mad.mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+	    !recv_smi_step(qpi, recv)) {
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SMI_DISCARDS);
 		kmad_recv_free(recv);
 		return;
 	}

@@ -643,6 +643,30 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 }
 EXPORT_SYMBOL_GPL(kmad_free_send_buf);
 
+/*
+ * A directed-route SMP leaving this port takes the SMI's send step (hop
+ * pointer, path check, IBTA C14-9/C14-13) as an HCA's SMI must; one whose
+ * path does not start at this port is refused.  A request whose DrSLID,
+ * or a response whose DrDLID, is not permissive starts LID-routed: no
+ * directed step here.
+ */
+static int send_smi_step(struct kmad_agent_priv *agent,
+			 struct kmad_send_wr *wr)
+{
+	struct kmad_smp *smp = (struct kmad_smp *)&wr->mad;
+	struct kmad_smi_node node;
+	__be16 first_lid;
+
+	lockdep_assert_held(&agent->lock);
+	if (smp->mgmt_class != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		return 0;
+	first_lid = kmad_smp_is_returning(smp) ? smp->dr_dlid : smp->dr_slid;
+	if (first_lid != cpu_to_be16(KMAD_PERMISSIVE_LID))
+		return 0;
+	kmad_port_smi_node(agent->qpi->port, &node);
+	return kmad_smi_send(smp, &node) == KMAD_SMI_HANDLE ? 0 : -EINVAL;
+}
+
 /**
  * kmad_send_buf_set_dr_path() - address an SMP by directed route.
  * @buf: a send buffer of an agent on QP0, not posted.
@@ -689,7 +713,11 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * follows a 0 return.
  *
  * Context: process or softirq context; does not sleep.
- * Return: 0; -EINVAL for a bad buffer or one already posted, -EBUSY if
+ * A directed-route SMP takes the SMI send step here (its hop pointer
+ * advances); its path must leave through this port.
+ *
+ * Return: 0; -EINVAL for a bad buffer or one already posted, or a
+ * directed-route SMP whose path fails the SMI checks; -EBUSY if
  * another outstanding request of the agent has the same TID, -ESHUTDOWN if
  * the agent is unregistering or its port is going away.
  */
@@ -733,6 +761,9 @@ int kmad_post_send(struct kmad_send_buf *buf)
 
 		hdr->tid = cpu_to_be64(tid);
 	}
+	ret = send_smi_step(agent, wr);
+	if (ret)
+		goto out_unlock;
 	wr->tid = be64_to_cpu(hdr->tid);
 	wr->expects_resp = buf->timeout_ms != 0;
 	wr->timeout_ms = buf->timeout_ms;

@@ -34,8 +34,9 @@
 #ifndef KMAD_MAD_H
 #define KMAD_MAD_H
 
-#include <linux/types.h>
+#include <linux/bitops.h>
 #include <linux/list.h>
+#include <linux/types.h>
 #include <kmad/wire.h>
 
 struct kmad_port;

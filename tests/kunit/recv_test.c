@@ -218,6 +218,32 @@ static void recv_create_response_round_trip(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/* A directed-route SMP that fails the SMI's hop checks (an outgoing one
+ * whose sender did not advance the hop pointer) is dropped and counted.
+ */
+static void recv_dr_smp_failing_smi_dropped(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_smp smp = { };
+
+	smp.base_version = KMAD_MGMT_BASE_VERSION;
+	smp.mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp.class_version = 1;
+	smp.method = KMAD_METHOD_GET;
+	smp.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	smp.hop_cnt = 1;
+	smp.hop_ptr = 0;
+	smp.initial_path[1] = 1;
+	smp.dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	smp.dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, 0, &smp,
+					      sizeof(smp), 1, 0), 0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV1, 0, false);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_SMI_DISCARDS), 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, 0), 0U);
+}
+
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
 	KUNIT_CASE(recv_unsupported_class),
@@ -226,6 +252,7 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_malformed_dropped),
 	KUNIT_CASE(recv_unmatched_response),
 	KUNIT_CASE(recv_create_response_round_trip),
+	KUNIT_CASE(recv_dr_smp_failing_smi_dropped),
 	{}
 };
 

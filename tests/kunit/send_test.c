@@ -298,6 +298,33 @@ static void send_directed_route_smp(struct kunit *test)
 	kmad_unregister_agent(smi);
 }
 
+/* A directed-route path must leave through the sending port: the SMI
+ * refuses any other at post.
+ */
+static void send_dr_path_wrong_port(struct kunit *test)
+{
+	static const u8 path[] = { 2 };
+	struct kt_fix *f = test->priv;
+	struct kmad_dest dest = { };
+	struct kmad_send_buf *buf;
+	struct kmad_agent *smi;
+
+	smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, NULL,
+				  kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_set_dr_path(buf, path, 1), 0);
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, 0), 0U);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(smi);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_early_response_waits),
@@ -310,6 +337,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_overflow_keeps_order),
 	KUNIT_CASE(send_response_from_wrong_lid),
 	KUNIT_CASE(send_directed_route_smp),
+	KUNIT_CASE(send_dr_path_wrong_port),
 	{}
 };
 
