@@ -308,7 +308,7 @@ void kmad_device_unregister(struct kmad_device *dev)
 		struct kmad_port *port = &dev->ports[i];
 
 		mutex_lock(&port->reg_mutex);
-		port->dying = true;
+		WRITE_ONCE(port->dying, true);
 		mutex_unlock(&port->reg_mutex);
 		/* Flush the hardware first, so that agents the clients
 		 * unregister below need not wait for it.

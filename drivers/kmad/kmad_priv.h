@@ -147,7 +147,7 @@ struct kmad_port {
 	struct kmad_device *dev;	/* I */
 	u8 port_num;			/* I */
 	struct kmad_port_attr attr;	/* I while registered */
-	bool dying;			/* P */
+	bool dying;			/* P; read locklessly by posts */
 	struct mutex reg_mutex;
 	struct list_head agents;	/* P writes, RCU reads */
 	struct list_head client_data;	/* G: struct kmad_client_data */

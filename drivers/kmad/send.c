@@ -741,7 +741,11 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 */
 	rcu_read_lock();
 	spin_lock(&agent->lock);
-	if (agent->state != KMAD_AGENT_ACTIVE) {
+	/* port->dying is set first thing when the port goes away; a post
+	 * that slips past this check is flushed with its callback.
+	 */
+	if (agent->state != KMAD_AGENT_ACTIVE ||
+	    READ_ONCE(agent->qpi->port->dying)) {
 		ret = -ESHUTDOWN;
 		goto out_unlock;
 	}
