@@ -14,14 +14,26 @@
  *   moves only with kmad_sim_advance_clock().  Every interleaving is then a
  *   reproducible sequence of calls.
  *
- * QPs are addressed by (device index, qpn) with qpn 0 or 1; every
- * simulated device has one port (port number 1) in this version.
+ * A fabric is a small InfiniBand subnet: HCAs (kmad devices with one or
+ * two ports) and switches, cabled by a topology, with static LIDs and
+ * linear forwarding tables computed when it is built, and firmware on
+ * every port (an SMA on QP0 and a PMA on QP1) that answers Get and Set
+ * requests before kmad sees them.  Documentation/simulated-fabric.rst
+ * describes the topologies, the LID plan, routing and the firmware.
+ *
+ * Nodes are numbered HCAs first: node i < kmad_sim_num_devices() is the
+ * HCA "<name><i>" (also called device i below), then the switches
+ * "<name>sw<j>" are nodes kmad_sim_num_devices() + j.
+ *
+ * QPs are addressed by (device index, qpn): qpn 0 or 1 are the QPs of port
+ * 1, KMAD_SIM_QP(port, qpn) those of another port of a two-port HCA.
  *
  * Conventions of the control functions: an argument that names nothing
- * (NULL or error-pointer fabric, device index out of range, qpn not 0 or
- * 1, n past the end of a list) gives -EINVAL; a device that was removed,
- * or a QP kmad has not created, gives -ENODEV.  Functions that return a
- * count return 0 then, and void ones do nothing.
+ * (NULL or error-pointer fabric, device or node index out of range, qpn
+ * not 0 or 1, a port the node does not have, n past the end of a list)
+ * gives -EINVAL; a device that was removed, or a QP kmad has not created,
+ * gives -ENODEV.  Functions that return a count return 0 then, and void
+ * ones do nothing.
  */
 #ifndef KMAD_SIM_H
 #define KMAD_SIM_H
@@ -60,18 +72,67 @@ enum kmad_sim_notify {
 	KMAD_SIM_NOTIFY_MISSED,
 };
 
+/*
+ * KMAD_SIM_QP() - the qpn argument of the control functions for QP @qpn
+ * (0 or 1) of port @port of an HCA; KMAD_SIM_QP(1, qpn) is plain @qpn.
+ */
+#define KMAD_SIM_QP(port, qpn)	((((u32)(port) - 1) << 16) | (u32)(qpn))
+
 /**
  * enum kmad_sim_topology - built-in topologies.
- * @KMAD_SIM_TOPO_PAIR: two one-port HCAs linked back to back.
+ * @KMAD_SIM_TOPO_PAIR: two HCAs linked back to back, port to port.
+ * @KMAD_SIM_TOPO_STAR: &kmad_sim_config.hcas HCAs around one switch.
+ * @KMAD_SIM_TOPO_TREE: a root switch with &kmad_sim_config.leaves leaf
+ *	switches, the HCAs spread over the leaves.
  */
 enum kmad_sim_topology {
 	KMAD_SIM_TOPO_PAIR,
+	KMAD_SIM_TOPO_STAR,
+	KMAD_SIM_TOPO_TREE,
+};
+
+/* Defaults and limits of the topology sizes. */
+#define KMAD_SIM_DEFAULT_HCAS	4
+#define KMAD_SIM_DEFAULT_LEAVES	2
+#define KMAD_SIM_MAX_HCAS	64
+#define KMAD_SIM_MAX_LEAVES	16
+
+/**
+ * enum kmad_sim_node_type - kinds of node, with their IBTA NodeType values.
+ * @KMAD_SIM_NODE_HCA: a channel adapter, registered with kmad.
+ * @KMAD_SIM_NODE_SWITCH: a switch; its management port 0 has its LID.
+ */
+enum kmad_sim_node_type {
+	KMAD_SIM_NODE_HCA = 1,
+	KMAD_SIM_NODE_SWITCH = 2,
+};
+
+/**
+ * struct kmad_sim_node_info - what a node is.
+ * @type: HCA or switch.
+ * @num_ports: physical ports, numbered from 1.
+ * @lid: a switch's LID, or the current LID of an HCA's port 1.
+ * @guid: NodeGUID.
+ * @name: device name of an HCA, "<name>sw<j>" for a switch.
+ */
+struct kmad_sim_node_info {
+	enum kmad_sim_node_type type;
+	u8 num_ports;
+	u16 lid;
+	u64 guid;
+	char name[32];
 };
 
 /**
  * struct kmad_sim_config - how to build a fabric.
  * @name: device name prefix; devices are "<name>0", "<name>1", ...
  * @topology: which topology.
+ * @hcas: star and tree: number of HCAs, 1 to %KMAD_SIM_MAX_HCAS (0:
+ *	%KMAD_SIM_DEFAULT_HCAS).  A pair always has two.
+ * @leaves: tree: number of leaf switches, 1 to %KMAD_SIM_MAX_LEAVES (0:
+ *	%KMAD_SIM_DEFAULT_LEAVES).
+ * @hca_ports: ports per HCA, 1 or 2 (0: 1).  Every port is cabled: in a
+ *	pair port p to port p, in a star and a tree both to the same switch.
  * @mode: async or step.
  * @notify: initial notification behaviour of every CQ.
  * @latency_us: async mode: delay from post to transmission.
@@ -84,6 +145,9 @@ enum kmad_sim_topology {
 struct kmad_sim_config {
 	const char *name;
 	enum kmad_sim_topology topology;
+	unsigned int hcas;
+	unsigned int leaves;
+	unsigned int hca_ports;
 	enum kmad_sim_mode mode;
 	enum kmad_sim_notify notify;
 	unsigned int latency_us;
@@ -132,9 +196,24 @@ struct kmad_sim_faults {
  *	gets %KMAD_QP_EVENT_FATAL; its flush CQEs may overflow in turn.
  *	The CQE itself is kept (the ring is as deep as kmad asked), so kmad
  *	still gets one CQE per work request.
+ * @dropped_link: lost at a port whose link is down (kmad_sim_set_link(),
+ *	or disabled by a PortInfo Set), or, being no SMP, at a port whose
+ *	PortState does not let it through (IBTA: only SMPs pass a port that
+ *	is not Active, or Armed for receiving).
+ * @dropped_smi: directed-route SMPs discarded by the hop checks of
+ *	<kmad/smi.h>.
+ * @fw_answered: requests answered by this port's firmware (its SMA or
+ *	PMA; for a switch, counted on port 0).
  *
- * A MAD the peer cannot receive because its device is gone counts as
- * @dropped_no_route on the sender's port.
+ * A MAD that is lost on the way counts on the port that sent it (kmad's
+ * send, or the firmware's response): @dropped_fault, @dropped_no_route
+ * (no LFT entry, a DLID no port has, a routing loop, or the destination
+ * device is gone), @dropped_link, and @dropped_smi for a discard by a
+ * switch.  One that reaches its destination port counts there:
+ * @delivered, @dropped_no_recv, @dropped_bad_qkey, @recv_errors,
+ * @fw_answered, and @dropped_smi for a discard by the SMA's own checks.
+ * The traffic that crossed each link is counted per port by the PMA
+ * (PortCounters, PortCountersExtended), not here.
  */
 struct kmad_sim_stats {
 	u64 sent;
@@ -149,6 +228,9 @@ struct kmad_sim_stats {
 	u64 dropped_bad_qkey;
 	u64 recv_errors;
 	u64 cq_overflows;
+	u64 dropped_link;
+	u64 dropped_smi;
+	u64 fw_answered;
 };
 
 /*
@@ -161,8 +243,21 @@ void kmad_sim_destroy(struct kmad_sim_fabric *fab);
 unsigned int kmad_sim_num_devices(const struct kmad_sim_fabric *fab);
 struct kmad_device *kmad_sim_device(struct kmad_sim_fabric *fab,
 				    unsigned int dev);
-/* Unregister one device (its port goes away) while the rest keeps going. */
+/* Unregister one device (its ports go away) while the rest keeps going. */
 void kmad_sim_remove_device(struct kmad_sim_fabric *fab, unsigned int dev);
+
+/* Nodes, ports and links (both modes; any context). */
+unsigned int kmad_sim_num_nodes(const struct kmad_sim_fabric *fab);
+int kmad_sim_node_info(struct kmad_sim_fabric *fab, unsigned int node,
+		       struct kmad_sim_node_info *info);
+u16 kmad_sim_port_lid(struct kmad_sim_fabric *fab, unsigned int node,
+		      u8 port);
+int kmad_sim_link_peer(struct kmad_sim_fabric *fab, unsigned int node,
+		       u8 port, unsigned int *peer_node, u8 *peer_port);
+int kmad_sim_set_link(struct kmad_sim_fabric *fab, unsigned int node,
+		      u8 port, bool up);
+void kmad_sim_get_port_stats(struct kmad_sim_fabric *fab, unsigned int node,
+			     u8 port, struct kmad_sim_stats *stats);
 /*
  * The fabric built at module load from the module parameters, or NULL
  * (topology=none).  Valid while kmad_sim is loaded.

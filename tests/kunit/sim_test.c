@@ -2,7 +2,8 @@
 /*
  * kmad_sim: the simulated fabric itself -- routing, Q_Key and permissive-LID
  * rules, both notification behaviours with the arm hook, QP errors, CQ
- * overflow, device removal and fault injection.
+ * overflow, device removal and fault injection.  The MADs are SA class
+ * (which no firmware answers), so they reach kmad on the peer.
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
@@ -98,8 +99,8 @@ static void st_mad(struct kmad_mad *mad, u8 method, u64 tid)
 {
 	memset(mad, 0, sizeof(*mad));
 	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
-	mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_PERF_MGMT;
-	mad->mad_hdr.class_version = 1;
+	mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_ADM;
+	mad->mad_hdr.class_version = 2;
 	mad->mad_hdr.method = method;
 	mad->mad_hdr.tid = cpu_to_be64(tid);
 	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
@@ -413,7 +414,10 @@ static void sim_async_faults(struct kunit *test)
 	KUNIT_EXPECT_GT(test, s0.corrupted, 0ULL);
 }
 
-/* QP0: the permissive LID reaches the peer from QP0, not from QP1. */
+/*
+ * QP0: the permissive LID reaches the peer from QP0, not from QP1.  The
+ * SMP is a Trap, which the peer's SMA leaves to kmad.
+ */
 static void sim_qp0_permissive(struct kunit *test)
 {
 	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
@@ -428,8 +432,10 @@ static void sim_qp0_permissive(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
 	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
-	st_mad(buf->mad, KMAD_METHOD_GET, 1);
+	st_mad(buf->mad, KMAD_METHOD_TRAP, 1);
 	buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_ATTR_NOTICE);
 	ret = kmad_post_send(buf);
 	kunit_info(test, "SMP post: %d", ret);
 	if (ret) {

@@ -55,11 +55,11 @@ static void sim_cq_raise_locked(struct sim_cq *cq)
 static void sim_cq_overflow_locked(struct sim_cq *cq, struct sim_qp *owner)
 {
 	lockdep_assert_held(&cq->lock);
-	sim_count(cq->sdev, SIM_STAT_CQ_OVERFLOWS);
+	sim_port_count(owner->port, SIM_STAT_CQ_OVERFLOWS);
 	if (owner->state == KMAD_QPS_ERR)
 		return;
 	pr_err_ratelimited("%s: QP%u: CQ overflow (depth %u): QP moved to the error state\n",
-			   sim_port_of(cq->sdev)->name, owner->qpn, cq->limit);
+			   owner->port->node->name, owner->qpn, cq->limit);
 	kmad_sim_qp_error_locked(owner);
 	queue_work(cq->sdev->fab->wq, &owner->fatal_work);
 }
@@ -83,7 +83,7 @@ void kmad_sim_cq_add_locked(struct sim_cq *cq, struct sim_qp *owner,
 	overflow = cq->count >= cq->limit;
 	if (cq->count == cq->depth) {
 		pr_err_ratelimited("%s: QP%u: CQ full (%u entries): CQE lost\n",
-				   sim_port_of(cq->sdev)->name, owner->qpn,
+				   owner->port->node->name, owner->qpn,
 				   cq->depth);
 	} else {
 		e = &cq->ring[(cq->head + cq->count) % cq->depth];
@@ -134,8 +134,11 @@ void kmad_sim_cq_clean_locked(struct sim_cq *cq, struct sim_qp *owner)
  */
 void kmad_sim_cq_deliver_event(struct sim_cq *cq)
 {
+	struct sim_port *port = READ_ONCE(cq->port);
+
 	kmad_cq_event(cq->kcq);
-	sim_count(cq->sdev, SIM_STAT_CQ_EVENTS);
+	if (port)
+		sim_port_count(port, SIM_STAT_CQ_EVENTS);
 	sim_progress(cq->sdev->fab);
 }
 

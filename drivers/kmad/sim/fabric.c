@@ -1,25 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmad_sim: fabrics.  Creation and destruction, devices and their ports,
- * links and LID routing, fault injection, the virtual clock, counters and
- * settling.
+ * kmad_sim: fabrics.  Creation and destruction, HCAs and their devices,
+ * QP lookup, fault injection, the virtual clock, counters and settling.
+ * The topologies, LIDs and links are in topo.c, the carrying of MADs in
+ * route.c, the firmware in sma.c and pma.c.
  *
  * Locks: F (&kmad_sim_fabric.lock) and M (&kmad_sim_fabric.devices_mutex),
  * described in fabric.h with every field they guard.
  *
- * Routing.  A MAD sent on a port goes over the port's link; the port at the
- * other end accepts it if the destination LID is its LID, or if it is the
- * permissive LID and the MAD was sent from QP0 (a directed-route SMP).  It
- * then goes to the QP with the destination QP number; QP1 drops it unless
- * its Q_Key is %KMAD_QP1_QKEY.  A MAD with nowhere to go counts as
- * dropped_no_route on the sending port; one that reaches a port counts
- * there.
- *
- * Removing a device.  With M held: mark the port REMOVING (F), so nothing
+ * Removing a device.  With M held: mark the HCA REMOVING (F), so nothing
  * finds it any more; set its teardown flag and release step-mode pending
  * events, so kmad's teardown never waits for a step; unregister it from
  * kmad, which destroys its QPs and CQs (destroy_qp waits for whoever still
- * holds a QP); mark the port ABSENT and free the device.
+ * holds a QP); mark the HCA ABSENT and free the device.  Its ports and
+ * cables stay: MADs still reach them and are dropped there.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -42,10 +36,51 @@
 #define SIM_SETTLE_WIRE_TIMEOUT_MS	10000
 
 /**
+ * kmad_sim_port() - a port by node index and port number.
+ * @fab: the fabric.
+ * @node: node index.
+ * @port: port number: 1 to the node's number of ports, or 0 for a
+ *	switch's management port.
+ *
+ * Return: the port, or NULL if the fabric has no such port.
+ */
+struct sim_port *kmad_sim_port(struct kmad_sim_fabric *fab, unsigned int node,
+			       u8 port)
+{
+	struct sim_node *n;
+
+	if (IS_ERR_OR_NULL(fab) || node >= fab->num_nodes)
+		return NULL;
+	n = fab->nodes[node];
+	if (port > n->num_ports || (!port && !sim_is_switch(n)))
+		return NULL;
+	return &n->ports[port];
+}
+
+/**
+ * kmad_sim_port_lid_of() - the current LID of an endport.
+ * @port: an HCA port, or a switch's port 0.
+ *
+ * Context: any; takes F.
+ * Return: the LID (it changes with PortInfo Sets).
+ */
+u16 kmad_sim_port_lid_of(struct sim_port *port)
+{
+	struct kmad_sim_fabric *fab = port->node->fab;
+	unsigned long flags;
+	u16 lid;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	lid = port->pi.lid;
+	spin_unlock_irqrestore(&fab->lock, flags);
+	return lid;
+}
+
+/**
  * kmad_sim_qp_get() - find a QP by address and take a reference.
  * @fab: the fabric.
- * @dev: device index.
- * @qpn: 0 or 1.
+ * @dev: device (HCA) index.
+ * @qpn: 0 or 1 for port 1, or KMAD_SIM_QP(port, 0 or 1).
  *
  * Only a QP of a live device is found.  The reference keeps the QP and its
  * CQ from being destroyed; drop it with kmad_sim_qp_put().
@@ -57,16 +92,21 @@
 struct sim_qp *kmad_sim_qp_get(struct kmad_sim_fabric *fab, unsigned int dev,
 			       u32 qpn)
 {
+	u32 port_num = (qpn >> 16) + 1;
 	struct sim_qp *qp = NULL;
-	struct sim_port *port;
+	struct sim_node *node;
 	unsigned long flags;
 
-	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_ports || qpn >= SIM_NUM_QPS)
+	qpn &= 0xffff;
+	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_hcas ||
+	    qpn >= SIM_NUM_QPS)
 		return ERR_PTR(-EINVAL);
-	port = &fab->ports[dev];
+	node = fab->nodes[dev];
+	if (port_num > node->num_ports)
+		return ERR_PTR(-EINVAL);
 	spin_lock_irqsave(&fab->lock, flags);
-	if (port->state == SIM_PORT_LIVE)
-		qp = port->qps[qpn];
+	if (node->state == SIM_DEV_LIVE)
+		qp = node->ports[port_num].qps[qpn];
 	if (qp)
 		sim_qp_get(qp);
 	spin_unlock_irqrestore(&fab->lock, flags);
@@ -82,15 +122,14 @@ struct sim_qp *kmad_sim_qp_get(struct kmad_sim_fabric *fab, unsigned int dev,
 int kmad_sim_publish_qp(struct sim_qp *qp)
 {
 	struct kmad_sim_fabric *fab = qp->sdev->fab;
-	struct sim_port *port = sim_port_of(qp->sdev);
 	unsigned long flags;
 	int ret = 0;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	if (port->qps[qp->qpn])
+	if (qp->port->qps[qp->qpn])
 		ret = -EBUSY;
 	else
-		port->qps[qp->qpn] = qp;
+		qp->port->qps[qp->qpn] = qp;
 	spin_unlock_irqrestore(&fab->lock, flags);
 	return ret;
 }
@@ -103,74 +142,11 @@ int kmad_sim_publish_qp(struct sim_qp *qp)
 void kmad_sim_unpublish_qp(struct sim_qp *qp)
 {
 	struct kmad_sim_fabric *fab = qp->sdev->fab;
-	struct sim_port *port = sim_port_of(qp->sdev);
 	unsigned long flags;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	port->qps[qp->qpn] = NULL;
+	qp->port->qps[qp->qpn] = NULL;
 	spin_unlock_irqrestore(&fab->lock, flags);
-}
-
-/*
- * Find where @pkt, sent from port @from, goes.  Returns the port index, or
- * SIM_NO_PEER if no port takes it; *@dst is then the destination QP with a
- * reference, or NULL if that port has no such QP.
- */
-static unsigned int sim_route_lookup(struct kmad_sim_fabric *fab,
-				     unsigned int from,
-				     const struct sim_packet *pkt,
-				     struct sim_qp **dst)
-{
-	unsigned int to = fab->ports[from].peer;
-	struct sim_port *port;
-	unsigned long flags;
-
-	*dst = NULL;
-	if (to == SIM_NO_PEER || pkt->dst_qpn >= SIM_NUM_QPS)
-		return SIM_NO_PEER;
-	port = &fab->ports[to];
-	spin_lock_irqsave(&fab->lock, flags);
-	if (port->state != SIM_PORT_LIVE)
-		to = SIM_NO_PEER;
-	else if (pkt->dlid != port->lid &&
-		 !(pkt->dlid == SIM_PERMISSIVE_LID && pkt->src_qpn == 0))
-		to = SIM_NO_PEER;
-	else
-		*dst = port->qps[pkt->dst_qpn];
-	if (*dst)
-		sim_qp_get(*dst);
-	spin_unlock_irqrestore(&fab->lock, flags);
-	return to;
-}
-
-/**
- * kmad_sim_route() - carry a transmitted MAD to its destination.
- * @src: the sending QP.
- * @pkt: the MAD, delivered &sim_packet.copies times.
- *
- * Context: any; no sim lock held.
- */
-void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt)
-{
-	struct kmad_sim_fabric *fab = src->sdev->fab;
-	struct sim_qp *dst;
-	unsigned int to, i;
-
-	to = sim_route_lookup(fab, src->sdev->index, pkt, &dst);
-	if (to == SIM_NO_PEER) {
-		sim_count(src->sdev, SIM_STAT_DROPPED_NO_ROUTE);
-		return;
-	}
-	for (i = 0; i < pkt->copies; i++) {
-		if (!dst)
-			atomic64_inc(&fab->ports[to].stats[SIM_STAT_DROPPED_NO_RECV]);
-		else if (pkt->dst_qpn == 1 && pkt->qkey != KMAD_QP1_QKEY)
-			sim_count(dst->sdev, SIM_STAT_DROPPED_BAD_QKEY);
-		else
-			kmad_sim_qp_receive(dst, pkt);
-	}
-	if (dst)
-		kmad_sim_qp_put(dst);
 }
 
 static bool sim_draw_pct(struct kmad_sim_fabric *fab, unsigned int pct)
@@ -236,137 +212,147 @@ u64 kmad_sim_clock(struct kmad_sim_fabric *fab)
 }
 
 /* Hand the device's step-mode pending events to its event works. */
-static void sim_port_release_events(struct kmad_sim_fabric *fab,
-				    struct sim_port *port)
+static void sim_node_release_events(struct kmad_sim_fabric *fab,
+				    struct sim_node *node)
 {
-	struct sim_qp *qps[SIM_NUM_QPS] = {};
+	struct sim_qp *qps[SIM_NUM_QPS];
 	unsigned long flags;
 	unsigned int i;
+	u8 p;
 
-	spin_lock_irqsave(&fab->lock, flags);
-	for (i = 0; i < SIM_NUM_QPS; i++) {
-		qps[i] = port->qps[i];
-		if (qps[i])
-			sim_qp_get(qps[i]);
-	}
-	spin_unlock_irqrestore(&fab->lock, flags);
+	for (p = 1; p <= node->num_ports; p++) {
+		spin_lock_irqsave(&fab->lock, flags);
+		for (i = 0; i < SIM_NUM_QPS; i++) {
+			qps[i] = node->ports[p].qps[i];
+			if (qps[i])
+				sim_qp_get(qps[i]);
+		}
+		spin_unlock_irqrestore(&fab->lock, flags);
 
-	for (i = 0; i < SIM_NUM_QPS; i++) {
-		if (!qps[i])
-			continue;
-		kmad_sim_cq_teardown(qps[i]->cq);
-		kmad_sim_qp_put(qps[i]);
+		for (i = 0; i < SIM_NUM_QPS; i++) {
+			if (!qps[i])
+				continue;
+			kmad_sim_cq_teardown(qps[i]->cq);
+			kmad_sim_qp_put(qps[i]);
+		}
 	}
 }
 
-static void sim_port_set_device(struct kmad_sim_fabric *fab,
-				struct sim_port *port,
-				enum sim_port_state state,
+static void sim_node_set_device(struct kmad_sim_fabric *fab,
+				struct sim_node *node,
+				enum sim_dev_state state,
 				struct kmad_device *kdev)
 {
 	unsigned long flags;
 
 	lockdep_assert_held(&fab->devices_mutex);
 	spin_lock_irqsave(&fab->lock, flags);
-	port->state = state;
-	port->kdev = kdev;
+	node->state = state;
+	node->kdev = kdev;
 	spin_unlock_irqrestore(&fab->lock, flags);
 }
 
-static void sim_port_remove(struct kmad_sim_fabric *fab, struct sim_port *port)
+static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 {
-	struct kmad_device *kdev = port->kdev;
+	struct kmad_device *kdev = node->kdev;
 	struct sim_dev *sdev;
 
 	lockdep_assert_held(&fab->devices_mutex);
-	if (port->state != SIM_PORT_LIVE)
+	if (node->state != SIM_DEV_LIVE)
 		return;
-	sim_port_set_device(fab, port, SIM_PORT_REMOVING, kdev);
+	sim_node_set_device(fab, node, SIM_DEV_REMOVING, kdev);
 	sdev = kmad_device_priv(kdev);
 	WRITE_ONCE(sdev->teardown, true);
-	sim_port_release_events(fab, port);
+	sim_node_release_events(fab, node);
 	kmad_device_unregister(kdev);
-	sim_port_set_device(fab, port, SIM_PORT_ABSENT, NULL);
+	sim_node_set_device(fab, node, SIM_DEV_ABSENT, NULL);
 	kmad_device_free(kdev);
 }
 
-static int sim_port_add(struct kmad_sim_fabric *fab, unsigned int index)
+static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 {
-	struct sim_port *port = &fab->ports[index];
-	const struct kmad_port_attr attr = {
-		.lid = port->lid,
-		.sm_lid = SIM_SM_LID,
+	struct kmad_port_attr attr = {
 		.sq_depth = fab->cfg.sq_depth,
 		.rq_depth = fab->cfg.rq_depth,
 	};
 	struct kmad_device *kdev;
 	struct sim_dev *sdev;
 	int ret;
+	u8 p;
 
 	lockdep_assert_held(&fab->devices_mutex);
-	kdev = kmad_device_alloc(fab->ops, port->name, 1, sizeof(*sdev));
+	kdev = kmad_device_alloc(fab->ops, node->name, node->num_ports,
+				 sizeof(*sdev));
 	if (IS_ERR_OR_NULL(kdev))
 		return kdev ? PTR_ERR(kdev) : -ENOMEM;
 	sdev = kmad_device_priv(kdev);
 	sdev->fab = fab;
-	sdev->index = index;
-	ret = kmad_device_set_port_attr(kdev, SIM_PORT_NUM, &attr);
-	if (ret)
-		goto err_free_device;
+	sdev->node = node;
+	for (p = 1; p <= node->num_ports; p++) {
+		attr.lid = node->ports[p].pi.lid;
+		attr.lmc = node->ports[p].pi.lmc;
+		attr.sm_lid = node->ports[p].pi.sm_lid;
+		ret = kmad_device_set_port_attr(kdev, p, &attr);
+		if (ret)
+			goto err_free_device;
+	}
 
-	sim_port_set_device(fab, port, SIM_PORT_LIVE, kdev);
+	sim_node_set_device(fab, node, SIM_DEV_LIVE, kdev);
 	ret = kmad_device_register(kdev);
 	if (ret)
-		goto err_clear_port;
+		goto err_clear_node;
 	return 0;
 
-err_clear_port:
-	sim_port_set_device(fab, port, SIM_PORT_ABSENT, NULL);
+err_clear_node:
+	sim_node_set_device(fab, node, SIM_DEV_ABSENT, NULL);
 err_free_device:
 	kmad_device_free(kdev);
 	return ret;
 }
 
-static int sim_check_config(const struct kmad_sim_config *cfg)
+/* Check @cfg and copy it to @out with the defaults filled in. */
+static int sim_check_config(const struct kmad_sim_config *cfg,
+			    struct kmad_sim_config *out)
 {
-	if (!cfg || cfg->topology != KMAD_SIM_TOPO_PAIR)
+	if (!cfg)
 		return -EINVAL;
 	if (cfg->mode != KMAD_SIM_ASYNC && cfg->mode != KMAD_SIM_STEP)
 		return -EINVAL;
 	if (cfg->notify != KMAD_SIM_NOTIFY_IBTA &&
 	    cfg->notify != KMAD_SIM_NOTIFY_MISSED)
 		return -EINVAL;
+	*out = *cfg;
+	if (out->topology == KMAD_SIM_TOPO_PAIR)
+		out->hcas = 2;
+	else if (!out->hcas)
+		out->hcas = KMAD_SIM_DEFAULT_HCAS;
+	if (!out->leaves)
+		out->leaves = KMAD_SIM_DEFAULT_LEAVES;
+	if (!out->hca_ports)
+		out->hca_ports = 1;
+	if (out->hcas > KMAD_SIM_MAX_HCAS || out->hca_ports > 2 ||
+	    (out->topology == KMAD_SIM_TOPO_TREE &&
+	     out->leaves > KMAD_SIM_MAX_LEAVES))
+		return -EINVAL;
 	return 0;
 }
 
-/* Name the ports and wire the links of the topology. */
-static int sim_build_topology(struct kmad_sim_fabric *fab)
+static void sim_fabric_free(struct kmad_sim_fabric *fab)
 {
-	struct sim_port *port;
-	unsigned int i;
-	int len;
-
-	for (i = 0; i < fab->num_ports; i++) {
-		port = &fab->ports[i];
-		len = snprintf(port->name, sizeof(port->name), "%s%u",
-			       fab->name, i);
-		if (len >= sizeof(port->name))
-			return -EINVAL;
-		port->lid = i + 1;
-		port->state = SIM_PORT_ABSENT;
-	}
-	/* KMAD_SIM_TOPO_PAIR: port 1 of device 0 <-> port 1 of device 1. */
-	fab->ports[0].peer = 1;
-	fab->ports[1].peer = 0;
-	return 0;
+	kmad_sim_topo_free(fab);
+	mutex_destroy(&fab->devices_mutex);
+	kfree(fab->name);
+	kfree(fab);
 }
 
 /**
- * kmad_sim_create() - build a fabric and register its devices with kmad.
+ * kmad_sim_create() - build a fabric and register its HCAs with kmad.
  * @cfg: what to build; copied (its name too).
  *
- * Devices are named "<cfg->name><i>" ("sim<i>" if the name is NULL); the
- * port of device i has LID i + 1 and the subnet manager at LID 1.
+ * HCAs are named "<cfg->name><i>" ("sim<i>" if the name is NULL), switches
+ * "<cfg->name>sw<j>".  LIDs, cabling and forwarding tables follow the plan
+ * in Documentation/simulated-fabric.rst: in a pair, the port of HCA i has
+ * LID i + 1; every port's master SM LID is 1.
  *
  * Context: process context.
  * Return: the fabric, or an ERR_PTR(): -EINVAL for a bad configuration,
@@ -374,60 +360,62 @@ static int sim_build_topology(struct kmad_sim_fabric *fab)
  */
 struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 {
+	unsigned int num_hcas, num_switches, i;
+	struct kmad_sim_config conf;
 	struct kmad_sim_fabric *fab;
-	const unsigned int num_ports = 2;
-	unsigned int i;
 	int ret;
 
-	ret = sim_check_config(cfg);
+	ret = sim_check_config(cfg, &conf);
 	if (ret)
 		return ERR_PTR(ret);
-	fab = kzalloc(struct_size(fab, ports, num_ports), GFP_KERNEL);
+	ret = kmad_sim_topo_size(&conf, &num_hcas, &num_switches);
+	if (ret)
+		return ERR_PTR(ret);
+	fab = kzalloc(struct_size(fab, nodes, num_hcas + num_switches),
+		      GFP_KERNEL);
 	if (!fab)
 		return ERR_PTR(-ENOMEM);
-	fab->name = kstrdup(cfg->name ?: "sim", GFP_KERNEL);
+	mutex_init(&fab->devices_mutex);
+	fab->name = kstrdup(conf.name ?: "sim", GFP_KERNEL);
 	if (!fab->name) {
 		ret = -ENOMEM;
 		goto err_free_fabric;
 	}
-	fab->cfg = *cfg;
+	fab->cfg = conf;
 	fab->cfg.name = fab->name;
-	fab->ops = cfg->mode == KMAD_SIM_STEP ? &kmad_sim_step_ops :
+	fab->ops = conf.mode == KMAD_SIM_STEP ? &kmad_sim_step_ops :
 						&kmad_sim_async_ops;
 	spin_lock_init(&fab->lock);
-	mutex_init(&fab->devices_mutex);
 	fab->clock = KMAD_SIM_CLOCK_START;
 	prandom_seed_state(&fab->rnd, SIM_FAULT_SEED);
 	init_waitqueue_head(&fab->wire_idle);
-	fab->num_ports = num_ports;
-	ret = sim_build_topology(fab);
+	fab->num_hcas = num_hcas;
+	fab->num_nodes = num_hcas + num_switches;
+	ret = kmad_sim_topo_build(fab);
 	if (ret)
-		goto err_free_name;
+		goto err_free_fabric;
 	fab->wq = alloc_workqueue("kmad_sim_%s", WQ_UNBOUND, 0, fab->name);
 	if (!fab->wq) {
 		ret = -ENOMEM;
-		goto err_free_name;
+		goto err_free_fabric;
 	}
 
 	mutex_lock(&fab->devices_mutex);
-	for (i = 0; i < fab->num_ports; i++) {
-		ret = sim_port_add(fab, i);
+	for (i = 0; i < fab->num_hcas; i++) {
+		ret = sim_node_add(fab, fab->nodes[i]);
 		if (ret)
-			goto err_remove_ports;
+			goto err_remove_nodes;
 	}
 	mutex_unlock(&fab->devices_mutex);
 	return fab;
 
-err_remove_ports:
+err_remove_nodes:
 	while (i--)
-		sim_port_remove(fab, &fab->ports[i]);
+		sim_node_remove(fab, fab->nodes[i]);
 	mutex_unlock(&fab->devices_mutex);
 	destroy_workqueue(fab->wq);
-err_free_name:
-	mutex_destroy(&fab->devices_mutex);
-	kfree(fab->name);
 err_free_fabric:
-	kfree(fab);
+	sim_fabric_free(fab);
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_create);
@@ -447,18 +435,17 @@ void kmad_sim_destroy(struct kmad_sim_fabric *fab)
 	if (IS_ERR_OR_NULL(fab))
 		return;
 	mutex_lock(&fab->devices_mutex);
-	for (i = fab->num_ports; i--; )
-		sim_port_remove(fab, &fab->ports[i]);
+	for (i = fab->num_hcas; i--; )
+		sim_node_remove(fab, fab->nodes[i]);
 	mutex_unlock(&fab->devices_mutex);
 	destroy_workqueue(fab->wq);
-	mutex_destroy(&fab->devices_mutex);
-	kfree(fab->name);
-	kfree(fab);
+	sim_fabric_free(fab);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_destroy);
 
 /**
- * kmad_sim_num_devices() - how many devices the fabric was built with.
+ * kmad_sim_num_devices() - how many devices (HCAs) the fabric was built
+ * with.
  * @fab: the fabric.
  *
  * Removed devices still count: indices do not change.
@@ -467,7 +454,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_destroy);
  */
 unsigned int kmad_sim_num_devices(const struct kmad_sim_fabric *fab)
 {
-	return IS_ERR_OR_NULL(fab) ? 0 : fab->num_ports;
+	return IS_ERR_OR_NULL(fab) ? 0 : fab->num_hcas;
 }
 EXPORT_SYMBOL_GPL(kmad_sim_num_devices);
 
@@ -488,11 +475,11 @@ struct kmad_device *kmad_sim_device(struct kmad_sim_fabric *fab,
 	struct kmad_device *kdev = NULL;
 	unsigned long flags;
 
-	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_ports)
+	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_hcas)
 		return NULL;
 	spin_lock_irqsave(&fab->lock, flags);
-	if (fab->ports[dev].state == SIM_PORT_LIVE)
-		kdev = fab->ports[dev].kdev;
+	if (fab->nodes[dev]->state == SIM_DEV_LIVE)
+		kdev = fab->nodes[dev]->kdev;
 	spin_unlock_irqrestore(&fab->lock, flags);
 	return kdev;
 }
@@ -505,17 +492,18 @@ EXPORT_SYMBOL_GPL(kmad_sim_device);
  * @dev: device index; a bad index or a device already removed is ignored.
  *
  * From the start of the removal nothing reaches the device: MADs sent to
- * it count as dropped_no_route at the sender, and control functions
- * addressing it return -ENODEV.  Its counters stay readable.
+ * it count as dropped_no_route at the sender (its firmware is gone too),
+ * and control functions addressing it return -ENODEV.  Its counters stay
+ * readable.
  *
  * Context: process context.
  */
 void kmad_sim_remove_device(struct kmad_sim_fabric *fab, unsigned int dev)
 {
-	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_ports)
+	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_hcas)
 		return;
 	mutex_lock(&fab->devices_mutex);
-	sim_port_remove(fab, &fab->ports[dev]);
+	sim_node_remove(fab, fab->nodes[dev]);
 	mutex_unlock(&fab->devices_mutex);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_remove_device);
@@ -548,27 +536,11 @@ void kmad_sim_set_faults(struct kmad_sim_fabric *fab,
 }
 EXPORT_SYMBOL_GPL(kmad_sim_set_faults);
 
-/**
- * kmad_sim_get_stats() - read a port's counters.
- * @fab: the fabric.
- * @dev: device index; the counters of a removed device stay readable.
- * @stats: filled in; all zero for a bad fabric or index.
- *
- * Each counter is read atomically, the set is not a snapshot.
- *
- * Context: any.
- */
-void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
-			struct kmad_sim_stats *stats)
+static void sim_stats_read(struct sim_port *port,
+			   struct kmad_sim_stats *stats)
 {
-	atomic64_t *c;
+	atomic64_t *c = port->stats;
 
-	if (!stats)
-		return;
-	memset(stats, 0, sizeof(*stats));
-	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_ports)
-		return;
-	c = fab->ports[dev].stats;
 	stats->sent = atomic64_read(&c[SIM_STAT_SENT]);
 	stats->delivered = atomic64_read(&c[SIM_STAT_DELIVERED]);
 	stats->dropped_no_recv = atomic64_read(&c[SIM_STAT_DROPPED_NO_RECV]);
@@ -581,18 +553,72 @@ void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 	stats->dropped_bad_qkey = atomic64_read(&c[SIM_STAT_DROPPED_BAD_QKEY]);
 	stats->recv_errors = atomic64_read(&c[SIM_STAT_RECV_ERRORS]);
 	stats->cq_overflows = atomic64_read(&c[SIM_STAT_CQ_OVERFLOWS]);
+	stats->dropped_link = atomic64_read(&c[SIM_STAT_DROPPED_LINK]);
+	stats->dropped_smi = atomic64_read(&c[SIM_STAT_DROPPED_SMI]);
+	stats->fw_answered = atomic64_read(&c[SIM_STAT_FW_ANSWERED]);
+}
+
+/**
+ * kmad_sim_get_stats() - read the counters of a device's port 1.
+ * @fab: the fabric.
+ * @dev: device index; the counters of a removed device stay readable.
+ * @stats: filled in; all zero for a bad fabric or index.
+ *
+ * Each counter is read atomically, the set is not a snapshot.
+ *
+ * Context: any.
+ */
+void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
+			struct kmad_sim_stats *stats)
+{
+	if (!stats)
+		return;
+	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_hcas)
+		memset(stats, 0, sizeof(*stats));
+	else
+		kmad_sim_get_port_stats(fab, dev, 1, stats);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_get_stats);
 
-/* Let kmad finish what it has queued on every live device. */
+/**
+ * kmad_sim_get_port_stats() - read the counters of any port.
+ * @fab: the fabric.
+ * @node: node index (an HCA's is its device index).
+ * @port: port number; a switch's firmware counts on port 0.
+ * @stats: filled in; all zero for a bad fabric, node or port.
+ *
+ * Each counter is read atomically, the set is not a snapshot.
+ *
+ * Context: any.
+ */
+void kmad_sim_get_port_stats(struct kmad_sim_fabric *fab, unsigned int node,
+			     u8 port, struct kmad_sim_stats *stats)
+{
+	struct sim_port *p;
+
+	if (!stats)
+		return;
+	memset(stats, 0, sizeof(*stats));
+	p = kmad_sim_port(fab, node, port);
+	if (p)
+		sim_stats_read(p, stats);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_get_port_stats);
+
+/*
+ * Let kmad finish what it has queued.  kmad_device_flush() waits for the
+ * work of every device (kmad's work is shared), so one live device will do.
+ */
 static void sim_flush_devices(struct kmad_sim_fabric *fab)
 {
 	unsigned int i;
 
 	mutex_lock(&fab->devices_mutex);
-	for (i = 0; i < fab->num_ports; i++) {
-		if (fab->ports[i].state == SIM_PORT_LIVE)
-			kmad_device_flush(fab->ports[i].kdev);
+	for (i = 0; i < fab->num_hcas; i++) {
+		if (fab->nodes[i]->state == SIM_DEV_LIVE) {
+			kmad_device_flush(fab->nodes[i]->kdev);
+			break;
+		}
 	}
 	mutex_unlock(&fab->devices_mutex);
 }
@@ -604,7 +630,7 @@ static void sim_flush_devices(struct kmad_sim_fabric *fab)
  * Repeats rounds until one changes nothing: wait until no send is on a
  * wire (async mode only; in step mode sends wait for the caller), flush
  * the fabric's workqueue (transmissions, event and fatal-event
- * deliveries), then kmad_device_flush() every device.  Gives up with an
+ * deliveries), then kmad's work (kmad_device_flush()).  Gives up with an
  * error message after %SIM_SETTLE_MAX_ROUNDS rounds, or if the wires do
  * not empty within %SIM_SETTLE_WIRE_TIMEOUT_MS in one round.
  *

@@ -1,26 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kmad_sim private: the fabric, its ports and links, and what the other
- * files need from fabric.c (QP lookup, routing, faults, clock, counters).
+ * kmad_sim private: the fabric, its nodes, ports and links, and what the
+ * other files need from fabric.c (QP lookup, faults, clock, counters),
+ * topo.c (building, links) and route.c (carrying MADs).
  *
  * Locking legend for the fields below (hw.h has the CQ lock, C):
  *
  * I: set before the fabric is visible to anyone, read-only afterwards.
  * F: kmad_sim_fabric.lock.  A spinlock taken with interrupts disabled, in
  *    any context.  It is a leaf: nothing else is ever acquired while it is
- *    held, so it may be taken inside C.
+ *    held, so it may be taken inside C.  It guards everything the subnet
+ *    manager can change through the SMA (PortInfo, P_Keys, GUIDs, LFTs,
+ *    SwitchInfo), link states and the published QPs.
  * M: kmad_sim_fabric.devices_mutex.  Process context.  Held around every
- *    change of a port's device (registration, removal) and around every
- *    use of a port's &kmad_device outside kmad's own callbacks (settle,
+ *    change of an HCA's device (registration, removal) and around every
+ *    use of an HCA's &kmad_device outside kmad's own callbacks (settle,
  *    clock), so the device cannot be freed under such a use.  Fields
  *    marked "F, M" are written with both held and may be read with either.
  * A: atomic, no lock.
  *
  * Lifetime of a port's QPs as seen from the fabric: create_qp publishes
  * the QP in its port's qps[] (F); destroy_qp unpublishes it, then waits
- * for every reference taken through kmad_sim_qp_get() to be dropped.  A
- * port that is being removed is unreachable (lookups fail) although its
- * QPs are still published until kmad destroys them.
+ * for every reference taken through kmad_sim_qp_get() to be dropped.  An
+ * HCA whose device is being removed is unreachable (lookups fail) although
+ * its QPs are still published until kmad destroys them.
  */
 #ifndef KMAD_SIM_FABRIC_H
 #define KMAD_SIM_FABRIC_H
@@ -37,25 +40,53 @@
 
 struct sim_qp;
 
-/* Every simulated device has one port, port 1, with QP0 and QP1. */
-#define SIM_PORT_NUM		1
 #define SIM_NUM_QPS		2
-#define SIM_NO_PEER		UINT_MAX
 #define SIM_PERMISSIVE_LID	0xffff
+/* Unicast LIDs are 1-0xBFFF; 0xC000-0xFFFE are multicast (IBTA 4.1.3). */
+#define SIM_MCAST_LID_BASE	0xc000
 #define SIM_SM_LID		1
 #define SIM_NAME_MAX		32
+#define SIM_DESC_MAX		64
+/* Ports numbers are 1-254 (port 255 is reserved in LFTs, IBTA 14.2.5.10). */
+#define SIM_MAX_PORTS		254
+/* LinearFDBCap: each switch forwards LIDs 0 to SIM_LFT_CAP - 1. */
+#define SIM_LFT_CAP		1024
+#define SIM_LFT_BLOCK		64
+#define SIM_LFT_NONE		0xff
+/* P_Key table and GUIDInfo sizes of every port (PartitionCap, GUIDCap). */
+#define SIM_PKEYS		64
+#define SIM_PKEY_BLOCK		32
+#define SIM_GUIDS		8
+#define SIM_DEFAULT_PKEY	0xffff
 
-/**
- * enum sim_port_state - whether a port's device exists.
- * @SIM_PORT_ABSENT: no device: never created, or removed and freed.
- * @SIM_PORT_LIVE: registered with kmad; MADs reach it.
- * @SIM_PORT_REMOVING: being unregistered; its device still exists but
- *	nothing reaches it any more.
+/*
+ * IBTA PortInfo.PortState and PortPhysicalState values (14.2.5.6) the
+ * simulated ports take.
  */
 enum sim_port_state {
-	SIM_PORT_ABSENT,
-	SIM_PORT_LIVE,
-	SIM_PORT_REMOVING,
+	SIM_PS_DOWN = 1,
+	SIM_PS_INIT = 2,
+	SIM_PS_ARMED = 3,
+	SIM_PS_ACTIVE = 4,
+};
+
+enum sim_phys_state {
+	SIM_PHYS_POLLING = 2,
+	SIM_PHYS_DISABLED = 3,
+	SIM_PHYS_LINKUP = 5,
+};
+
+/**
+ * enum sim_dev_state - whether an HCA's device exists.
+ * @SIM_DEV_ABSENT: no device: never created, or removed and freed.
+ * @SIM_DEV_LIVE: registered with kmad; MADs reach it.
+ * @SIM_DEV_REMOVING: being unregistered; its device still exists but
+ *	nothing reaches it any more.
+ */
+enum sim_dev_state {
+	SIM_DEV_ABSENT,
+	SIM_DEV_LIVE,
+	SIM_DEV_REMOVING,
 };
 
 /*
@@ -75,33 +106,168 @@ enum sim_stat {
 	SIM_STAT_DROPPED_BAD_QKEY,
 	SIM_STAT_RECV_ERRORS,
 	SIM_STAT_CQ_OVERFLOWS,
+	SIM_STAT_DROPPED_LINK,
+	SIM_STAT_DROPPED_SMI,
+	SIM_STAT_FW_ANSWERED,
 	SIM_STAT_COUNT,
 };
 
+/*
+ * enum sim_ctr - the raw traffic and error counters of a physical port,
+ * which the PMA reports (pma.c): 64 bits, never cleared; the PMA keeps
+ * its own baselines.
+ */
+enum sim_ctr {
+	SIM_CTR_XMIT_DATA,	/* 4-byte words transmitted */
+	SIM_CTR_RCV_DATA,	/* 4-byte words received */
+	SIM_CTR_XMIT_PKTS,
+	SIM_CTR_RCV_PKTS,
+	SIM_CTR_XMIT_DISCARDS,	/* could not transmit: link or state */
+	SIM_CTR_RCV_ERRORS,	/* DLID not this port's */
+	SIM_CTR_RELAY_ERRORS,	/* a switch could not forward it */
+	SIM_CTR_VL15_DROPPED,	/* SMP with no QP0 receive buffer */
+	SIM_CTR_LINK_DOWNED,	/* link went down */
+	SIM_CTR_QKEY_VIOLATIONS,
+	SIM_CTR_COUNT,
+};
+
+/*
+ * enum sim_pce - the counters of PortCountersExtended, in the order of
+ * their CounterSelect bits (IBTA 16.1.4.11); every simulated packet is
+ * unicast, so the unicast ones count what the packet ones count and the
+ * multicast ones stay 0.
+ */
+enum sim_pce {
+	SIM_PCE_XMIT_DATA,
+	SIM_PCE_RCV_DATA,
+	SIM_PCE_XMIT_PKTS,
+	SIM_PCE_RCV_PKTS,
+	SIM_PCE_UNI_XMIT_PKTS,
+	SIM_PCE_UNI_RCV_PKTS,
+	SIM_PCE_MCAST_XMIT_PKTS,
+	SIM_PCE_MCAST_RCV_PKTS,
+	SIM_PCE_COUNT,
+};
+
 /**
- * struct sim_port - one HCA port of the fabric and the device that owns it.
- * @name: the device's name, "<fabric name><index>" (I).
- * @lid: the port's LID (I).
- * @peer: index of the port at the other end of the link, or SIM_NO_PEER (I).
- * @state: whether the device exists (F, M).
- * @kdev: the device, while @state is not SIM_PORT_ABSENT (F, M).
- * @qps: the published QPs by QP number (F).
- * @stats: counters; they outlive the device (A).
+ * struct sim_pinfo - the settable part of a port's PortInfo (F), in IBTA
+ * encodings.  Fields only a switch's external port or only an endport
+ * (HCA port, switch port 0) has are kept for all and ignored where
+ * IBTA says they are reserved.
+ * @mkey: M_Key.
+ * @gid_prefix: GidPrefix.
+ * @lid: LID (endports).
+ * @sm_lid: MasterSMLID (endports).
+ * @mkey_lease: M_KeyLeasePeriod.
+ * @mkey_protect: M_KeyProtectBits.
+ * @lmc: LMC (endports).
+ * @sm_sl: MasterSMSL.
+ * @width_enabled: LinkWidthEnabled.
+ * @speed_enabled: LinkSpeedEnabled.
+ * @down_default: LinkDownDefaultState.
+ * @neighbor_mtu: NeighborMTU.
+ * @vl_stall_hoq: VLStallCount (bits 7-5) and HOQLife (4-0).
+ * @op_vls: OperationalVLs.
+ * @subnet_timeout: SubnetTimeOut.
+ */
+struct sim_pinfo {
+	u64 mkey;
+	u64 gid_prefix;
+	u16 lid;
+	u16 sm_lid;
+	u16 mkey_lease;
+	u8 mkey_protect;
+	u8 lmc;
+	u8 sm_sl;
+	u8 width_enabled;
+	u8 speed_enabled;
+	u8 down_default;
+	u8 neighbor_mtu;
+	u8 vl_stall_hoq;
+	u8 op_vls;
+	u8 subnet_timeout;
+};
+
+struct sim_node;
+
+/**
+ * struct sim_port - a port of a node: a physical port (1 to num_ports) or
+ * a switch's management port 0.
+ * @node: its node (I).
+ * @num: its port number (I).
+ * @peer: the port at the other end of its cable, or NULL (I).
+ * @cable_up: the cable works; kmad_sim_set_link() changes it on both
+ *	ends (F).
+ * @disabled: PortPhysicalState was set to Disabled (F).
+ * @state: PortState, &enum sim_port_state; port 0 is always Active (F).
+ * @pi: the rest of PortInfo (F).
+ * @pkeys: P_KeyTable (F).
+ * @guids: GUIDInfo; entry 0 is the port GUID (F).
+ * @qps: an HCA port's published QPs by QP number (F).
+ * @stats: simulation counters; they outlive the device (A).
+ * @ctr: PMA counters, &enum sim_ctr (A).
+ * @pc_base: PortCounters: the raw value of each counter when it was last
+ *	cleared (A).
+ * @pce_base: the same for PortCountersExtended, &enum sim_pce (A).
  */
 struct sim_port {
-	char name[SIM_NAME_MAX];
-	u16 lid;
-	unsigned int peer;
-	enum sim_port_state state;
-	struct kmad_device *kdev;
+	struct sim_node *node;
+	u8 num;
+	struct sim_port *peer;
+	bool cable_up;
+	bool disabled;
+	u8 state;
+	struct sim_pinfo pi;
+	u16 pkeys[SIM_PKEYS];
+	u64 guids[SIM_GUIDS];
 	struct sim_qp *qps[SIM_NUM_QPS];
 	atomic64_t stats[SIM_STAT_COUNT];
+	atomic64_t ctr[SIM_CTR_COUNT];
+	atomic64_t pc_base[SIM_CTR_COUNT];
+	atomic64_t pce_base[SIM_PCE_COUNT];
+};
+
+/**
+ * struct sim_node - an HCA or a switch.
+ * @fab: its fabric (I).
+ * @index: its index in &kmad_sim_fabric.nodes (I).
+ * @type: HCA or switch (I).
+ * @name: the device name of an HCA, "<name>sw<j>" for a switch (I).
+ * @desc: NodeDescription (I).
+ * @guid: NodeGUID; port p's GUID is @guid + p (I).
+ * @num_ports: physical ports (I).
+ * @state: whether an HCA's device exists (F, M).
+ * @kdev: an HCA's device, while @state is not SIM_DEV_ABSENT (F, M).
+ * @lft: a switch's linear forwarding table, %SIM_LFT_CAP entries (I
+ *	pointer, F contents).
+ * @lft_top: LinearFDBTop (F).
+ * @default_port: SwitchInfo.DefaultPort, stored only (F).
+ * @life_state: SwitchInfo byte 11: LifeTimeValue (bits 7-3) and
+ *	PortStateChange (bit 2) (F).
+ * @ports: ports 0 to @num_ports; an HCA does not use port 0.
+ */
+struct sim_node {
+	struct kmad_sim_fabric *fab;
+	unsigned int index;
+	enum kmad_sim_node_type type;
+	char name[SIM_NAME_MAX];
+	char desc[SIM_DESC_MAX];
+	u64 guid;
+	u8 num_ports;
+	enum sim_dev_state state;
+	struct kmad_device *kdev;
+	u8 *lft;
+	u16 lft_top;
+	u8 default_port;
+	u8 life_state;
+	struct sim_port ports[];
 };
 
 /**
  * struct kmad_sim_fabric - a simulated fabric.
  * @name: name prefix of its devices (I).
- * @cfg: the configuration it was built from; cfg.name is @name (I).
+ * @cfg: the configuration it was built from, defaults filled in; cfg.name
+ *	is @name (I).
  * @ops: provider operations of its devices, per mode (I).
  * @wq: runs transmissions (async mode), CQ event deliveries and fatal QP
  *	events (I).
@@ -115,8 +281,9 @@ struct sim_port {
  * @wire_idle: woken when @wire_sends drops to zero.
  * @progress: bumped whenever a work request, CQE or event moves; settle
  *	stops when a round leaves it unchanged (A).
- * @num_ports: number of ports, one per device (I).
- * @ports: the ports.
+ * @num_hcas: HCA nodes, which come first in @nodes (I).
+ * @num_nodes: all nodes (I).
+ * @nodes: the nodes (I).
  */
 struct kmad_sim_fabric {
 	char *name;
@@ -131,14 +298,15 @@ struct kmad_sim_fabric {
 	atomic_t wire_sends;
 	wait_queue_head_t wire_idle;
 	atomic_t progress;
-	unsigned int num_ports;
-	struct sim_port ports[];
+	unsigned int num_hcas;
+	unsigned int num_nodes;
+	struct sim_node *nodes[];
 };
 
 /**
- * struct sim_dev - kmad_device_priv() of a simulated device.
+ * struct sim_dev - kmad_device_priv() of a simulated HCA.
  * @fab: its fabric (I).
- * @index: its port's index in &kmad_sim_fabric.ports (I).
+ * @node: its node (I).
  * @teardown: set once, before the device is unregistered: CQ events are
  *	then delivered at once even in step mode, so that kmad's teardown
  *	never waits for a step that cannot come.  Written with WRITE_ONCE()
@@ -147,7 +315,7 @@ struct kmad_sim_fabric {
  */
 struct sim_dev {
 	struct kmad_sim_fabric *fab;
-	unsigned int index;
+	struct sim_node *node;
 	bool teardown;
 };
 
@@ -193,14 +361,20 @@ struct sim_verdict {
 	unsigned int corrupt_at;
 };
 
-static inline struct sim_port *sim_port_of(const struct sim_dev *sdev)
+static inline bool sim_is_switch(const struct sim_node *node)
 {
-	return &sdev->fab->ports[sdev->index];
+	return node->type == KMAD_SIM_NODE_SWITCH;
 }
 
-static inline void sim_count(const struct sim_dev *sdev, enum sim_stat stat)
+static inline void sim_port_count(struct sim_port *port, enum sim_stat stat)
 {
-	atomic64_inc(&sim_port_of(sdev)->stats[stat]);
+	atomic64_inc(&port->stats[stat]);
+}
+
+static inline void sim_ctr_add(struct sim_port *port, enum sim_ctr ctr,
+			       u64 n)
+{
+	atomic64_add(n, &port->ctr[ctr]);
 }
 
 static inline void sim_progress(struct kmad_sim_fabric *fab)
@@ -208,13 +382,27 @@ static inline void sim_progress(struct kmad_sim_fabric *fab)
 	atomic_inc(&fab->progress);
 }
 
+/* fabric.c */
+struct sim_port *kmad_sim_port(struct kmad_sim_fabric *fab, unsigned int node,
+			       u8 port);
 struct sim_qp *kmad_sim_qp_get(struct kmad_sim_fabric *fab, unsigned int dev,
 			       u32 qpn);
 int kmad_sim_publish_qp(struct sim_qp *qp);
 void kmad_sim_unpublish_qp(struct sim_qp *qp);
-void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt);
 void kmad_sim_draw_faults(struct kmad_sim_fabric *fab, struct sim_verdict *v);
 unsigned long kmad_sim_send_delay(struct kmad_sim_fabric *fab);
 u64 kmad_sim_clock(struct kmad_sim_fabric *fab);
+u16 kmad_sim_port_lid_of(struct sim_port *port);
+
+/* topo.c */
+int kmad_sim_topo_size(const struct kmad_sim_config *cfg,
+		       unsigned int *num_hcas, unsigned int *num_switches);
+int kmad_sim_topo_build(struct kmad_sim_fabric *fab);
+void kmad_sim_topo_free(struct kmad_sim_fabric *fab);
+bool kmad_sim_phys_up(const struct sim_port *port);
+void kmad_sim_link_update_locked(struct sim_port *port, u8 up_state);
+
+/* route.c */
+void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt);
 
 #endif /* KMAD_SIM_FABRIC_H */

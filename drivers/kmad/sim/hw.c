@@ -118,7 +118,7 @@ void kmad_sim_qp_error_locked(struct sim_qp *qp)
 	qp->state = KMAD_QPS_ERR;
 	while (!list_empty(&qp->wire)) {
 		s = list_first_entry(&qp->wire, struct sim_send, node);
-		sim_count(qp->sdev, SIM_STAT_SEND_ERRORS);
+		sim_port_count(qp->port, SIM_STAT_SEND_ERRORS);
 		sim_send_done_locked(qp, s, KMAD_WC_FLUSH_ERR);
 	}
 	while (!list_empty(&qp->recvs)) {
@@ -167,7 +167,7 @@ static void sim_packet_fill(struct sim_packet *pkt, const struct sim_qp *qp,
 			    const struct sim_send *s)
 {
 	pkt->len = s->len;
-	pkt->slid = sim_port_of(qp->sdev)->lid;
+	pkt->slid = kmad_sim_port_lid_of(qp->port);
 	pkt->dlid = s->dlid;
 	pkt->src_qpn = qp->qpn;
 	pkt->dst_qpn = s->remote_qpn;
@@ -211,20 +211,20 @@ bool kmad_sim_tx_locked(struct sim_qp *qp, struct sim_send *s,
 
 	if (status == KMAD_WC_SUCCESS) {
 		sim_packet_fill(pkt, qp, s);
-		sim_count(qp->sdev, SIM_STAT_SENT);
+		sim_port_count(qp->port, SIM_STAT_SENT);
 		on_wire = deliver && !v.drop;
 		if (!on_wire)
-			sim_count(qp->sdev, SIM_STAT_DROPPED_FAULT);
+			sim_port_count(qp->port, SIM_STAT_DROPPED_FAULT);
 	} else {
-		sim_count(qp->sdev, SIM_STAT_SEND_ERRORS);
+		sim_port_count(qp->port, SIM_STAT_SEND_ERRORS);
 	}
 	if (on_wire && v.corrupt) {
 		pkt->mad[v.corrupt_at] ^= 0xff;
-		sim_count(qp->sdev, SIM_STAT_CORRUPTED);
+		sim_port_count(qp->port, SIM_STAT_CORRUPTED);
 	}
 	if (on_wire && v.dup) {
 		pkt->copies = 2;
-		sim_count(qp->sdev, SIM_STAT_DUPLICATED);
+		sim_port_count(qp->port, SIM_STAT_DUPLICATED);
 	}
 	sim_send_done_locked(qp, s, status);
 	return on_wire;
@@ -271,13 +271,13 @@ enum sim_rx_result kmad_sim_qp_receive(struct sim_qp *qp,
 
 	switch (res) {
 	case SIM_RX_DELIVERED:
-		sim_count(qp->sdev, SIM_STAT_DELIVERED);
+		sim_port_count(qp->port, SIM_STAT_DELIVERED);
 		break;
 	case SIM_RX_NO_RECV:
-		sim_count(qp->sdev, SIM_STAT_DROPPED_NO_RECV);
+		sim_port_count(qp->port, SIM_STAT_DROPPED_NO_RECV);
 		break;
 	case SIM_RX_TOO_LONG:
-		sim_count(qp->sdev, SIM_STAT_RECV_ERRORS);
+		sim_port_count(qp->port, SIM_STAT_RECV_ERRORS);
 		break;
 	}
 	return res;
@@ -347,13 +347,16 @@ static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 			 unsigned int sq_depth, unsigned int rq_depth)
 {
 	struct sim_dev *sdev = kmad_device_priv(kmad_qp_device(kqp));
+	u8 port_num = kmad_qp_port_num(kqp);
 	u32 qpn = kmad_qp_num(kqp);
+	struct sim_cq *cq = kmad_cq_priv(kcq);
+	unsigned long flags;
 	struct sim_qp *qp;
 	unsigned int i;
 	int ret;
 
-	if (qpn >= SIM_NUM_QPS || kmad_qp_port_num(kqp) != SIM_PORT_NUM ||
-	    !sq_depth || !rq_depth)
+	if (qpn >= SIM_NUM_QPS || !port_num ||
+	    port_num > sdev->node->num_ports || !sq_depth || !rq_depth)
 		return -EINVAL;
 	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
 	if (!qp)
@@ -369,8 +372,9 @@ static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 		goto err_free_send_slots;
 
 	qp->kqp = kqp;
-	qp->cq = kmad_cq_priv(kcq);
+	qp->cq = cq;
 	qp->sdev = sdev;
+	qp->port = &sdev->node->ports[port_num];
 	qp->qpn = qpn;
 	qp->sq_depth = sq_depth;
 	qp->rq_depth = rq_depth;
@@ -388,6 +392,10 @@ static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	INIT_DELAYED_WORK(&qp->tx_work, sim_qp_tx_work);
 	INIT_WORK(&qp->fatal_work, sim_qp_fatal_work);
 
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!cq->port)
+		WRITE_ONCE(cq->port, qp->port);
+	spin_unlock_irqrestore(&cq->lock, flags);
 	ret = kmad_sim_publish_qp(qp);
 	if (ret)
 		goto err_free_recv_slots;
@@ -477,7 +485,7 @@ static int sim_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	}
 	if (qp->sq_unpolled == qp->sq_depth || !s) {
 		pr_err_ratelimited("%s: QP%u: send queue full (%u)\n",
-				   sim_port_of(qp->sdev)->name, qp->qpn,
+				   qp->port->node->name, qp->qpn,
 				   qp->sq_depth);
 		ret = -ENOMEM;
 		goto out_unlock;
@@ -495,7 +503,7 @@ static int sim_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	sim_wire_add(qp, s);
 
 	if (qp->state == KMAD_QPS_ERR) {
-		sim_count(qp->sdev, SIM_STAT_SEND_ERRORS);
+		sim_port_count(qp->port, SIM_STAT_SEND_ERRORS);
 		sim_send_done_locked(qp, s, KMAD_WC_FLUSH_ERR);
 	} else if (fab->cfg.mode == KMAD_SIM_ASYNC) {
 		delay = kmad_sim_send_delay(fab);
@@ -528,7 +536,7 @@ static int sim_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
 	}
 	if (qp->rq_unpolled == qp->rq_depth || !r) {
 		pr_err_ratelimited("%s: QP%u: receive queue full (%u)\n",
-				   sim_port_of(qp->sdev)->name, qp->qpn,
+				   qp->port->node->name, qp->qpn,
 				   qp->rq_depth);
 		ret = -ENOMEM;
 		goto out_unlock;

@@ -92,6 +92,9 @@ struct sim_cqe {
  * struct sim_cq - a simulated CQ.
  * @kcq: kmad's CQ (I).
  * @sdev: its device (I).
+ * @port: the port of its QPs (kmad gives each port its own CQ): set by
+ *	the first create_qp() on it, under C, and never changed; read with
+ *	READ_ONCE() (NULL before).
  * @lock: C.
  * @ring: @depth entries (I pointer, C contents).
  * @depth: ring size, the depth kmad asked for (I).
@@ -115,6 +118,7 @@ struct sim_cqe {
 struct sim_cq {
 	struct kmad_cq *kcq;
 	struct sim_dev *sdev;
+	struct sim_port *port;
 	spinlock_t lock;		/* C: see the legend above */
 	struct sim_cqe *ring;
 	unsigned int depth;
@@ -135,6 +139,7 @@ struct sim_cq {
  * @kqp: kmad's QP (I).
  * @cq: the CQ its sends and receives complete on; its lock is C (I).
  * @sdev: its device (I).
+ * @port: its port (I).
  * @qpn: 0 or 1 (I).
  * @sq_depth: send slots (I).
  * @rq_depth: receive slots (I).
@@ -159,6 +164,7 @@ struct sim_qp {
 	struct kmad_qp *kqp;
 	struct sim_cq *cq;
 	struct sim_dev *sdev;
+	struct sim_port *port;
 	u32 qpn;
 	unsigned int sq_depth;
 	unsigned int rq_depth;

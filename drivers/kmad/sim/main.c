@@ -2,8 +2,9 @@
 /*
  * kmad_sim: kmad's simulated fabric — module init and exit.
  *
- * At load, unless topology=none, builds the default fabric "sim" (devices
- * sim0 and sim1) from the module parameters; destroys it at unload.
+ * At load, unless topology=none, builds the default fabric "sim" from the
+ * module parameters (by default a pair: devices sim0 and sim1); destroys
+ * it at unload.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -18,7 +19,19 @@
 static char *topology = "pair";
 module_param(topology, charp, 0444);
 MODULE_PARM_DESC(topology,
-		 "default fabric: \"pair\" (two linked HCAs, default) or \"none\"");
+		 "default fabric: \"pair\" (two linked HCAs, default), \"star\" (HCAs around a switch), \"tree\" (a root switch, leaf switches, HCAs on the leaves) or \"none\"");
+
+static unsigned int hcas = KMAD_SIM_DEFAULT_HCAS;
+module_param(hcas, uint, 0444);
+MODULE_PARM_DESC(hcas, "default fabric, star and tree: number of HCAs (default 4, at most 64)");
+
+static unsigned int leaves = KMAD_SIM_DEFAULT_LEAVES;
+module_param(leaves, uint, 0444);
+MODULE_PARM_DESC(leaves, "default fabric, tree: number of leaf switches (default 2, at most 16)");
+
+static unsigned int hca_ports = 1;
+module_param(hca_ports, uint, 0444);
+MODULE_PARM_DESC(hca_ports, "default fabric: ports per HCA, 1 (default) or 2");
 
 static char *mode = "async";
 module_param(mode, charp, 0444);
@@ -53,16 +66,29 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 		pr_err("mode=%s: expected \"async\" or \"step\"\n", mode);
 		return -EINVAL;
 	}
+	*build = true;
 	if (sysfs_streq(topology, "pair")) {
 		cfg->topology = KMAD_SIM_TOPO_PAIR;
-		*build = true;
+	} else if (sysfs_streq(topology, "star")) {
+		cfg->topology = KMAD_SIM_TOPO_STAR;
+	} else if (sysfs_streq(topology, "tree")) {
+		cfg->topology = KMAD_SIM_TOPO_TREE;
 	} else if (sysfs_streq(topology, "none")) {
 		*build = false;
 	} else {
-		pr_err("topology=%s: expected \"pair\" or \"none\"\n",
+		pr_err("topology=%s: expected \"pair\", \"star\", \"tree\" or \"none\"\n",
 		       topology);
 		return -EINVAL;
 	}
+	if (!hcas || hcas > KMAD_SIM_MAX_HCAS || !leaves ||
+	    leaves > KMAD_SIM_MAX_LEAVES || !hca_ports || hca_ports > 2) {
+		pr_err("hcas=%u leaves=%u hca_ports=%u: out of range\n", hcas,
+		       leaves, hca_ports);
+		return -EINVAL;
+	}
+	cfg->hcas = hcas;
+	cfg->leaves = leaves;
+	cfg->hca_ports = hca_ports;
 	cfg->latency_us = latency_us;
 	return 0;
 }

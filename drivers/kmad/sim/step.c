@@ -26,7 +26,8 @@
  * kmad_sim_set_notify() - set the notification behaviour of a QP's CQ.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1; the CQ is the one this QP completes on.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(); the CQ is the one this QP completes
+ *	on.
  * @notify: the behaviour; takes effect at the next CQE or arming.
  *
  * Context: any.
@@ -53,7 +54,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
  * kmad_sim_inject() - make a MAD arrive at a QP as if from the wire.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  * @mad: the MAD.
  * @len: its length, 1 to %KMAD_MAD_SIZE.
  * @slid: the source LID to report.
@@ -61,7 +62,8 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
  *
  * The MAD goes into the QP's next receive buffer with a receive CQE (SL 0,
  * P_Key index 0), which raises an event as the notification rules say.
- * No fault injection and no Q_Key check apply.
+ * No fault injection, no Q_Key check and no firmware apply: the MAD
+ * reaches kmad even if it is a request the port's SMA or PMA would answer.
  *
  * Context: any.
  * Return: 0; -ENOBUFS if no receive buffer is posted (or the QP is not in
@@ -82,7 +84,7 @@ int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 		return PTR_ERR(qp);
 	pkt.len = len;
 	pkt.slid = slid;
-	pkt.dlid = sim_port_of(qp->sdev)->lid;
+	pkt.dlid = kmad_sim_port_lid_of(qp->port);
 	pkt.src_qpn = src_qpn;
 	pkt.dst_qpn = qpn;
 	pkt.copies = 1;
@@ -106,7 +108,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_inject);
  * kmad_sim_qp_error() - make a QP fail on its own, as an HCA may.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  *
  * The QP moves to the error state: every send on its wire, then every
  * posted receive, completes with %KMAD_WC_FLUSH_ERR; then kmad gets
@@ -136,7 +138,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_qp_error);
  * kmad_sim_pending_sends() - how many sends wait on a QP's wire.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  *
  * In async mode these are the sends not yet transmitted.
  *
@@ -165,7 +167,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_pending_sends);
  * kmad_sim_peek_send() - copy the MAD of a send waiting on a QP's wire.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  * @n: position on the wire, 0 for the oldest.
  * @mad: where to copy it.
  * @len: room at @mad; a longer MAD is truncated to @len bytes.
@@ -206,7 +208,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_peek_send);
  * wire.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  * @n: position on the wire, 0 for the oldest; completing another one
  *	than the oldest breaks the post order an HCA keeps.
  * @status: %KMAD_WC_SUCCESS transmits it: its MAD is read, fault injection
@@ -259,7 +261,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_complete_send);
  * kmad_sim_cqes() - how many CQEs kmad has not polled yet from a QP's CQ.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  *
  * Context: any.
  * Return: the number, or 0 for a bad or absent QP.
@@ -287,7 +289,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_cqes);
  * event that kmad_sim_fire_cq_event() has not delivered yet.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  *
  * Always false in async mode, where events are delivered as raised.
  *
@@ -316,7 +318,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_event_pending);
  * kmad_sim_fire_cq_event() - deliver a QP's CQ's pending event to kmad.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  * @force: deliver one even if none is pending (a spurious event, which
  *	kmad must tolerate, e.g. on an empty CQ); works in async mode too.
  *
@@ -352,7 +354,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_fire_cq_event);
  * req_notify_cq() on a QP's CQ.
  * @fab: the fabric.
  * @dev: device index.
- * @qpn: 0 or 1.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
  * @hook: called once, before arming takes effect, then forgotten; NULL
  *	removes a hook not yet called.
  * @arg: its argument.
@@ -405,9 +407,9 @@ void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms)
 	spin_unlock_irqrestore(&fab->lock, flags);
 
 	mutex_lock(&fab->devices_mutex);
-	for (i = 0; i < fab->num_ports; i++) {
-		if (fab->ports[i].state == SIM_PORT_LIVE)
-			kmad_device_clock_changed(fab->ports[i].kdev);
+	for (i = 0; i < fab->num_hcas; i++) {
+		if (fab->nodes[i]->state == SIM_DEV_LIVE)
+			kmad_device_clock_changed(fab->nodes[i]->kdev);
 	}
 	mutex_unlock(&fab->devices_mutex);
 }

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_sim: carrying MADs through the subnet.  A transmitted MAD crosses
+ * links hop by hop: switches forward it by their LFT (or, a
+ * directed-route SMP, by its path), the firmware of the port it is
+ * addressed to answers it if it is a request for the SMA or PMA, and
+ * otherwise it lands in a receive buffer of the destination QP.
+ *
+ * A link.  A MAD crosses a link only if the link is up and, unless it is
+ * an SMP (QP0, VL15), the sending port is Active and the receiving one
+ * Armed or Active.  Crossing counts in the PMA counters of both ports: one
+ * packet and (length + %SIM_PKT_OVERHEAD) / 4 data words.
+ *
+ * Endports.  An HCA port takes a MAD whose DLID is its LID (with its LMC)
+ * or, on QP0, the permissive LID; else PortRcvErrors.  A switch takes the
+ * same for its port 0; anything else it relays out of the port its LFT
+ * names for the DLID, or discards (PortRcvSwitchRelayErrors) if the DLID
+ * is above LinearFDBTop or the entry names no port.
+ *
+ * Firmware.  Get and Set of the SMP classes on QP0 go to the SMA, Get and
+ * Set of PerfMgt on QP1 (with the right Q_Key) to the PMA; kmad never sees
+ * them.  The answer replaces the request and travels back like any MAD:
+ * LID-routed to the request's SLID, or for a directed-route SMP along the
+ * return path.
+ *
+ * Directed route, as <kmad/smi.h> describes it.  A node applies
+ * kmad_smi_recv() to a directed-route SMP addressed to it (by the
+ * permissive LID, or by its LID at the end of a LID-routed part).  A switch
+ * that is told to forward sends it with kmad_smi_send() out of
+ * kmad_smi_out_port(), or, if that is 0, by its LFT towards DrDLID
+ * (outgoing) or DrSLID (returning), as a LID-routed packet from its own
+ * LID.  An SMA answers a request with kmad_smi_make_response() and sends
+ * the answer back the same way, or, if its DrDLID is not permissive, by
+ * LID to the switch the request came from (its SLID), with no SMI step.
+ * kmad applies the SMI steps to what it sends and receives itself.  A
+ * request with hop count 0 is local: the HCA's own SMA answers it into the
+ * same port's QP0 without using a link.
+ *
+ * Context: any (called from the transmit work or from step controls), no
+ * sim lock held; F is taken briefly for each lookup, C to deliver.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/spinlock.h>
+#include <kmad/smi.h>
+
+#include "fabric.h"
+#include "fw.h"
+#include "hw.h"
+
+/* A trip longer than this between two answers is a routing loop. */
+#define SIM_MAX_LEG		128
+
+static struct kmad_smp *sim_smp(struct sim_packet *pkt)
+{
+	return (struct kmad_smp *)pkt->mad;
+}
+
+static struct kmad_mad_hdr *sim_hdr(struct sim_packet *pkt)
+{
+	return (struct kmad_mad_hdr *)pkt->mad;
+}
+
+static bool sim_is_dr(struct sim_packet *pkt)
+{
+	return pkt->dst_qpn == 0 &&
+	       sim_hdr(pkt)->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+}
+
+/* A directed-route answer that starts with a LID-routed part. */
+static bool sim_dr_answer_by_lid(struct sim_packet *pkt)
+{
+	return sim_smp(pkt)->dr_dlid != cpu_to_be16(SIM_PERMISSIVE_LID);
+}
+
+/* Does @dlid address an endport with @lid and @lmc (QP0: or permissive)? */
+static bool sim_lid_match(const struct sim_packet *pkt, u16 lid, u8 lmc)
+{
+	u32 dlid = pkt->dlid;
+
+	if (dlid == SIM_PERMISSIVE_LID)
+		return pkt->dst_qpn == 0;
+	return lid && dlid >= lid && dlid < (u32)lid + (1U << lmc);
+}
+
+/* A request the port's firmware (SMA or PMA) consumes. */
+static bool sim_fw_request(struct sim_packet *pkt)
+{
+	struct kmad_mad_hdr *hdr = sim_hdr(pkt);
+
+	if (pkt->len < KMAD_MAD_SIZE ||
+	    hdr->base_version != KMAD_MGMT_BASE_VERSION ||
+	    (hdr->method != KMAD_METHOD_GET && hdr->method != KMAD_METHOD_SET))
+		return false;
+	if (pkt->dst_qpn == 0)
+		return kmad_is_smp_class(hdr->mgmt_class) &&
+		       !(sim_is_dr(pkt) && kmad_smp_is_returning(sim_smp(pkt)));
+	return hdr->mgmt_class == KMAD_MGMT_CLASS_PERF_MGMT;
+}
+
+/* QP1 takes only the GSI Q_Key; a violation counts where it arrives. */
+static bool sim_qkey_ok(struct sim_port *in, struct sim_packet *pkt)
+{
+	if (pkt->dst_qpn != 1 || pkt->qkey == KMAD_QP1_QKEY)
+		return true;
+	sim_port_count(in, SIM_STAT_DROPPED_BAD_QKEY);
+	sim_ctr_add(in, SIM_CTR_QKEY_VIOLATIONS, 1);
+	return false;
+}
+
+/*
+ * The firmware behind @fw (an HCA port, or a switch's port 0) answers the
+ * request in @pkt that arrived on @in: @pkt becomes the response,
+ * addressed back to the requester.
+ */
+static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
+			  struct sim_packet *pkt)
+{
+	struct kmad_mad_hdr *hdr = sim_hdr(pkt);
+	u32 fw_qpn = pkt->dst_qpn;
+	u16 status, dlid;
+
+	if (hdr->class_version != (fw_qpn ? KMAD_PMA_CLASS_VERSION :
+					    KMAD_SMP_CLASS_VERSION))
+		status = KMAD_MAD_STATUS_BAD_VERSION;
+	else if (pkt->dst_qpn == 0)
+		status = kmad_sim_sma(in, sim_smp(pkt));
+	else
+		status = kmad_sim_pma(in, (struct kmad_mad *)pkt->mad);
+	if (sim_is_dr(pkt)) {
+		kmad_smi_make_response(sim_smp(pkt));
+		hdr->status |= cpu_to_be16(status);
+		dlid = pkt->dlid == SIM_PERMISSIVE_LID ? SIM_PERMISSIVE_LID :
+							 pkt->slid;
+	} else {
+		hdr->method = KMAD_METHOD_GET_RESP;
+		hdr->status = cpu_to_be16(status);
+		dlid = pkt->slid;
+	}
+	pkt->dlid = dlid;
+	pkt->slid = kmad_sim_port_lid_of(fw);
+	pkt->dst_qpn = pkt->src_qpn;
+	pkt->src_qpn = fw_qpn;
+	pkt->qkey = KMAD_QP1_QKEY;
+	sim_port_count(fw, SIM_STAT_FW_ANSWERED);
+}
+
+/* Put @pkt in a receive buffer of HCA port @in's destination QP. */
+static void sim_deliver(struct kmad_sim_fabric *fab, struct sim_port *in,
+			struct sim_packet *pkt)
+{
+	enum sim_rx_result res = SIM_RX_NO_RECV;
+	struct sim_qp *qp = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	if (in->node->state == SIM_DEV_LIVE)
+		qp = in->qps[pkt->dst_qpn];
+	if (qp)
+		sim_qp_get(qp);
+	spin_unlock_irqrestore(&fab->lock, flags);
+
+	if (!qp)
+		sim_port_count(in, SIM_STAT_DROPPED_NO_RECV);
+	else if (sim_qkey_ok(in, pkt))
+		res = kmad_sim_qp_receive(qp, pkt);
+	if (res == SIM_RX_NO_RECV && pkt->dst_qpn == 0)
+		sim_ctr_add(in, SIM_CTR_VL15_DROPPED, 1);
+	if (qp)
+		kmad_sim_qp_put(qp);
+}
+
+/*
+ * Send @pkt over the link of @at.  Returns the port at the other end, or
+ * NULL if the MAD is lost (counted on @at and @origin).
+ */
+static struct sim_port *sim_cross(struct kmad_sim_fabric *fab,
+				  struct sim_port *at, struct sim_port *origin,
+				  const struct sim_packet *pkt)
+{
+	u64 words = (pkt->len + SIM_PKT_OVERHEAD) / 4;
+	struct sim_port *peer = at->peer;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	ok = kmad_sim_phys_up(at) &&
+	     (pkt->dst_qpn == 0 ||
+	      (at->state == SIM_PS_ACTIVE && peer->state >= SIM_PS_ARMED));
+	spin_unlock_irqrestore(&fab->lock, flags);
+	if (!ok) {
+		sim_ctr_add(at, SIM_CTR_XMIT_DISCARDS, 1);
+		sim_port_count(origin, SIM_STAT_DROPPED_LINK);
+		return NULL;
+	}
+	sim_ctr_add(at, SIM_CTR_XMIT_PKTS, 1);
+	sim_ctr_add(at, SIM_CTR_XMIT_DATA, words);
+	sim_ctr_add(peer, SIM_CTR_RCV_PKTS, 1);
+	sim_ctr_add(peer, SIM_CTR_RCV_DATA, words);
+	return peer;
+}
+
+/*
+ * A MAD arrived at HCA port @in.  Returns @in if its firmware answered
+ * (the answer, in @pkt, leaves by the same port), else NULL.
+ */
+static struct sim_port *sim_hca_rx(struct kmad_sim_fabric *fab,
+				   struct sim_port *in,
+				   struct sim_port **origin,
+				   struct sim_packet *pkt)
+{
+	struct kmad_smi_node me = {
+		.is_switch = false,
+		.port_num = in->num,
+		.num_ports = in->node->num_ports,
+	};
+	unsigned long flags;
+	bool live, match;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	live = in->node->state == SIM_DEV_LIVE;
+	match = sim_lid_match(pkt, in->pi.lid, in->pi.lmc);
+	spin_unlock_irqrestore(&fab->lock, flags);
+	if (!live) {
+		sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);
+		return NULL;
+	}
+	if (!match) {
+		sim_ctr_add(in, SIM_CTR_RCV_ERRORS, 1);
+		sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);
+		return NULL;
+	}
+	if (!sim_fw_request(pkt)) {
+		sim_deliver(fab, in, pkt);
+		return NULL;
+	}
+	if (!sim_qkey_ok(in, pkt))
+		return NULL;
+	if (sim_is_dr(pkt) && kmad_smi_recv(sim_smp(pkt), &me) !=
+			      KMAD_SMI_HANDLE) {
+		sim_port_count(in, SIM_STAT_DROPPED_SMI);
+		return NULL;
+	}
+	sim_fw_answer(in, in, pkt);
+	*origin = in;
+	if (sim_is_dr(pkt) && !sim_dr_answer_by_lid(pkt) &&
+	    kmad_smi_send(sim_smp(pkt), &me) != KMAD_SMI_HANDLE) {
+		sim_port_count(in, SIM_STAT_DROPPED_SMI);
+		return NULL;
+	}
+	return in;
+}
+
+/* The port of switch @sw that its LFT names for @dlid, or NULL. */
+static struct sim_port *sim_lft_port(struct kmad_sim_fabric *fab,
+				     struct sim_node *sw, u16 dlid)
+{
+	unsigned long flags;
+	u8 out = SIM_LFT_NONE;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	if (dlid < SIM_LFT_CAP && dlid <= sw->lft_top)
+		out = sw->lft[dlid];
+	spin_unlock_irqrestore(&fab->lock, flags);
+	if (!out || out > sw->num_ports)
+		return NULL;
+	return &sw->ports[out];
+}
+
+/*
+ * Switch @sw sends on the directed-route SMP in @pkt (forwarded, or its
+ * SMA's answer).  Returns the port it leaves by, or NULL if discarded.
+ */
+static struct sim_port *sim_switch_dr_out(struct kmad_sim_fabric *fab,
+					  struct sim_node *sw,
+					  struct sim_port *origin,
+					  struct sim_packet *pkt)
+{
+	struct kmad_smp *smp = sim_smp(pkt);
+	struct kmad_smi_node me = {
+		.is_switch = true,
+		.num_ports = sw->num_ports,
+	};
+	struct sim_port *out = NULL;
+	u8 num = kmad_smi_out_port(smp);
+	u16 lid;
+
+	if (!num) {
+		/* A LID-routed part follows, from this switch. */
+		lid = be16_to_cpu(kmad_smp_is_returning(smp) ? smp->dr_slid :
+							       smp->dr_dlid);
+		pkt->dlid = lid;
+		pkt->slid = kmad_sim_port_lid_of(&sw->ports[0]);
+		out = sim_lft_port(fab, sw, lid);
+		if (!out) {
+			sim_port_count(origin, SIM_STAT_DROPPED_NO_ROUTE);
+			return NULL;
+		}
+		num = out->num;
+	} else if (num <= sw->num_ports) {
+		pkt->dlid = SIM_PERMISSIVE_LID;
+		out = &sw->ports[num];
+	}
+	me.port_num = num;
+	if (!out || kmad_smi_send(smp, &me) != KMAD_SMI_HANDLE) {
+		sim_port_count(origin, SIM_STAT_DROPPED_SMI);
+		return NULL;
+	}
+	return out;
+}
+
+/* A directed-route SMP arrived at switch port @in for the switch. */
+static struct sim_port *sim_switch_dr(struct kmad_sim_fabric *fab,
+				      struct sim_port *in,
+				      struct sim_port **origin,
+				      struct sim_packet *pkt)
+{
+	struct sim_node *sw = in->node;
+	struct kmad_smi_node me = {
+		.is_switch = true,
+		.port_num = in->num,
+		.num_ports = sw->num_ports,
+	};
+	struct sim_port *out;
+
+	switch (kmad_smi_recv(sim_smp(pkt), &me)) {
+	case KMAD_SMI_FORWARD:
+		return sim_switch_dr_out(fab, sw, *origin, pkt);
+	case KMAD_SMI_HANDLE:
+		if (!sim_fw_request(pkt)) {
+			/* For an SM on the switch: there is none. */
+			sim_port_count(&sw->ports[0], SIM_STAT_DROPPED_NO_RECV);
+			return NULL;
+		}
+		sim_fw_answer(&sw->ports[0], in, pkt);
+		*origin = &sw->ports[0];
+		if (!sim_dr_answer_by_lid(pkt))
+			return sim_switch_dr_out(fab, sw, *origin, pkt);
+		out = sim_lft_port(fab, sw, pkt->dlid);
+		if (!out)
+			sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);
+		return out;
+	case KMAD_SMI_DISCARD:
+		break;
+	}
+	sim_port_count(*origin, SIM_STAT_DROPPED_SMI);
+	return NULL;
+}
+
+/*
+ * A MAD arrived at switch port @in.  Returns the port it leaves by
+ * (relayed, or the switch's answer), or NULL if it ends here.
+ */
+static struct sim_port *sim_switch_rx(struct kmad_sim_fabric *fab,
+				      struct sim_port *in,
+				      struct sim_port **origin,
+				      struct sim_packet *pkt)
+{
+	struct sim_node *sw = in->node;
+	struct sim_port *mgmt = &sw->ports[0];
+	struct sim_port *out;
+	unsigned long flags;
+	bool mine;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	mine = sim_lid_match(pkt, mgmt->pi.lid, mgmt->pi.lmc);
+	spin_unlock_irqrestore(&fab->lock, flags);
+
+	if (!mine) {
+		out = sim_lft_port(fab, sw, pkt->dlid);
+		if (!out) {
+			sim_ctr_add(in, SIM_CTR_RELAY_ERRORS, 1);
+			sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);
+		}
+		return out;
+	}
+	if (sim_is_dr(pkt))
+		return sim_switch_dr(fab, in, origin, pkt);
+	if (!sim_fw_request(pkt)) {
+		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_RECV);
+		return NULL;
+	}
+	if (!sim_qkey_ok(mgmt, pkt))
+		return NULL;
+	sim_fw_answer(mgmt, in, pkt);
+	*origin = mgmt;
+	out = sim_lft_port(fab, sw, pkt->dlid);
+	if (!out)
+		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_ROUTE);
+	return out;
+}
+
+/* Carry @pkt from HCA port @from until it is delivered or lost. */
+static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
+		      struct sim_packet *pkt)
+{
+	struct sim_port *origin = from, *at = from, *in, *next;
+	unsigned int hops;
+
+	for (hops = 0; hops < SIM_MAX_LEG; hops++) {
+		in = sim_cross(fab, at, origin, pkt);
+		if (!in)
+			return;
+		if (sim_is_switch(in->node))
+			next = sim_switch_rx(fab, in, &origin, pkt);
+		else
+			next = sim_hca_rx(fab, in, &origin, pkt);
+		if (!next)
+			return;
+		/* An answer starts a new leg. */
+		if (origin != from) {
+			from = origin;
+			hops = 0;
+		}
+		at = next;
+	}
+	sim_port_count(origin, SIM_STAT_DROPPED_NO_ROUTE);
+}
+
+/*
+ * A directed-route request with hop count 0, which kmad's SMI step has
+ * left for the local SMA: answered by @port's own firmware, and the answer
+ * (its SMI step taken, C14-13:3) delivered to the same port's QP0.
+ */
+static void sim_local_smp(struct kmad_sim_fabric *fab, struct sim_port *port,
+			  struct sim_packet *pkt)
+{
+	struct kmad_smi_node me = {
+		.is_switch = false,
+		.port_num = port->num,
+		.num_ports = port->node->num_ports,
+	};
+
+	if (sim_fw_request(pkt)) {
+		sim_fw_answer(port, port, pkt);
+		if (kmad_smi_send(sim_smp(pkt), &me) != KMAD_SMI_HANDLE) {
+			sim_port_count(port, SIM_STAT_DROPPED_SMI);
+			return;
+		}
+	}
+	sim_deliver(fab, port, pkt);
+}
+
+static void sim_hca_send(struct kmad_sim_fabric *fab, struct sim_port *port,
+			 struct sim_packet *pkt)
+{
+	struct kmad_smp *smp = sim_smp(pkt);
+
+	if (pkt->dst_qpn >= SIM_NUM_QPS) {
+		sim_port_count(port, SIM_STAT_DROPPED_NO_ROUTE);
+		return;
+	}
+	if (pkt->src_qpn == 0 && sim_is_dr(pkt) &&
+	    !kmad_smp_is_returning(smp) && !smp->hop_cnt &&
+	    smp->dr_slid == cpu_to_be16(SIM_PERMISSIVE_LID)) {
+		sim_local_smp(fab, port, pkt);
+		return;
+	}
+	sim_carry(fab, port, pkt);
+}
+
+/**
+ * kmad_sim_route() - carry a transmitted MAD to its destination.
+ * @src: the sending QP.
+ * @pkt: the MAD, delivered &sim_packet.copies times; each copy makes the
+ *	whole trip (and is answered, if it is a request for firmware).
+ *
+ * Context: any; no sim lock held.
+ */
+void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt)
+{
+	struct kmad_sim_fabric *fab = src->sdev->fab;
+	struct sim_packet work;
+	unsigned int i;
+
+	for (i = 0; i < pkt->copies; i++) {
+		work = *pkt;
+		work.copies = 1;
+		sim_hca_send(fab, src->port, &work);
+	}
+}

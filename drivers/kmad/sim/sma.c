@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_sim: the subnet management agent of every simulated node, as HCA
+ * and switch firmware has it.  route.c hands it the SubnGet and SubnSet
+ * requests (LID-routed or directed-route, after the SMI checks) addressed
+ * to a node; it fills in the attribute and returns the MAD status.
+ *
+ * Attributes (IBTA 14.2.5): NodeDescription and NodeInfo (Get),
+ * SwitchInfo and LinearForwardingTable (switches; Get and Set), GUIDInfo,
+ * PortInfo and P_KeyTable (Get and Set).  Anything else, and a Set of a
+ * read-only attribute, is answered with "unsupported method/attribute"; an
+ * attribute modifier naming no port or block, or a Set with a value the
+ * port cannot take, with "invalid attribute value", changing nothing.
+ * The answer to a Set is the attribute as it is afterwards.  M_Keys are
+ * stored but not enforced.
+ *
+ * Locks: F, held across each request, guards every field read or written
+ * here.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/minmax.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <asm/unaligned.h>
+
+#include "fabric.h"
+#include "fw.h"
+
+/*
+ * An SMA request: the node, the port it arrived on, the SMP data, the
+ * attribute modifier, and whether it is a Set.
+ */
+struct sma_req {
+	struct sim_node *node;
+	struct sim_port *in;
+	u8 *data;
+	u32 mod;
+	bool set;
+};
+
+static bool sim_endport(const struct sim_port *port)
+{
+	return !sim_is_switch(port->node) || !port->num;
+}
+
+static u16 sma_node_desc(struct sma_req *r)
+{
+	if (r->set)
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	strscpy_pad(r->data, r->node->desc, KMAD_SMP_DATA_SIZE);
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+static u16 sma_node_info(struct sma_req *r)
+{
+	struct sim_node *node = r->node;
+	u8 *d = r->data;
+	u64 port_guid;
+
+	if (r->set)
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	port_guid = sim_is_switch(node) ? node->ports[0].guids[0] :
+					  r->in->guids[0];
+	d[SIM_NI_BASE_VERSION] = KMAD_MGMT_BASE_VERSION;
+	d[SIM_NI_CLASS_VERSION] = KMAD_SMP_CLASS_VERSION;
+	d[SIM_NI_NODE_TYPE] = node->type;
+	d[SIM_NI_NUM_PORTS] = node->num_ports;
+	put_unaligned_be64(node->guid, d + SIM_NI_SYS_GUID);
+	put_unaligned_be64(node->guid, d + SIM_NI_NODE_GUID);
+	put_unaligned_be64(port_guid, d + SIM_NI_PORT_GUID);
+	put_unaligned_be16(SIM_PKEYS, d + SIM_NI_PARTITION_CAP);
+	put_unaligned_be16(sim_is_switch(node) ? SIM_DEVICE_ID_SWITCH :
+						 SIM_DEVICE_ID_HCA,
+			   d + SIM_NI_DEVICE_ID);
+	put_unaligned_be32(SIM_REVISION, d + SIM_NI_REVISION);
+	d[SIM_NI_LOCAL_PORT] = r->in->num;
+	d[SIM_NI_VENDOR_ID] = SIM_VENDOR_ID >> 16;
+	d[SIM_NI_VENDOR_ID + 1] = SIM_VENDOR_ID >> 8;
+	d[SIM_NI_VENDOR_ID + 2] = SIM_VENDOR_ID & 0xff;
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+static u16 sma_switch_info(struct sma_req *r)
+{
+	u16 status = KMAD_MAD_STATUS_SUCCESS;
+	struct sim_node *sw = r->node;
+	u8 *d = r->data;
+	u16 top;
+
+	if (!sim_is_switch(sw))
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	if (r->set) {
+		top = get_unaligned_be16(d + SIM_SI_LFDB_TOP);
+		if (top >= SIM_LFT_CAP ||
+		    d[SIM_SI_DEFAULT_PORT] > sw->num_ports) {
+			status = KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+		} else {
+			sw->lft_top = top;
+			sw->default_port = d[SIM_SI_DEFAULT_PORT];
+			/* PortStateChange is cleared by writing 1 to it. */
+			sw->life_state =
+				(d[SIM_SI_LIFE_STATE] & SIM_SI_LIFE_MASK) |
+				(sw->life_state & SIM_SI_PORT_STATE_CHANGE &
+				 ~d[SIM_SI_LIFE_STATE]);
+		}
+		memset(d, 0, KMAD_SMP_DATA_SIZE);
+	}
+	put_unaligned_be16(SIM_LFT_CAP, d + SIM_SI_LFDB_CAP);
+	put_unaligned_be16(sw->lft_top, d + SIM_SI_LFDB_TOP);
+	d[SIM_SI_DEFAULT_PORT] = sw->default_port;
+	d[SIM_SI_DEF_MCAST_PRI] = SIM_LFT_NONE;
+	d[SIM_SI_DEF_MCAST_NOT_PRI] = SIM_LFT_NONE;
+	d[SIM_SI_LIFE_STATE] = sw->life_state;
+	put_unaligned_be16(SIM_PKEYS, d + SIM_SI_PART_ENF_CAP);
+	return status;
+}
+
+static u16 sma_lft(struct sma_req *r)
+{
+	struct sim_node *sw = r->node;
+	u8 *entries;
+
+	if (!sim_is_switch(sw))
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	if (r->mod >= SIM_LFT_CAP / SIM_LFT_BLOCK)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	entries = sw->lft + r->mod * SIM_LFT_BLOCK;
+	if (r->set)
+		memcpy(entries, r->data, SIM_LFT_BLOCK);
+	memcpy(r->data, entries, SIM_LFT_BLOCK);
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+/* GUIDInfo: one block of 8 GUIDs; entry 0, the port GUID, is read-only. */
+static u16 sma_guid_info(struct sma_req *r)
+{
+	struct sim_port *port = sim_is_switch(r->node) ? &r->node->ports[0] :
+							 r->in;
+	unsigned int i;
+
+	if (r->mod >= SIM_GUIDS / 8)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	for (i = 1; r->set && i < SIM_GUIDS; i++)
+		port->guids[i] = get_unaligned_be64(r->data + 8 * i);
+	for (i = 0; i < SIM_GUIDS; i++)
+		put_unaligned_be64(port->guids[i], r->data + 8 * i);
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+/* P_KeyTable: blocks of 32; a switch's modifier has the port in 31-16. */
+static u16 sma_pkey_table(struct sma_req *r)
+{
+	struct sim_port *port = r->in;
+	u32 block = r->mod & 0xffff;
+	u16 *pkeys;
+	unsigned int i;
+
+	if (sim_is_switch(r->node)) {
+		if ((r->mod >> 16) > r->node->num_ports)
+			return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+		port = &r->node->ports[r->mod >> 16];
+	}
+	if (block >= SIM_PKEYS / SIM_PKEY_BLOCK)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	pkeys = port->pkeys + block * SIM_PKEY_BLOCK;
+	for (i = 0; r->set && i < SIM_PKEY_BLOCK; i++)
+		pkeys[i] = get_unaligned_be16(r->data + 2 * i);
+	for (i = 0; i < SIM_PKEY_BLOCK; i++)
+		put_unaligned_be16(pkeys[i], r->data + 2 * i);
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+static u8 sma_phys_state(const struct sim_port *port)
+{
+	if (!port->num)
+		return SIM_PHYS_LINKUP;
+	if (port->disabled)
+		return SIM_PHYS_DISABLED;
+	return kmad_sim_phys_up(port) ? SIM_PHYS_LINKUP : SIM_PHYS_POLLING;
+}
+
+static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
+{
+	const struct sim_pinfo *pi = &port->pi;
+	bool end = sim_endport(port);
+	u8 *d = r->data;
+	u64 qkey_viol;
+
+	memset(d, 0, KMAD_SMP_DATA_SIZE);
+	if (end) {
+		put_unaligned_be64(pi->mkey, d + SIM_PI_MKEY);
+		put_unaligned_be64(pi->gid_prefix, d + SIM_PI_GID_PREFIX);
+		put_unaligned_be16(pi->lid, d + SIM_PI_LID);
+		put_unaligned_be16(pi->sm_lid, d + SIM_PI_SM_LID);
+		put_unaligned_be32(SIM_PORT_CAP_MASK, d + SIM_PI_CAP_MASK);
+		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
+		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
+		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
+		qkey_viol = atomic64_read(&port->ctr[SIM_CTR_QKEY_VIOLATIONS]);
+		put_unaligned_be16(min_t(u64, qkey_viol, U16_MAX),
+				   d + SIM_PI_QKEY_VIOL);
+		d[SIM_PI_GUID_CAP] = SIM_GUIDS;
+		d[SIM_PI_REREG_TIMEOUT] = pi->subnet_timeout;
+	}
+	d[SIM_PI_LOCAL_PORT] = r->in->num;
+	d[SIM_PI_WIDTH_ENABLED] = pi->width_enabled;
+	d[SIM_PI_WIDTH_SUPPORTED] = SIM_PORT_WIDTHS;
+	d[SIM_PI_WIDTH_ACTIVE] = SIM_PORT_WIDTH_ACTIVE;
+	d[SIM_PI_SPEED_STATE] = SIM_PORT_SPEEDS << 4 | port->state;
+	d[SIM_PI_PHYS_DOWNDEF] = sma_phys_state(port) << 4 | pi->down_default;
+	d[SIM_PI_SPEED_ACT_ENA] = SIM_PORT_SPEED_ACTIVE << 4 |
+				  pi->speed_enabled;
+	d[SIM_PI_MTU_SMSL] |= pi->neighbor_mtu << 4;
+	d[SIM_PI_VLCAP_INIT] = SIM_PORT_VL_CAP << 4;
+	d[SIM_PI_INITREPLY_MTUCAP] = SIM_PORT_MTU_CAP;
+	d[SIM_PI_VLSTALL_HOQ] = pi->vl_stall_hoq;
+	d[SIM_PI_OPVLS_ENF] = pi->op_vls << 4;
+	d[SIM_PI_RESP_TIME] = SIM_PORT_RESP_TIME;
+}
+
+/*
+ * A "enabled" field of a Set: 0 leaves it, all ones means every supported
+ * value, anything else must be a subset of @supported.
+ */
+static bool sma_enable_field(u8 val, u8 all, u8 supported, u8 *field)
+{
+	if (!val)
+		return true;
+	if (val == all)
+		val = supported;
+	if (val & ~supported)
+		return false;
+	*field = val;
+	return true;
+}
+
+/* Is a Set of PortState to @state allowed from the port's state now? */
+static bool sma_state_ok(const struct sim_port *port, u8 state)
+{
+	switch (state) {
+	case 0:
+	case SIM_PS_DOWN:
+		return true;
+	case SIM_PS_ARMED:
+		return port->state == SIM_PS_INIT || port->state == SIM_PS_ARMED;
+	case SIM_PS_ACTIVE:
+		return port->state == SIM_PS_ARMED ||
+		       port->state == SIM_PS_ACTIVE;
+	}
+	return false;
+}
+
+static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
+{
+	u8 state = r->data[SIM_PI_SPEED_STATE] & 0xf;
+	u8 phys = r->data[SIM_PI_PHYS_DOWNDEF] >> 4;
+	u8 mtu = r->data[SIM_PI_MTU_SMSL] >> 4;
+	u8 vls = r->data[SIM_PI_OPVLS_ENF] >> 4;
+	u8 downdef = r->data[SIM_PI_PHYS_DOWNDEF] & 0xf;
+	struct sim_pinfo pi = port->pi;
+	const u8 *d = r->data;
+	bool ok = true;
+
+	if (sim_endport(port)) {
+		pi.mkey = get_unaligned_be64(d + SIM_PI_MKEY);
+		pi.gid_prefix = get_unaligned_be64(d + SIM_PI_GID_PREFIX);
+		pi.lid = get_unaligned_be16(d + SIM_PI_LID);
+		pi.sm_lid = get_unaligned_be16(d + SIM_PI_SM_LID);
+		pi.mkey_lease = get_unaligned_be16(d + SIM_PI_MKEY_LEASE);
+		pi.mkey_protect = d[SIM_PI_MKEYPROT_LMC] >> 6;
+		pi.lmc = d[SIM_PI_MKEYPROT_LMC] & 0x7;
+		pi.sm_sl = d[SIM_PI_MTU_SMSL] & 0xf;
+		pi.subnet_timeout = d[SIM_PI_REREG_TIMEOUT] & 0x1f;
+		ok = pi.lid < SIM_MCAST_LID_BASE &&
+		     pi.sm_lid < SIM_MCAST_LID_BASE;
+	}
+	if (port->num) {
+		ok = ok && sma_state_ok(port, state) &&
+		     (!phys || phys == SIM_PHYS_POLLING ||
+		      phys == SIM_PHYS_DISABLED) &&
+		     (!downdef || downdef <= SIM_PHYS_POLLING);
+	}
+	ok = ok && sma_enable_field(d[SIM_PI_WIDTH_ENABLED], 0xff,
+				    SIM_PORT_WIDTHS, &pi.width_enabled) &&
+	     sma_enable_field(d[SIM_PI_SPEED_ACT_ENA] & 0xf, 0xf,
+			      SIM_PORT_SPEEDS, &pi.speed_enabled) &&
+	     mtu && mtu <= SIM_PORT_MTU_CAP && vls <= SIM_PORT_VL_CAP;
+	if (!ok)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+
+	pi.neighbor_mtu = mtu;
+	pi.vl_stall_hoq = d[SIM_PI_VLSTALL_HOQ];
+	if (vls)
+		pi.op_vls = vls;
+	if (downdef)
+		pi.down_default = downdef;
+	port->pi = pi;
+	if (!port->num)
+		return KMAD_MAD_STATUS_SUCCESS;
+	if (phys) {
+		port->disabled = phys == SIM_PHYS_DISABLED;
+		kmad_sim_link_update_locked(port, SIM_PS_INIT);
+	}
+	if (state == SIM_PS_DOWN && kmad_sim_phys_up(port))
+		kmad_sim_link_bounce_locked(port);
+	else if (state == SIM_PS_ARMED || state == SIM_PS_ACTIVE)
+		kmad_sim_port_set_state_locked(port, state);
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+/*
+ * PortInfo: the modifier names the port (a switch: 0 to num_ports; an
+ * HCA: 1 to num_ports, or 0 for the port the SMP arrived on).
+ */
+static u16 sma_port_info(struct sma_req *r)
+{
+	struct sim_node *node = r->node;
+	struct sim_port *port;
+	u16 status = KMAD_MAD_STATUS_SUCCESS;
+
+	if (r->mod > node->num_ports) {
+		memset(r->data, 0, KMAD_SMP_DATA_SIZE);
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	}
+	port = r->mod || sim_is_switch(node) ? &node->ports[r->mod] : r->in;
+	if (r->set)
+		status = sma_port_info_set(r, port);
+	sma_port_info_get(r, port);
+	return status;
+}
+
+/**
+ * kmad_sim_sma() - answer a SubnGet or SubnSet.
+ * @in: the port the SMP arrived on (a switch's physical port, or an HCA
+ *	port).
+ * @smp: the request; its data becomes the attribute.
+ *
+ * Context: any, no sim lock held; takes F.
+ * Return: the MAD status for the response.
+ */
+u16 kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
+{
+	struct kmad_sim_fabric *fab = in->node->fab;
+	struct sma_req r = {
+		.node = in->node,
+		.in = in,
+		.data = smp->data,
+		.mod = be32_to_cpu(smp->attr_mod),
+		.set = smp->method == KMAD_METHOD_SET,
+	};
+	u16 attr = be16_to_cpu(smp->attr_id);
+	unsigned long flags;
+	u16 status;
+
+	if (!r.set)
+		memset(r.data, 0, KMAD_SMP_DATA_SIZE);
+	spin_lock_irqsave(&fab->lock, flags);
+	switch (attr) {
+	case KMAD_SMP_ATTR_NODE_DESC:
+		status = sma_node_desc(&r);
+		break;
+	case KMAD_SMP_ATTR_NODE_INFO:
+		status = sma_node_info(&r);
+		break;
+	case KMAD_SMP_ATTR_SWITCH_INFO:
+		status = sma_switch_info(&r);
+		break;
+	case KMAD_SMP_ATTR_GUID_INFO:
+		status = sma_guid_info(&r);
+		break;
+	case KMAD_SMP_ATTR_PORT_INFO:
+		status = sma_port_info(&r);
+		break;
+	case KMAD_SMP_ATTR_PKEY_TABLE:
+		status = sma_pkey_table(&r);
+		break;
+	case KMAD_SMP_ATTR_LINEAR_FT:
+		status = sma_lft(&r);
+		break;
+	default:
+		status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+		break;
+	}
+	spin_unlock_irqrestore(&fab->lock, flags);
+	/*
+	 * A Set of PortInfo or SwitchInfo with a bad value is answered with
+	 * the attribute as it is; other failures with no data.
+	 */
+	if (status == KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR ||
+	    (status != KMAD_MAD_STATUS_SUCCESS &&
+	     attr != KMAD_SMP_ATTR_PORT_INFO &&
+	     attr != KMAD_SMP_ATTR_SWITCH_INFO))
+		memset(smp->data, 0, KMAD_SMP_DATA_SIZE);
+	return status;
+}

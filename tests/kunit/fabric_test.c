@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_fabric: the simulated subnet -- topologies and the LID plan, LID
+ * routing through switches, directed routes, dead links, and routing
+ * changed by LinearForwardingTable Sets.  kmad agents on HCA 0 are the
+ * requesters; the firmware of the addressed node answers (kmad_sma and
+ * kmad_pma check what the answers hold).
+ *
+ * The fabrics: star(4): HCAs 0-3 (LIDs 1-4) on switch node 4 (LID 5),
+ * HCA i on switch port i + 1.  tree(4, 2): HCAs 0-3 (LIDs 1-4), root node
+ * 4 (LID 5), leaves nodes 5 and 6 (LIDs 6, 7) on root ports 1 and 2;
+ * HCAs 0, 1 on leaf 5 ports 2, 3, HCAs 2, 3 on leaf 6 ports 2, 3.
+ */
+#include <kunit/test.h>
+
+#include "subnet_test.h"
+
+#define FT_SWITCH	4	/* node of the star's switch, the tree's root */
+
+/* NodeInfo (IBTA 14.2.5.3) offsets the tests read. */
+#define NI_NODE_TYPE	2
+#define NI_NUM_PORTS	3
+#define NI_NODE_GUID	12
+#define NI_LOCAL_PORT	36
+
+static u64 ft_guid(struct sn *s, unsigned int node)
+{
+	struct kmad_sim_node_info info;
+
+	KUNIT_ASSERT_EQ(s->test, kmad_sim_node_info(s->fab, node, &info), 0);
+	return info.guid;
+}
+
+/* NodeInfo of whoever answers at @dlid, from HCA 0; status or -1. */
+static int ft_node_info(struct sn *s, u16 dlid, struct kmad_mad *mad)
+{
+	sn_smp(mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0);
+	return sn_rpc(s, 0, 1, mad, dlid);
+}
+
+static void ft_expect_node(struct sn *s, u16 dlid, unsigned int node)
+{
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_EQ(s->test, ft_node_info(s, dlid, &mad), 0);
+	KUNIT_EXPECT_EQ(s->test,
+			get_unaligned_be64(sn_smp_data(&mad) + NI_NODE_GUID),
+			ft_guid(s, node));
+}
+
+/* One block of switch @lid's LFT, through its SMA; set if @set. */
+static void ft_lft(struct sn *s, u16 lid, u8 *block, bool set)
+{
+	struct kmad_mad mad;
+
+	sn_smp(&mad, set ? KMAD_METHOD_SET : KMAD_METHOD_GET,
+	       KMAD_SMP_ATTR_LINEAR_FT, 0);
+	if (set)
+		memcpy(sn_smp_data(&mad), block, 64);
+	KUNIT_ASSERT_EQ(s->test, sn_rpc(s, 0, 1, &mad, lid), 0);
+	memcpy(block, sn_smp_data(&mad), 64);
+}
+
+/* PortCounters of (@lid, @port) read from HCA @dev: the 32-bit field. */
+static u32 ft_pc(struct sn *s, unsigned int dev, u16 lid, u8 port,
+		 unsigned int offset, unsigned int bytes)
+{
+	struct kmad_mad mad;
+	u8 *d = sn_pma_data(&mad);
+
+	sn_pma(&mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, port, 0);
+	KUNIT_ASSERT_EQ(s->test, sn_rpc(s, dev, 1, &mad, lid), 0);
+	if (bytes == 1)
+		return d[offset];
+	return bytes == 2 ? get_unaligned_be16(d + offset) :
+			    get_unaligned_be32(d + offset);
+}
+
+/* star(4): 5 nodes, the LIDs and cabling of the plan. */
+static void fabric_star_layout(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_sim_node_info info;
+	unsigned int peer, i;
+	u8 pport;
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_num_devices(s->fab), 4U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_num_nodes(s->fab), 5U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_node_info(s->fab, 4, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.type, KMAD_SIM_NODE_SWITCH);
+	KUNIT_EXPECT_EQ(test, info.num_ports, 4);
+	KUNIT_EXPECT_EQ(test, info.lid, 5);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, sn_lid(s, i, 1), i + 1);
+		KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, i, 1, &peer,
+							 &pport), 0);
+		KUNIT_EXPECT_EQ(test, peer, 4U);
+		KUNIT_EXPECT_EQ(test, pport, i + 1);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_sim_node_info(s->fab, 5, &info), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 0, 2, false), -EINVAL);
+}
+
+/* tree(5, 2), two ports per HCA: leaves get 2 and 3 HCAs; LIDs per plan. */
+static void fabric_tree_layout(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 5, 2, 2);
+	struct kmad_sim_node_info info;
+	unsigned int peer;
+	u8 pport;
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_num_nodes(s->fab), 8U);
+	/* Port 2 of HCA i: LID 1 + 5 + i; switches from 11. */
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 0, 2), 6);
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 4, 2), 10);
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 5, 0), 11);
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 7, 3), 13);
+	KUNIT_ASSERT_EQ(test, kmad_sim_node_info(s->fab, 6, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.num_ports, 1 + 2 * 2);
+	KUNIT_ASSERT_EQ(test, kmad_sim_node_info(s->fab, 7, &info), 0);
+	KUNIT_EXPECT_EQ(test, info.num_ports, 1 + 3 * 2);
+	/* HCA 2 is the first on leaf 7: its port 2 on leaf port 3. */
+	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 2, 2, &peer, &pport),
+			0);
+	KUNIT_EXPECT_EQ(test, peer, 7U);
+	KUNIT_EXPECT_EQ(test, pport, 3);
+	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 7, 1, &peer, &pport),
+			0);
+	KUNIT_EXPECT_EQ(test, peer, 5U);
+	KUNIT_EXPECT_EQ(test, pport, 2);
+}
+
+/* star(4): every LID answers, through the switch, with its own node. */
+static void fabric_star_routing(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	unsigned int i;
+
+	for (i = 1; i < 4; i++)
+		ft_expect_node(s, i + 1, i);
+	ft_expect_node(s, 5, FT_SWITCH);
+}
+
+/* tree(4, 2): every LID answers, also across the root; nothing lost. */
+static void fabric_tree_routing(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_sim_stats st;
+	unsigned int i;
+
+	for (i = 1; i < 4; i++)
+		ft_expect_node(s, i + 1, i);
+	for (i = 0; i < 3; i++)
+		ft_expect_node(s, 5 + i, FT_SWITCH + i);
+	st = sn_stats(s, 0, 1);
+	KUNIT_EXPECT_EQ(test, st.sent, 6ULL);
+	KUNIT_EXPECT_EQ(test, st.delivered, 6ULL);
+	KUNIT_EXPECT_EQ(test, st.dropped_no_route, 0ULL);
+}
+
+/* A MAD no firmware answers crosses the tree into kmad on HCA 3. */
+static void fabric_tree_delivers(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_mad mad;
+
+	sn_sa(&mad, KMAD_METHOD_GET_RESP);
+	sn_post(s, 0, 1, &mad, 4);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 3, 1).delivered, 1ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 3, 1).fw_answered, 0ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).sent, 1ULL);
+}
+
+/* pair, two ports: a LID is reached only over its own port's link. */
+static void fabric_pair_two_ports(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 2);
+	struct kmad_mad mad;
+
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 2), 4);
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 2, &mad, 4), 0);
+	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[NI_LOCAL_PORT], 2);
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, 4), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_no_route, 1ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 2).delivered, 1ULL);
+}
+
+/* A dead link loses MADs (counted), shows Down, and comes back Active. */
+static void fabric_dead_link(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 2, 1, false), 0);
+	KUNIT_EXPECT_EQ(test, ft_node_info(s, 3, &mad), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_link, 1ULL);
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 3);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 5), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 1);		/* PortState Down */
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 2);		/* Polling */
+	KUNIT_EXPECT_EQ(test, ft_pc(s, 0, 5, 3, 14, 2), 1U); /* XmitDiscards */
+	KUNIT_EXPECT_EQ(test, ft_pc(s, 0, 5, 3, 7, 1), 1U); /* LinkDowned */
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 4, 3, true), 0);
+	ft_expect_node(s, 3, 2);
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 3);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 5), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);		/* Active */
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 5);		/* LinkUp */
+}
+
+/* The requester's own link dead: lost at once; its local SMA still works. */
+static void fabric_dead_own_link(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 0, 1, false), 0);
+	KUNIT_EXPECT_EQ(test, ft_node_info(s, 5, &mad), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_link, 1ULL);
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, NULL, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[32] & 0xf, 1);
+}
+
+/* LFT Sets move a LID: to another HCA (rejected there), to nowhere. */
+static void fabric_lft_set_reroutes(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 lft[64];
+
+	ft_lft(s, 5, lft, false);
+	KUNIT_EXPECT_EQ(test, lft[0], 0xff);
+	KUNIT_EXPECT_EQ(test, lft[3], 3);
+	KUNIT_EXPECT_EQ(test, lft[5], 0);
+	KUNIT_EXPECT_EQ(test, lft[6], 0xff);
+
+	lft[3] = 4;		/* LID 3 now goes to HCA 3 (LID 4) */
+	ft_lft(s, 5, lft, true);
+	KUNIT_EXPECT_EQ(test, ft_node_info(s, 3, &mad), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_no_route, 1ULL);
+	KUNIT_EXPECT_EQ(test, ft_pc(s, 0, 4, 1, 8, 2), 1U);	/* RcvErrors */
+
+	lft[3] = 0xff;		/* and now nowhere */
+	ft_lft(s, 5, lft, true);
+	KUNIT_EXPECT_EQ(test, ft_node_info(s, 3, &mad), -1);
+	KUNIT_EXPECT_EQ(test, ft_pc(s, 0, 5, 1, 12, 2), 1U);	/* relay */
+
+	lft[3] = 3;
+	ft_lft(s, 5, lft, true);
+	ft_expect_node(s, 3, 2);
+}
+
+/* An LFT loop between leaf and root: the MAD is dropped, not carried on. */
+static void fabric_lft_loop(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_mad mad;
+	u8 lft[64];
+
+	ft_lft(s, 5, lft, false);
+	lft[4] = 1;		/* root sends LID 4 back down to leaf 5 */
+	ft_lft(s, 5, lft, true);
+	KUNIT_EXPECT_EQ(test, ft_node_info(s, 4, &mad), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_no_route, 1ULL);
+}
+
+/* Directed route across the tree to HCA 3 and to leaf 6. */
+static void fabric_dr_tree(struct kunit *test)
+{
+	static const u8 to_hca3[] = { 1, 1, 2, 3 }, to_leaf6[] = { 1, 1, 2 };
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, to_hca3, 4);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_TRUE(test, kmad_smp_is_returning((struct kmad_smp *)&mad));
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + NI_NODE_GUID),
+			ft_guid(s, 3));
+	KUNIT_EXPECT_EQ(test, d[NI_LOCAL_PORT], 1);
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, to_leaf6, 3);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + NI_NODE_GUID),
+			ft_guid(s, 6));
+	KUNIT_EXPECT_EQ(test, d[NI_NODE_TYPE], 2);
+	KUNIT_EXPECT_EQ(test, d[NI_NUM_PORTS], 3);
+	KUNIT_EXPECT_EQ(test, d[NI_LOCAL_PORT], 1);
+}
+
+/* Bad paths are discarded and counted: at a switch, and at an HCA. */
+static void fabric_dr_discards(struct kunit *test)
+{
+	static const u8 no_port[] = { 1, 9 }, past_hca[] = { 1, 3, 1 };
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_mad mad;
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, no_port, 2);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_smi, 1ULL);
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, past_hca, 3);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).dropped_smi, 1ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
+}
+
+/* Hop count 0: HCA 0's own SMA answers; no packet crosses its link. */
+static void fabric_dr_local(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	u32 xmit, rcv;
+	struct kmad_mad mad;
+
+	/* Leaf 5 port 2 is HCA 0's link; HCA 1 reads it over port 3. */
+	xmit = ft_pc(s, 1, 6, 2, 32, 4);
+	rcv = ft_pc(s, 1, 6, 2, 36, 4);
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, NULL, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(sn_smp_data(&mad) +
+						 NI_NODE_GUID), ft_guid(s, 0));
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).fw_answered, 1ULL);
+	KUNIT_EXPECT_EQ(test, ft_pc(s, 1, 6, 2, 32, 4), xmit);
+	KUNIT_EXPECT_EQ(test, ft_pc(s, 1, 6, 2, 36, 4), rcv);
+}
+
+/* DR to the root, then LID-routed to DrDLID (HCA 3), and back. */
+static void fabric_dr_lid_routed_end(struct kunit *test)
+{
+	static const u8 to_root[] = { 1, 1 };
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_mad mad;
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, to_root, 2);
+	((struct kmad_smp *)&mad)->dr_dlid = cpu_to_be16(4);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(sn_smp_data(&mad) +
+						 NI_NODE_GUID), ft_guid(s, 3));
+}
+
+/* LID-routed to leaf 6, then DR out of its port 3 to HCA 3, and back. */
+static void fabric_dr_lid_routed_start(struct kunit *test)
+{
+	static const u8 from_leaf6[] = { 3 };
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_TREE, 4, 2, 1);
+	struct kmad_mad mad;
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, from_leaf6, 1);
+	((struct kmad_smp *)&mad)->dr_slid = cpu_to_be16(1);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 7), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(sn_smp_data(&mad) +
+						 NI_NODE_GUID), ft_guid(s, 3));
+}
+
+static struct kunit_case fabric_cases[] = {
+	KUNIT_CASE(fabric_star_layout),
+	KUNIT_CASE(fabric_tree_layout),
+	KUNIT_CASE(fabric_star_routing),
+	KUNIT_CASE(fabric_tree_routing),
+	KUNIT_CASE(fabric_tree_delivers),
+	KUNIT_CASE(fabric_pair_two_ports),
+	KUNIT_CASE(fabric_dead_link),
+	KUNIT_CASE(fabric_dead_own_link),
+	KUNIT_CASE(fabric_lft_set_reroutes),
+	KUNIT_CASE(fabric_lft_loop),
+	KUNIT_CASE(fabric_dr_tree),
+	KUNIT_CASE(fabric_dr_discards),
+	KUNIT_CASE(fabric_dr_local),
+	KUNIT_CASE(fabric_dr_lid_routed_end),
+	KUNIT_CASE(fabric_dr_lid_routed_start),
+	{}
+};
+
+static struct kunit_suite fabric_suite = {
+	.name = "kmad_fabric",
+	.exit = sn_exit,
+	.test_cases = fabric_cases,
+};
+
+kunit_test_suite(fabric_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad_sim's subnet: topologies and routing");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_sma: the simulated SMA -- attribute encodings checked byte by byte
+ * against the offsets of IBTA Volume 1, 14.2.5 (written out here as
+ * numbers, independent of the simulator's own tables), Set semantics, and
+ * the status of what it does not support.  Requests come from kmad agents
+ * on HCA 0 (or the HCA named), answered in step mode.
+ *
+ * star(4): HCAs 0-3 (LIDs 1-4) on switch node 4 (LID 5), HCA i on switch
+ * port i + 1.  pair: HCAs 0 and 1, LIDs 1 and 2.
+ */
+#include <kunit/test.h>
+#include <linux/string.h>
+
+#include "subnet_test.h"
+
+#define SW_LID		5
+
+/* Get (or Set, with @mad's data) attribute @attr/@mod of @dlid from 0. */
+static int sm_query(struct sn *s, u8 method, u16 attr, u32 mod, u16 dlid,
+		    struct kmad_mad *mad, const u8 *data)
+{
+	sn_smp(mad, method, attr, mod);
+	if (data)
+		memcpy(sn_smp_data(mad), data, KMAD_SMP_DATA_SIZE);
+	return sn_rpc(s, 0, 1, mad, dlid);
+}
+
+/*
+ * A Get of PortInfo written back, as an SM does, with PortState and
+ * PortPhysicalState 0 ("no change").
+ */
+static void sm_port_info_for_set(u8 *pi, const struct kmad_mad *mad)
+{
+	memcpy(pi, ((const struct kmad_smp *)mad)->data, KMAD_SMP_DATA_SIZE);
+	pi[32] &= 0xf0;
+	pi[33] &= 0x0f;
+}
+
+/*
+ * Set PortInfo (@dlid, @mod) as it is but for the @mask bits of byte @byte,
+ * set to @val; returns the answer's status.
+ */
+static int sm_port_set(struct sn *s, u16 dlid, u32 mod, u8 byte, u8 mask,
+		       u8 val, struct kmad_mad *mad)
+{
+	u8 pi[KMAD_SMP_DATA_SIZE];
+
+	KUNIT_ASSERT_EQ(s->test, sm_query(s, KMAD_METHOD_GET,
+					  KMAD_SMP_ATTR_PORT_INFO, mod, dlid,
+					  mad, NULL), 0);
+	sm_port_info_for_set(pi, mad);
+	pi[byte] = (pi[byte] & ~mask) | val;
+	return sm_query(s, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, mod, dlid,
+			mad, pi);
+}
+
+static u64 sm_guid(struct sn *s, unsigned int node)
+{
+	struct kmad_sim_node_info info;
+
+	KUNIT_ASSERT_EQ(s->test, kmad_sim_node_info(s->fab, node, &info), 0);
+	return info.guid;
+}
+
+/* NodeInfo of an HCA: every field at its IBTA offset. */
+static void sma_node_info_hca(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[0], 1);			/* BaseVersion */
+	KUNIT_EXPECT_EQ(test, d[1], 1);			/* ClassVersion */
+	KUNIT_EXPECT_EQ(test, d[2], 1);			/* NodeType: CA */
+	KUNIT_EXPECT_EQ(test, d[3], 1);			/* NumPorts */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 4), sm_guid(s, 1));
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 12), sm_guid(s, 1));
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 20), sm_guid(s, 1) + 1);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 28), 64);	/* PartCap */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 30), 0x5a01);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 32), 1);	/* Revision */
+	KUNIT_EXPECT_EQ(test, d[36], 1);		/* LocalPortNum */
+	KUNIT_EXPECT_EQ(test, d[37], 0x00);		/* VendorID */
+	KUNIT_EXPECT_EQ(test, d[38], 0x14);
+	KUNIT_EXPECT_EQ(test, d[39], 0x05);
+	KUNIT_EXPECT_EQ(test, d[40], 0);
+}
+
+/* NodeInfo of a switch: type 2, its ports, the port the SMP came in on. */
+static void sma_node_info_switch(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 2, 1, &mad, SW_LID), 0);
+	KUNIT_EXPECT_EQ(test, d[2], 2);
+	KUNIT_EXPECT_EQ(test, d[3], 4);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 12), sm_guid(s, 4));
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 20), sm_guid(s, 4));
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 30), 0x5a02);
+	KUNIT_EXPECT_EQ(test, d[36], 3);
+}
+
+/* NodeDescription: the node's name; a Set is not supported. */
+static void sma_node_desc(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	char want[64];
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_DESC, 0, SW_LID,
+				       &mad, NULL), 0);
+	snprintf(want, sizeof(want), "%ssw0 kmad_sim switch", s->name);
+	KUNIT_EXPECT_STREQ(test, (char *)sn_smp_data(&mad), want);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_NODE_DESC, 0, 2, &mad,
+				       NULL), 0x000c);
+}
+
+/* PortInfo of an HCA port: the fields of a fresh, Active port. */
+static void sma_port_info_hca(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 0), 0ULL);	/* M_Key */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 8),
+			0xfe80000000000000ULL);			/* GidPrefix */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 2);	/* LID */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18), 1);	/* SM LID */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 20), 0x800);
+	KUNIT_EXPECT_EQ(test, d[28], 1);		/* LocalPortNum */
+	KUNIT_EXPECT_EQ(test, d[29], 0x03);		/* LinkWidthEnabled */
+	KUNIT_EXPECT_EQ(test, d[30], 0x03);		/* ...Supported */
+	KUNIT_EXPECT_EQ(test, d[31], 0x02);		/* ...Active: 4x */
+	KUNIT_EXPECT_EQ(test, d[32], 0x74);		/* speeds, Active */
+	KUNIT_EXPECT_EQ(test, d[33], 0x52);		/* LinkUp, Polling */
+	KUNIT_EXPECT_EQ(test, d[34], 0x00);		/* LMC 0 */
+	KUNIT_EXPECT_EQ(test, d[35], 0x47);		/* 10G of 2.5/5/10 */
+	KUNIT_EXPECT_EQ(test, d[36], 0x40);		/* MTU 2048, SL 0 */
+	KUNIT_EXPECT_EQ(test, d[37], 0x10);		/* VLCap VL0 */
+	KUNIT_EXPECT_EQ(test, d[41], 0x04);		/* MTUCap */
+	KUNIT_EXPECT_EQ(test, d[43], 0x10);		/* OperationalVLs */
+	KUNIT_EXPECT_EQ(test, d[50], 8);		/* GUIDCap */
+	KUNIT_EXPECT_EQ(test, d[52], 8);		/* RespTimeValue */
+}
+
+/* PortInfo of switch ports: an external port has no LID; port 0 has. */
+static void sma_port_info_switch(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 3, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 0);
+	KUNIT_EXPECT_EQ(test, d[28], 1);		/* came in on port 1 */
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);
+	KUNIT_EXPECT_EQ(test, d[50], 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), SW_LID);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18), 1);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 5, SW_LID,
+				       &mad, NULL), 0x001c);
+}
+
+/* A Set of LID and SM LID (by DR): the port answers at its new LID only. */
+static void sma_port_info_set_lid(struct kunit *test)
+{
+	static const u8 path[] = { 1 };
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, path, 1);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	sm_port_info_for_set(pi, &mad);
+	put_unaligned_be16(0x20, pi + 16);
+	put_unaligned_be16(7, pi + 18);
+	sn_dr(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, 0, path, 1);
+	memcpy(d, pi, sizeof(pi));
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 0x20);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18), 7);
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 1), 0x20);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0, 0x20, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
+				       NULL), -1);
+	/* A multicast LID is refused, and nothing changes. */
+	pi[16] = 0xc0;
+	sn_dr(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, 0, path, 1);
+	memcpy(d, pi, sizeof(pi));
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID),
+			0x001c);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 0x20);
+}
+
+/* PortState Down retrains to Init (no data); Armed, Active restore it. */
+static void sma_port_state(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, SW_LID, 2, 32, 0xf, 1, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 2);			/* Init */
+	sn_sa(&mad, KMAD_METHOD_GET_RESP);
+	sn_post(s, 0, 1, &mad, 2);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_link, 1ULL);
+	KUNIT_EXPECT_EQ(test, sm_port_set(s, SW_LID, 2, 32, 0xf, 4, &mad),
+			0x001c);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 2);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, SW_LID, 2, 32, 0xf, 3, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, 2, 0, 32, 0xf, 3, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 3);			/* Armed */
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, SW_LID, 2, 32, 0xf, 4, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, 2, 0, 32, 0xf, 4, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);			/* Active */
+	sn_sa(&mad, KMAD_METHOD_GET_RESP);
+	sn_post(s, 0, 1, &mad, 2);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 1ULL);
+}
+
+/* PortPhysicalState Disabled takes the link down; Polling brings it up. */
+static void sma_port_disable(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, SW_LID, 3, 33, 0xf0, 3 << 4,
+					  &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 1);			/* Down */
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 3);			/* Disabled */
+	/* HCA 2 sees its peer gone: its own SMA (hop count 0) says so. */
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, NULL, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 2, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 1);
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 2);			/* Polling */
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, SW_LID, 3, 33, 0xf0, 2 << 4,
+					  &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 2);			/* Init */
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 5);			/* LinkUp */
+}
+
+/* P_KeyTable: default full key; Set per block; a switch port by modifier. */
+static void sma_pkey_table(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 keys[KMAD_SMP_DATA_SIZE] = { 0x80, 0x01 };
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PKEY_TABLE, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 0xffff);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 2), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PKEY_TABLE, 1, 2, &mad,
+				       keys), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PKEY_TABLE, 1, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 0x8001);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PKEY_TABLE, 2, 2, &mad,
+				       NULL), 0x001c);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PKEY_TABLE, 3 << 16, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 0xffff);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PKEY_TABLE, 9 << 16, SW_LID,
+				       &mad, NULL), 0x001c);
+}
+
+/* GUIDInfo: entry 0 is the port GUID and stays; others take a Set. */
+static void sma_guid_info(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	u8 guids[KMAD_SMP_DATA_SIZE] = {};
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_GUID_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), sm_guid(s, 1) + 1);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 8), 0ULL);
+	put_unaligned_be64(0x1234, guids);
+	put_unaligned_be64(0xabcd, guids + 8);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_GUID_INFO, 0, 2, &mad,
+				       guids), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), sm_guid(s, 1) + 1);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 8), 0xabcdULL);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_GUID_INFO, 1, 2, &mad,
+				       NULL), 0x001c);
+}
+
+/* SwitchInfo: caps and top; PortStateChange set by a link, cleared by 1. */
+static void sma_switch_info(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 si[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 0), 1024);	/* LinCap */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 5);	/* LinTop */
+	KUNIT_EXPECT_EQ(test, d[11] >> 3, 18);		/* LifeTimeValue */
+	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);		/* PortStateChange */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 14), 64);
+	kmad_sim_set_link(s->fab, 3, 1, false);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0x04);
+	memcpy(si, d, sizeof(si));
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
+				       &mad, si), 0);
+	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);
+	put_unaligned_be16(2000, si + 6);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
+				       &mad, si), 0x001c);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 5);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 0, 2, &mad,
+				       NULL), 0x000c);
+}
+
+/* LinearForwardingTable: the computed routes; a block Set; bad blocks. */
+static void sma_lft(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 block[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+	int i;
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_LINEAR_FT, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[0], 0xff);
+	for (i = 1; i <= 4; i++)
+		KUNIT_EXPECT_EQ(test, d[i], i);
+	KUNIT_EXPECT_EQ(test, d[5], 0);
+	KUNIT_EXPECT_EQ(test, d[6], 0xff);
+	memcpy(block, d, sizeof(block));
+	block[63] = 2;
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_LINEAR_FT, 0, SW_LID,
+				       &mad, block), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_LINEAR_FT, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[63], 2);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_LINEAR_FT, 16, SW_LID,
+				       &mad, NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_LINEAR_FT, 0, 2, &mad,
+				       NULL), 0x000c);
+}
+
+/* Unsupported attributes and methods answer 0x000C with no data. */
+static void sma_unsupported(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_mad mad;
+
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0, 2, &mad,
+				       NULL), 0x000c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SM_INFO, 0, 2, &mad,
+				       NULL), 0x000c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
+				       NULL), 0x000c);
+	KUNIT_EXPECT_NULL(test, memchr_inv(sn_smp_data(&mad), 0,
+					   KMAD_SMP_DATA_SIZE));
+}
+
+/* Firmware consumes SubnGet: an agent registered for it sees nothing. */
+static void sma_firmware_consumes(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct kmad_port *port;
+	struct kmad_agent *a;
+	struct kmad_mad mad;
+	char dev[24];
+
+	snprintf(dev, sizeof(dev), "%s1", s->name);
+	port = kmad_port_get(dev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, port);
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(port, KMAD_QPT_SMI, &req, sn_send_done,
+				sn_recv, s);
+	if (IS_ERR(a))
+		kmad_port_put(port);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 1ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 0ULL);
+	kmad_unregister_agent(a);
+	kmad_port_put(port);
+}
+
+static struct kunit_case sma_cases[] = {
+	KUNIT_CASE(sma_node_info_hca),
+	KUNIT_CASE(sma_node_info_switch),
+	KUNIT_CASE(sma_node_desc),
+	KUNIT_CASE(sma_port_info_hca),
+	KUNIT_CASE(sma_port_info_switch),
+	KUNIT_CASE(sma_port_info_set_lid),
+	KUNIT_CASE(sma_port_state),
+	KUNIT_CASE(sma_port_disable),
+	KUNIT_CASE(sma_pkey_table),
+	KUNIT_CASE(sma_guid_info),
+	KUNIT_CASE(sma_switch_info),
+	KUNIT_CASE(sma_lft),
+	KUNIT_CASE(sma_unsupported),
+	KUNIT_CASE(sma_firmware_consumes),
+	{}
+};
+
+static struct kunit_suite sma_suite = {
+	.name = "kmad_sma",
+	.exit = sn_exit,
+	.test_cases = sma_cases,
+};
+
+kunit_test_suite(sma_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad_sim's subnet management agent");
+MODULE_LICENSE("GPL");
