@@ -17,9 +17,10 @@
  *
  * Both spinlocks are only taken in process context (kmad's workqueue and
  * callers of the API); providers signal events with kmad_cq_event(), which
- * only queues work.  Lock order: P, then A, then Q (cancel takes a send
- * back from its QP's overflow list under its agent's lock); nothing takes A
- * while holding Q.  No kmad lock is held while a ULP handler runs or while
+ * only queues work.  Lock order: P, then A, then Q: a send is queued on its
+ * QP (post, retry) and taken back from it (cancel, flush) under its agent's
+ * lock, so a flush that sees a send SENDING always finds it on its QP;
+ * nothing takes A while holding Q.  No kmad lock is held while a ULP handler runs or while
  * a provider op that may sleep runs; post_send/post_recv run under Q.
  */
 #ifndef KMAD_PRIV_H
@@ -139,6 +140,8 @@ struct kmad_qp_info {
 
 /* kmad_qp_info.flags: a fatal QP event waits for the drain to handle it. */
 #define KMAD_QP_FATAL_PENDING	0
+/* kmad_qp_info.flags: the recovery work must move the QP to error first. */
+#define KMAD_QP_FLUSH_PENDING	1
 
 /**
  * struct kmad_port - a port of a registered device.

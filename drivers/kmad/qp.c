@@ -89,7 +89,8 @@ static bool qp_post_waiting(struct kmad_qp_info *qpi)
  * @qpi: the QP.
  * @wr: a send in state SENDING that the QP does not hold.
  *
- * Context: any process context, no agent lock held.  Never completes the
+ * Context: any process context, the send's agent lock held (A -> Q), so
+ * that a cancel or flush of the send finds it queued.  Never completes the
  * send itself: a send the provider refuses, or one queued on a dying QP,
  * is completed by the CQ drain.
  */
@@ -183,6 +184,9 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		list_add_tail(&wr->qp_entry, &qpi->replay);
 		replay = true;
 		qp_start_recovery(qpi);
+	} else if (qpi->run == KMAD_QP_RECOVERING) {
+		/* This may have been the last thing the provider held. */
+		qp_start_recovery(qpi);
 	}
 	kick = qp_post_waiting(qpi);
 	spin_unlock(&qpi->lock);
@@ -269,6 +273,16 @@ void kmad_cq_drain_work(struct work_struct *work)
 	if (test_and_clear_bit(KMAD_QP_FATAL_PENDING, &qpi->flags)) {
 		spin_lock(&qpi->lock);
 		qp_start_recovery(qpi);
+		/* The event may come late, after its flush completions were
+		 * reaped and a recovery already reset the QP: have the
+		 * recovery work move the QP to the error state, so that the
+		 * provider gives everything back and recovery can go on.  At
+		 * worst that costs one more recovery.
+		 */
+		if (qpi->run == KMAD_QP_RECOVERING) {
+			set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
+			queue_work(kmad_wq, &qpi->recover_work);
+		}
 		spin_unlock(&qpi->lock);
 	}
 	qp_complete_failed(qpi);
@@ -350,6 +364,10 @@ static void qp_recover_work(struct work_struct *work)
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	bool kick;
 	int ret;
+
+	/* Every modify_qp of a recovery runs here, one at a time. */
+	if (test_and_clear_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags))
+		ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 
 	spin_lock(&qpi->lock);
 	if (qpi->run != KMAD_QP_RECOVERING || !qp_quiet(qpi)) {

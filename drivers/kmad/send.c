@@ -493,7 +493,6 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	struct kmad_port *port = agent->qpi->port;
 	struct kmad_send_wr *wr, *tmp;
 	struct rb_node *first;
-	LIST_HEAD(retry);
 	LIST_HEAD(ended);
 	u64 now;
 
@@ -515,10 +514,8 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			wr->retries_left--;
 			wr->refs++;			/* the new send completion */
 			send_set_state(wr, KMAD_SS_SENDING);
-			/* The QP does not hold the send (hw idle), so its
-			 * qp_entry is free for this local list.
-			 */
-			list_add_tail(&wr->qp_entry, &retry);
+			/* Under the agent lock, as in kmad_post_send(). */
+			kmad_qp_send(agent->qpi, wr);
 			agent_stat_inc(agent, KMAD_ASTAT_RETRIES);
 			kmad_port_stat_inc(port, KMAD_PSTAT_RETRIES);
 		} else {
@@ -535,11 +532,6 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	list_for_each_entry_safe(wr, tmp, &ended, agent_entry) {
 		list_del_init(&wr->agent_entry);
 		send_deliver(wr);
-	}
-
-	list_for_each_entry_safe(wr, tmp, &retry, qp_entry) {
-		list_del_init(&wr->qp_entry);
-		kmad_qp_send(agent->qpi, wr);
 	}
 }
 
@@ -783,11 +775,15 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	/* Cannot fail: the registration reference is held while ACTIVE. */
 	refcount_inc(&agent->refs);
 	trace_kmad_post(wr);
+	agent_stat_inc(agent, KMAD_ASTAT_POSTED);
+	/* Queue it before dropping the agent lock (A -> Q): a flush that
+	 * finds the send SENDING then also finds it on its QP and can take
+	 * it back.  Queued later, it could reach a QP that port teardown
+	 * has already stopped, whose drain kmad_qp_destroy() cancels.
+	 */
+	kmad_qp_send(agent->qpi, wr);
 	spin_unlock(&agent->lock);
 	rcu_read_unlock();
-
-	agent_stat_inc(agent, KMAD_ASTAT_POSTED);
-	kmad_qp_send(agent->qpi, wr);
 	return 0;
 
 out_unlock:
