@@ -8,6 +8,8 @@
 #   make KDIR=/lib/modules/$(uname -r)/build
 #   make modules_install    install them (INSTALL_MOD_PATH=, INSTALL_MOD_DIR=)
 #   make check              build the debug kernel (cached), boot it, run KUnit
+#   make run                kmad_sim + kmad_discover on the stock kernel in QEMU
+#                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make clean
 
@@ -25,7 +27,8 @@ endif
 # modules are built only when the target kernel has KUnit.
 kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
 KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
-	CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir)
+	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir) \
+	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
 .PHONY: all modules modules_install check lint clean help
@@ -44,6 +47,11 @@ check:
 	@SUITE='$(SUITE)' KMAD_EXTRA_TESTS='$(KMAD_EXTRA_TESTS)' \
 		$(CURDIR)/tests/qemu/check.sh
 
+# TOPO=<name> FAULTS=<spec> SIM_ARGS=... DISCOVER_ARGS=...: see tests/qemu/run.sh.
+run:
+	@TOPO='$(TOPO)' FAULTS='$(FAULTS)' SIM_ARGS='$(SIM_ARGS)' \
+		DISCOVER_ARGS='$(DISCOVER_ARGS)' $(CURDIR)/tests/qemu/run.sh
+
 lint:
 	@$(CURDIR)/tests/lint.sh
 
@@ -55,4 +63,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,13p' Makefile
+	@sed -n '3,15p' Makefile

@@ -6,13 +6,19 @@
 # Idempotent: when every package is present it only runs dpkg-query.
 set -euo pipefail
 
-pkgs=(make gcc bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3
-      linux-source-6.1 qemu-system-x86 busybox-static libibumad-dev)
+# What every set needs: build kmad, pack an initramfs, boot QEMU.
+pkgs=(make gcc cpio kmod qemu-system-x86 busybox-static)
+# The debug kernel (make check, make lint) and the host checks.
+check_pkgs=(bc bison flex libelf-dev libssl-dev xz-utils python3
+	    linux-source-6.1 libibumad-dev)
+[ $# -gt 0 ] || set -- check
 for what in "$@"; do
 	case "$what" in
-	check) ;;
-	lint) pkgs+=(sparse perl) ;;
-	stock|run) pkgs+=(linux-headers-amd64 linux-image-amd64) ;;
+	check) pkgs+=("${check_pkgs[@]}") ;;
+	lint) pkgs+=("${check_pkgs[@]}" sparse perl) ;;
+	stock) pkgs+=(linux-headers-amd64 linux-image-amd64) ;;
+	# make run: the stock kernel and its headers, rsync for the build copy
+	run) pkgs+=(linux-headers-amd64 linux-image-amd64 rsync) ;;
 	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
 	esac
 done
@@ -30,5 +36,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo ">> installing from Debian: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+echo ">> apt-get update" >&2
 apt-get update -q >/dev/null
-apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+# Progress: one line per package downloaded and set up.
+apt-get install -y -q --no-install-recommends "${missing[@]}" |
+	sed -u -n '/^\(Get:\|Setting up \)/s/^/   /p' >&2
+[ "${PIPESTATUS[0]}" = 0 ]

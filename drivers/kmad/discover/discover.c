@@ -1102,6 +1102,11 @@ void kmad_discover_destroy(struct kmad_discover *d)
 }
 EXPORT_SYMBOL_GPL(kmad_discover_destroy);
 
+static const char *kd_desc(const struct kmad_discover_node *n)
+{
+	return n->desc_valid ? n->desc : "?";
+}
+
 static const char *kd_type_name(u8 type)
 {
 	switch (type) {
@@ -1190,19 +1195,19 @@ static void kd_print_failure(const struct kmad_discover *d,
 		}
 		n = &res->nodes[f->parent];
 		pr_info("%s: whatever is behind port %u of %s %#018llx \"%s\": NodeInfo via DR path %s: %s\n",
-			kind, f->port, kd_type_name(n->type), n->guid, n->desc,
-			path, why);
+			kind, f->port, kd_type_name(n->type), n->guid,
+			kd_desc(n), path, why);
 		return;
 	}
 	n = &res->nodes[f->node];
 	if (f->query == KMAD_DISCOVER_Q_PORT_COUNTERS)
 		pr_info("%s: %s %#018llx \"%s\" port %u: PortCounters from LID %u: %s\n",
-			kind, kd_type_name(n->type), n->guid, n->desc, f->port,
-			f->dlid, why);
+			kind, kd_type_name(n->type), n->guid, kd_desc(n),
+			f->port, f->dlid, why);
 	else if (f->query == KMAD_DISCOVER_Q_PORT_INFO)
 		pr_info("%s: %s %#018llx \"%s\" port %u: PortInfo via DR path %s: %s\n",
-			kind, kd_type_name(n->type), n->guid, n->desc, f->port,
-			path, why);
+			kind, kd_type_name(n->type), n->guid, kd_desc(n),
+			f->port, path, why);
 	else
 		pr_info("%s: %s %#018llx: NodeDescription via DR path %s: %s\n",
 			kind, kd_type_name(n->type), n->guid, path, why);
@@ -1237,8 +1242,8 @@ void kmad_discover_print(const struct kmad_discover *d)
 	for (i = 0; i < res->nr_nodes; i++) {
 		n = &res->nodes[i];
 		pr_info("node %u: %-6s %#018llx \"%s\" lid %u ports %u DR path %s%s\n",
-			i, kd_type_name(n->type), n->guid,
-			n->desc_valid ? n->desc : "?", n->lid, n->num_ports,
+			i, kd_type_name(n->type), n->guid, kd_desc(n), n->lid,
+			n->num_ports,
 			kd_path_str(path, sizeof(path), n->hops, n->path),
 			n->hops ? "" : " (local)");
 	}
@@ -1247,7 +1252,7 @@ void kmad_discover_print(const struct kmad_discover *d)
 		m = &res->nodes[res->links[i].node[1]];
 		pr_info("link: %#018llx[%u] <-> %#018llx[%u] (\"%s\" <-> \"%s\")\n",
 			n->guid, res->links[i].port[0], m->guid,
-			res->links[i].port[1], n->desc, m->desc);
+			res->links[i].port[1], kd_desc(n), kd_desc(m));
 	}
 	for (i = 0; i < res->nr_nodes; i++) {
 		n = &res->nodes[i];
@@ -1256,7 +1261,7 @@ void kmad_discover_print(const struct kmad_discover *d)
 				continue;
 			c = &n->ports[p].counters;
 			pr_info("counters: %#018llx[%u] \"%s\": xmit_data %u rcv_data %u xmit_pkts %u rcv_pkts %u xmit_wait %u symbol_errors %u link_recovery %u link_downed %u rcv_errors %u xmit_discards %u vl15_dropped %u\n",
-				n->guid, p, n->desc, c->xmit_data, c->rcv_data,
+				n->guid, p, kd_desc(n), c->xmit_data, c->rcv_data,
 				c->xmit_pkts, c->rcv_pkts, c->xmit_wait,
 				c->symbol_errors, c->link_error_recovery,
 				c->link_downed, c->rcv_errors,

@@ -10,8 +10,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/err.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include <kmad/sim.h>
@@ -41,6 +43,11 @@ static unsigned int latency_us = 10;
 module_param(latency_us, uint, 0444);
 MODULE_PARM_DESC(latency_us,
 		 "default fabric, async mode: post-to-transmission delay in microseconds (default 10)");
+
+static char *faults = "";
+module_param(faults, charp, 0444);
+MODULE_PARM_DESC(faults,
+		 "default fabric: faults, comma-separated: drop=, dup=, corrupt=, send_err= (percent), delay_us=, dead=<node>:<port> (node: sim1, sw0, simsw0...; repeatable)");
 
 static struct kmad_sim_fabric *sim_default_fabric;
 
@@ -93,6 +100,91 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 	return 0;
 }
 
+/* A node by name: its device or switch name, or "sw<j>" for "<fabric>sw<j>". */
+static int sim_find_node(struct kmad_sim_fabric *fab, const char *name,
+			 unsigned int *node)
+{
+	struct kmad_sim_node_info info;
+	char full[sizeof(info.name)];
+	unsigned int i;
+
+	snprintf(full, sizeof(full), "sim%s", name);
+	for (i = 0; i < kmad_sim_num_nodes(fab); i++) {
+		if (kmad_sim_node_info(fab, i, &info))
+			continue;
+		if (!strcmp(info.name, name) || !strcmp(info.name, full)) {
+			*node = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Kill the link of "<node>:<port>". */
+static int sim_dead_link(struct kmad_sim_fabric *fab, char *val)
+{
+	char *colon = strrchr(val, ':');
+	unsigned int node;
+	u8 port;
+
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	if (kstrtou8(colon + 1, 10, &port) || sim_find_node(fab, val, &node))
+		return -EINVAL;
+	return kmad_sim_set_link(fab, node, port, false);
+}
+
+/* Apply the faults= parameter to the default fabric. */
+static int sim_apply_faults(struct kmad_sim_fabric *fab, const char *spec)
+{
+	struct kmad_sim_faults f = {};
+	char *buf, *cur, *item, *val;
+	unsigned int *dst;
+	int ret = 0;
+
+	if (!spec || !*spec)
+		return 0;
+	buf = kstrdup(spec, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	cur = buf;
+	while (!ret && (item = strsep(&cur, ","))) {
+		if (!*item)
+			continue;
+		val = strchr(item, '=');
+		if (!val) {
+			ret = -EINVAL;
+			break;
+		}
+		*val++ = '\0';
+		dst = NULL;
+		if (!strcmp(item, "drop"))
+			dst = &f.drop_pct;
+		else if (!strcmp(item, "dup"))
+			dst = &f.dup_pct;
+		else if (!strcmp(item, "corrupt"))
+			dst = &f.corrupt_pct;
+		else if (!strcmp(item, "send_err"))
+			dst = &f.send_err_pct;
+		else if (!strcmp(item, "delay_us"))
+			dst = &f.delay_us;
+		if (dst)
+			ret = kstrtouint(val, 10, dst);
+		else if (!strcmp(item, "dead"))
+			ret = sim_dead_link(fab, val);
+		else
+			ret = -EINVAL;
+	}
+	if (ret)
+		pr_err("faults=%s: bad item \"%s\": expected drop=, dup=, corrupt=, send_err= (percent), delay_us= or dead=<node>:<port>\n",
+		       spec, item);
+	else
+		kmad_sim_set_faults(fab, &f);
+	kfree(buf);
+	return ret;
+}
+
 static int __init kmad_sim_init(void)
 {
 	struct kmad_sim_config cfg = {
@@ -111,6 +203,11 @@ static int __init kmad_sim_init(void)
 	fab = kmad_sim_create(&cfg);
 	if (IS_ERR(fab))
 		return PTR_ERR(fab);
+	ret = sim_apply_faults(fab, faults);
+	if (ret) {
+		kmad_sim_destroy(fab);
+		return ret;
+	}
 	sim_default_fabric = fab;
 	return 0;
 }
