@@ -443,6 +443,20 @@ static void sim_local_smp(struct kmad_sim_fabric *fab, struct sim_port *port,
 	sim_deliver(fab, port, pkt);
 }
 
+/* Is LID-routed @pkt addressed to @port's own LID? */
+static bool sim_to_self(struct kmad_sim_fabric *fab, struct sim_port *port,
+			struct sim_packet *pkt)
+{
+	unsigned long flags;
+	bool match;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	match = port->pi.lid && pkt->dlid != SIM_PERMISSIVE_LID &&
+		sim_lid_match(pkt, port->pi.lid, port->pi.lmc);
+	spin_unlock_irqrestore(&fab->lock, flags);
+	return match;
+}
+
 static void sim_hca_send(struct kmad_sim_fabric *fab, struct sim_port *port,
 			 struct sim_packet *pkt)
 {
@@ -456,6 +470,16 @@ static void sim_hca_send(struct kmad_sim_fabric *fab, struct sim_port *port,
 	    !kmad_smp_is_returning(smp) && !smp->hop_cnt &&
 	    smp->dr_slid == cpu_to_be16(SIM_PERMISSIVE_LID)) {
 		sim_local_smp(fab, port, pkt);
+		return;
+	}
+	if (!sim_is_dr(pkt) && sim_to_self(fab, port, pkt)) {
+		struct sim_port *origin = port;
+
+		/* As an HCA loops back a packet for its own LID: no link is
+		 * used; a firmware answer comes back to the same port.
+		 */
+		if (sim_hca_rx(fab, port, &origin, pkt) == port)
+			sim_deliver(fab, port, pkt);
 		return;
 	}
 	sim_carry(fab, port, pkt);
