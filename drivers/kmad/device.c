@@ -181,10 +181,27 @@ static void client_remove_port(struct kmad_client *client,
 	}
 }
 
-static void port_teardown(struct kmad_port *port)
+/*
+ * Mark @port dying (no new agents or posts) and flush both QPs: every send
+ * the provider held completes as flushed.
+ */
+static void port_stop(struct kmad_port *port)
 {
+	mutex_lock(&port->reg_mutex);
+	WRITE_ONCE(port->dying, true);
+	mutex_unlock(&port->reg_mutex);
 	kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
 	kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
+}
+
+/*
+ * After port_stop(): unregister kmad's responders, flush agents still
+ * registered, destroy the QPs.  A send queued on a stopped QP meanwhile
+ * (a retry) is taken back by the agent flush: sends are queued and taken
+ * back under their agent's lock.
+ */
+static void port_teardown(struct kmad_port *port)
+{
 	kmad_port_responder_destroy(port);
 	kmad_port_flush_agents(port);
 	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
@@ -271,7 +288,7 @@ int kmad_device_register(struct kmad_device *dev)
 
 err_ports:
 	while (--i >= 0) {
-		dev->ports[i].dying = true;
+		port_stop(&dev->ports[i]);
 		port_teardown(&dev->ports[i]);
 	}
 out_unlock:
@@ -307,14 +324,10 @@ void kmad_device_unregister(struct kmad_device *dev)
 	for (i = 0; i < dev->num_ports; i++) {
 		struct kmad_port *port = &dev->ports[i];
 
-		mutex_lock(&port->reg_mutex);
-		WRITE_ONCE(port->dying, true);
-		mutex_unlock(&port->reg_mutex);
 		/* Flush the hardware first, so that agents the clients
 		 * unregister below need not wait for it.
 		 */
-		kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
-		kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
+		port_stop(port);
 		client_remove_port(NULL, port);
 	}
 	mutex_unlock(&kmad_devices_lock);
