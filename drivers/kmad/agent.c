@@ -20,6 +20,7 @@
  */
 
 #include <linux/bitmap.h>
+#include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
@@ -188,10 +189,10 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	INIT_LIST_HEAD(&agent->sends);
 	INIT_LIST_HEAD(&agent->done);
 	INIT_LIST_HEAD(&agent->port_entry);
-	agent->deadlines = RB_ROOT_CACHED;
+	agent->timer_at = U64_MAX;
 	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);
 
-	ret = kmad_agent_tids_init(agent);
+	ret = kmad_agent_tables_init(agent);
 	if (ret)
 		goto err_free;
 	ret = xa_alloc_cyclic(&kmad_agents, &id, agent, xa_limit_32b,
@@ -218,7 +219,7 @@ err_unlock:
 	mutex_unlock(&port->reg_mutex);
 	xa_erase(&kmad_agents, id);
 err_tids:
-	kmad_agent_tids_destroy(agent);
+	kmad_agent_tables_destroy(agent);
 err_free:
 	kfree(agent);
 	return ERR_PTR(ret);
@@ -323,11 +324,45 @@ void kmad_unregister_agent(struct kmad_agent *agent)
 	kmad_agent_put(priv);		/* the registration reference */
 	wait_for_completion(&priv->released);
 	cancel_delayed_work_sync(&priv->work);
-	kmad_agent_tids_destroy(priv);
+	kmad_agent_tables_destroy(priv);
 	kfree_rcu(priv, rcu);
 	kref_put(&dev->ref, kmad_device_release);
 }
 EXPORT_SYMBOL_GPL(kmad_unregister_agent);
+
+/**
+ * kmad_agent_get_stats() - read an agent's counters.
+ * @agent: a registered agent.
+ * @stats: filled with the counters since the agent registered.
+ *
+ * Each counter is read atomically, the set is not a snapshot: sends that
+ * end meanwhile may be counted in some fields and not yet in others.
+ *
+ * Context: any context a handler or a post may run in.
+ */
+void kmad_agent_get_stats(struct kmad_agent *agent,
+			  struct kmad_agent_stats *stats)
+{
+	struct kmad_agent_priv *priv;
+	u64 late;
+
+	if (WARN_ON_ONCE(!agent || !stats))
+		return;
+	priv = kmad_agent_priv(agent);
+	stats->posted = atomic64_read(&priv->stats[KMAD_ASTAT_POSTED]);
+	stats->completed = atomic64_read(&priv->stats[KMAD_ASTAT_COMPLETED]);
+	stats->responses = atomic64_read(&priv->stats[KMAD_ASTAT_RESP_MATCHED]);
+	stats->unsolicited = atomic64_read(&priv->stats[KMAD_ASTAT_UNSOLICITED]);
+	stats->timeouts = atomic64_read(&priv->stats[KMAD_ASTAT_TIMEOUTS]);
+	stats->retries = atomic64_read(&priv->stats[KMAD_ASTAT_RETRIES]);
+	stats->canceled = atomic64_read(&priv->stats[KMAD_ASTAT_CANCELED]);
+	stats->flushed = atomic64_read(&priv->stats[KMAD_ASTAT_FLUSHED]);
+	spin_lock(&priv->lock);
+	late = priv->timeout_late_max;
+	spin_unlock(&priv->lock);
+	stats->timeout_late_max_us = jiffies_to_usecs(late);
+}
+EXPORT_SYMBOL_GPL(kmad_agent_get_stats);
 
 void kmad_device_put(struct kmad_device *dev)
 {

@@ -7,6 +7,7 @@
 
 #include <kunit/visibility.h>
 #include <linux/debugfs.h>
+#include <linux/jiffies.h>
 #include <linux/seq_file.h>
 
 #include "kmad_priv.h"
@@ -49,6 +50,7 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 {
 	struct kmad_port *port = m->private;
 	struct kmad_agent_priv *agent;
+	u64 late;
 	int i;
 
 	for (i = 0; i < KMAD_PSTAT_COUNT; i++)
@@ -66,7 +68,11 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 		for (i = 0; i < KMAD_ASTAT_COUNT; i++)
 			seq_printf(m, " %s %lld", agent_stat_names[i],
 				   atomic64_read(&agent->stats[i]));
-		seq_putc(m, '\n');
+		spin_lock(&agent->lock);
+		late = agent->timeout_late_max;
+		spin_unlock(&agent->lock);
+		seq_printf(m, " timeout_late_max_us %u\n",
+			   jiffies_to_usecs(late));
 	}
 	rcu_read_unlock();
 	return 0;

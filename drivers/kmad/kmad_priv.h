@@ -10,7 +10,7 @@
  *   Q: kmad_qp_info.lock (spinlock): a QP's send slots, overflow, replay
  *      and failed lists, receive buffer count and run state.
  *   A: kmad_agent_priv.lock (spinlock): everything about the agent's
- *      sends: their state, references, TID table, deadline tree, done
+ *      sends: their state, references, TID table, deadline wheel, done
  *      list, and the agent's own state.
  *   I: immutable after creation.
  *   W: only the owning work item touches it.
@@ -31,7 +31,6 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
-#include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
 #include <linux/spinlock.h>
@@ -41,6 +40,8 @@
 #include <kmad/provider.h>
 #include <kmad/smi.h>
 #include <kmad/wire.h>
+
+#include "wheel.h"
 
 struct dentry;
 
@@ -234,11 +235,18 @@ struct kmad_agent_priv {
 	struct list_head sends;			/* A: sends not yet DONE */
 	struct list_head done;			/* A: DONE, callback pending */
 	struct rhashtable tids;			/* A: matchable sends by TID */
-	struct rb_root_cached deadlines;	/* A: WAIT_RESP sends */
+	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
 	struct delayed_work work;		/* timeouts and done list */
+	u64 timer_at;				/* A: @work is queued to run
+						 * by then; U64_MAX: not
+						 * queued by a deadline
+						 */
 	struct list_head port_entry;		/* P: kmad_port.agents */
 	struct rcu_head rcu;
 	atomic64_t stats[KMAD_ASTAT_COUNT];
+	u64 timeout_late_max;			/* A: jiffies from a final
+						 * deadline to its callback
+						 */
 };
 
 /**
@@ -296,7 +304,7 @@ struct kmad_send_wr {
 	unsigned int timeout_ms;		/* A */
 	unsigned int retries_left;		/* A */
 	u64 deadline;				/* A: WAIT_RESP only */
-	struct rb_node deadline_node;		/* A */
+	struct kmad_wheel_entry deadline_node;	/* A: in agent->deadlines */
 	struct rhash_head tid_node;		/* A */
 	struct list_head agent_entry;		/* A: agent->sends or ->done */
 	struct kmad_recv_priv *early_resp;	/* A: EARLY_RESP only */
@@ -338,8 +346,8 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 void kmad_agent_work(struct work_struct *work);
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 			    enum kmad_send_status status);
-int kmad_agent_tids_init(struct kmad_agent_priv *agent);
-void kmad_agent_tids_destroy(struct kmad_agent_priv *agent);
+int kmad_agent_tables_init(struct kmad_agent_priv *agent);
+void kmad_agent_tables_destroy(struct kmad_agent_priv *agent);
 const char *kmad_send_state_name(enum kmad_send_state state);
 
 /* agent.c */

@@ -5,7 +5,7 @@
  * Every state change of a send goes through send_set_state(), which checks
  * that the transition is allowed, that the send holds exactly the number of
  * references the contract gives its new state, and derives the send's
- * membership in the agent's TID table, deadline tree and send list from the
+ * membership in the agent's TID table, deadline wheel and send list from the
  * state.  The events that drive it are:
  *
  *   post            kmad_post_send()                       caller context
@@ -20,10 +20,11 @@
  * callback runs when the count reaches zero, which can only happen after
  * the send completion dropped its reference.
  *
- * Timeouts: one delayed work per agent, armed for the earliest deadline in
- * the agent's rbtree (O(log n) insert and erase, O(1) earliest).  With a
- * provider clock (step mode) no timer is armed; kmad_device_clock_changed()
- * kicks the work instead.
+ * Timeouts: one delayed work per agent, queued for the next time the
+ * agent's timing wheel (wheel.c: O(1) add, remove and expiry, exact to the
+ * tick) needs it, and only re-queued when a new deadline comes sooner.
+ * With a provider clock (step mode) no timer is armed;
+ * kmad_device_clock_changed() kicks the work instead.
  */
 
 #include <linux/jiffies.h>
@@ -111,35 +112,12 @@ static bool send_on_agent_list(enum kmad_send_state state)
 	return state != KMAD_SS_INIT && state != KMAD_SS_DONE;
 }
 
-static void deadline_insert(struct kmad_agent_priv *agent,
-			    struct kmad_send_wr *wr)
-{
-	struct rb_node **link = &agent->deadlines.rb_root.rb_node;
-	struct rb_node *parent = NULL;
-	bool leftmost = true;
-
-	while (*link) {
-		struct kmad_send_wr *cur;
-
-		parent = *link;
-		cur = rb_entry(parent, struct kmad_send_wr, deadline_node);
-		if (time_before64(wr->deadline, cur->deadline)) {
-			link = &parent->rb_left;
-		} else {
-			link = &parent->rb_right;
-			leftmost = false;
-		}
-	}
-	rb_link_node(&wr->deadline_node, parent, link);
-	rb_insert_color_cached(&wr->deadline_node, &agent->deadlines, leftmost);
-}
-
 /*
  * send_set_state() - the one place a send changes state.
  *
  * The caller has already adjusted wr->refs for the event; this checks the
  * transition and the count, and moves the send in or out of the TID table
- * (matchable states), the deadline tree (WAIT_RESP) and the agent's send
+ * (matchable states), the deadline wheel (WAIT_RESP) and the agent's send
  * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
  * matchable state would duplicate an outstanding TID (post only).
  */
@@ -172,9 +150,10 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 	}
 
 	if (old == KMAD_SS_WAIT_RESP)
-		rb_erase_cached(&wr->deadline_node, &agent->deadlines);
+		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 	if (new == KMAD_SS_WAIT_RESP)
-		deadline_insert(agent, wr);
+		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
+			       wr->deadline);
 
 	if (!send_on_agent_list(old) && send_on_agent_list(new))
 		list_add_tail(&wr->agent_entry, &agent->sends);
@@ -199,33 +178,50 @@ static bool agent_has_clock(struct kmad_agent_priv *agent)
 	return !READ_ONCE(dev->gone) && dev->ops->now;
 }
 
-/* Arm the agent's timer for its earliest deadline (real clock only). */
+/*
+ * Queue the agent's work for when its wheel next needs it (real clock
+ * only), unless it is already queued for then or sooner.
+ */
 static void agent_arm_timer(struct kmad_agent_priv *agent)
 {
-	struct rb_node *first;
-	struct kmad_send_wr *wr;
-	u64 now;
+	u64 when, now;
 
 	lockdep_assert_held(&agent->lock);
 	if (!list_empty(&agent->done)) {
 		/* A callback is pending: run now, re-arm after. */
+		agent->timer_at = 0;
 		mod_delayed_work(kmad_wq, &agent->work, 0);
 		return;
 	}
-	first = rb_first_cached(&agent->deadlines);
-	if (!first || agent_has_clock(agent))
+	if (agent_has_clock(agent) ||
+	    !kmad_wheel_next(&agent->deadlines, &when) ||
+	    when >= agent->timer_at)
 		return;
-	wr = rb_entry(first, struct kmad_send_wr, deadline_node);
 	now = kmad_now(agent->qpi->port);
+	agent->timer_at = when;
 	mod_delayed_work(kmad_wq, &agent->work,
-			 time_after64(wr->deadline, now) ?
-			 (unsigned long)(wr->deadline - now) : 0);
+			 when > now ? (unsigned long)(when - now) : 0);
 }
 
 static void agent_stat_inc(struct kmad_agent_priv *agent,
 			   enum kmad_agent_stat s)
 {
 	atomic64_inc(&agent->stats[s]);
+}
+
+/*
+ * How late a timeout callback runs: from the deadline that expired to now.
+ * The worst is kept for kmad_agent_get_stats() and debugfs.
+ */
+static void agent_note_lateness(struct kmad_agent_priv *agent,
+				struct kmad_send_wr *wr)
+{
+	u64 now = kmad_now(agent->qpi->port);
+
+	lockdep_assert_held(&agent->lock);
+	if (time_after64(now, wr->deadline) &&
+	    now - wr->deadline > agent->timeout_late_max)
+		agent->timeout_late_max = now - wr->deadline;
 }
 
 /* A send reached DONE in caller context: queue its callback to the work. */
@@ -235,6 +231,7 @@ static void send_defer_done(struct kmad_send_wr *wr)
 
 	lockdep_assert_held(&agent->lock);
 	list_add_tail(&wr->agent_entry, &agent->done);
+	agent->timer_at = 0;
 	mod_delayed_work(kmad_wq, &agent->work, 0);
 }
 
@@ -279,6 +276,8 @@ static void send_deliver(struct kmad_send_wr *wr)
 	wr->early_resp = NULL;
 	wc.send_buf = &wr->buf;
 	wc.status = wr->status;
+	if (wc.status == KMAD_SEND_RESP_TIMEOUT)
+		agent_note_lateness(agent, wr);
 	trace_kmad_send_callback(wr);
 	send_count_outcome(wr);
 	send_set_state(wr, KMAD_SS_INIT);
@@ -313,6 +312,7 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 {
 	struct kmad_agent_priv *agent = wr->agent;
 	bool done = false;
+	u64 now;
 
 	spin_lock(&agent->lock);
 	trace_kmad_send_hw_done(wr);
@@ -326,8 +326,9 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 			send_set_state(wr, KMAD_SS_DONE);
 			done = true;
 		} else if (wr->expects_resp) {
-			wr->deadline = kmad_now(agent->qpi->port) +
-				       msecs_to_jiffies(wr->timeout_ms);
+			now = kmad_now(agent->qpi->port);
+			wr->deadline = now + msecs_to_jiffies(wr->timeout_ms);
+			kmad_wheel_sync(&agent->deadlines, now);
 			send_set_state(wr, KMAD_SS_WAIT_RESP);
 			agent_arm_timer(agent);
 		} else {
@@ -492,23 +493,22 @@ static void agent_expire(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->qpi->port;
 	struct kmad_send_wr *wr, *tmp;
-	struct rb_node *first;
+	struct kmad_wheel_entry *due;
 	LIST_HEAD(ended);
-	u64 now;
 
 	spin_lock(&agent->lock);
+	agent->timer_at = U64_MAX;	/* running now */
 	/* No deadline, no clock: the agent of a removed device has none,
 	 * and its provider must not be called any more.
 	 */
-	if (RB_EMPTY_ROOT(&agent->deadlines.rb_root)) {
+	if (!agent->deadlines.count) {
 		spin_unlock(&agent->lock);
 		return;
 	}
-	now = kmad_now(port);
-	while ((first = rb_first_cached(&agent->deadlines))) {
-		wr = rb_entry(first, struct kmad_send_wr, deadline_node);
-		if (time_after64(wr->deadline, now))
-			break;
+	kmad_wheel_advance(&agent->deadlines, kmad_now(port));
+	/* Each due send leaves the wheel as its state changes below. */
+	while ((due = kmad_wheel_first_due(&agent->deadlines))) {
+		wr = container_of(due, struct kmad_send_wr, deadline_node);
 		if (wr->retries_left && agent->state == KMAD_AGENT_ACTIVE) {
 			trace_kmad_retry(wr);
 			wr->retries_left--;
@@ -565,14 +565,25 @@ void kmad_agent_work(struct work_struct *work)
 	kmad_agent_put(agent);
 }
 
-int kmad_agent_tids_init(struct kmad_agent_priv *agent)
+/* The agent's TID table and deadline wheel, empty. */
+int kmad_agent_tables_init(struct kmad_agent_priv *agent)
 {
-	return rhashtable_init(&agent->tids, &kmad_tid_params);
+	int ret;
+
+	ret = kmad_wheel_init(&agent->deadlines, kmad_now(agent->qpi->port),
+			      GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = rhashtable_init(&agent->tids, &kmad_tid_params);
+	if (ret)
+		kmad_wheel_destroy(&agent->deadlines);
+	return ret;
 }
 
-void kmad_agent_tids_destroy(struct kmad_agent_priv *agent)
+void kmad_agent_tables_destroy(struct kmad_agent_priv *agent)
 {
 	rhashtable_destroy(&agent->tids);
+	kmad_wheel_destroy(&agent->deadlines);
 }
 
 /**
@@ -834,6 +845,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	struct kmad_agent_priv *agent;
 	struct kmad_send_wr *wr;
 	int ret = 0;
+	u64 now;
 
 	if (!buf || !buf->agent)
 		return -EINVAL;
@@ -853,10 +865,12 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 		break;
 	case KMAD_SS_WAIT_RESP:
 		wr->timeout_ms = timeout_ms;
-		rb_erase_cached(&wr->deadline_node, &agent->deadlines);
-		wr->deadline = kmad_now(agent->qpi->port) +
-			       msecs_to_jiffies(timeout_ms);
-		deadline_insert(agent, wr);
+		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
+		now = kmad_now(agent->qpi->port);
+		wr->deadline = now + msecs_to_jiffies(timeout_ms);
+		kmad_wheel_sync(&agent->deadlines, now);
+		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
+			       wr->deadline);
 		agent_arm_timer(agent);
 		break;
 	case KMAD_SS_INIT:

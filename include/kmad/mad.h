@@ -231,6 +231,36 @@ struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       void *context);
 void kmad_unregister_agent(struct kmad_agent *agent);
 
+/**
+ * struct kmad_agent_stats - an agent's counters since it registered (also
+ * shown in debugfs, port<N>/stats).
+ * @posted: sends posted.
+ * @completed: send_handler calls.
+ * @responses: responses matched to the agent's requests.
+ * @unsolicited: unsolicited MADs given to its recv_handler.
+ * @timeouts: sends ended with %KMAD_SEND_RESP_TIMEOUT.
+ * @retries: resends after a timeout.
+ * @canceled: sends ended as %KMAD_SEND_CANCELED.
+ * @flushed: sends ended as %KMAD_SEND_FLUSHED.
+ * @timeout_late_max_us: the longest delay seen from a send's last
+ *	deadline to its %KMAD_SEND_RESP_TIMEOUT callback, in microseconds
+ *	(deadlines are kept in jiffies: the resolution is one tick).
+ */
+struct kmad_agent_stats {
+	u64 posted;
+	u64 completed;
+	u64 responses;
+	u64 unsolicited;
+	u64 timeouts;
+	u64 retries;
+	u64 canceled;
+	u64 flushed;
+	u64 timeout_late_max_us;
+};
+
+void kmad_agent_get_stats(struct kmad_agent *agent,
+			  struct kmad_agent_stats *stats);
+
 struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 					  const struct kmad_dest *dest,
 					  gfp_t gfp);

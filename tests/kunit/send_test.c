@@ -115,6 +115,42 @@ static void send_timeout_retries_keep_tid(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* kmad_agent_get_stats() counts what happened and how late the timeout
+ * callback ran after the last deadline (a retry is not a callback).
+ */
+static void send_stats_timeout_lateness(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       7, 100, 1);
+	struct kmad_agent_stats st;
+
+	kmad_agent_get_stats(f->agent, &st);
+	KUNIT_EXPECT_EQ(test, st.posted, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.timeout_late_max_us, 0ULL);
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 140);	/* retry, 40 ms late */
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 130);	/* timeout, 30 ms late */
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+
+	kmad_agent_get_stats(f->agent, &st);
+	KUNIT_EXPECT_EQ(test, st.posted, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.completed, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.timeouts, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.retries, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.responses, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.timeout_late_max_us,
+			(u64)jiffies_to_usecs(msecs_to_jiffies(30)));
+	kmad_free_send_buf(buf);
+}
+
 /* A send the hardware fails ends with a local error, and only it. */
 static void send_error_fails_only_that_send(struct kunit *test)
 {
@@ -330,6 +366,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_early_response_waits),
 	KUNIT_CASE(send_without_timeout),
 	KUNIT_CASE(send_timeout_retries_keep_tid),
+	KUNIT_CASE(send_stats_timeout_lateness),
 	KUNIT_CASE(send_error_fails_only_that_send),
 	KUNIT_CASE(send_request_carries_hi_tid),
 	KUNIT_CASE(send_duplicate_tid_busy),
