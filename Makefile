@@ -10,6 +10,7 @@
 #   make check              build the debug kernel (cached), boot it, run KUnit
 #   make run                kmad_sim + kmad_discover on the stock kernel in QEMU
 #                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
+#   make bench              benchmarks on a non-debug kernel in QEMU (QUICK=1)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make clean
 
@@ -27,11 +28,12 @@ endif
 # modules are built only when the target kernel has KUnit.
 kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
 KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
-	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir) \
+	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_BENCH=m \
+	CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir) \
 	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
-.PHONY: all modules modules_install check lint clean help
+.PHONY: all modules modules_install check bench run lint clean help
 
 all: modules
 
@@ -52,6 +54,10 @@ run:
 	@TOPO='$(TOPO)' FAULTS='$(FAULTS)' SIM_ARGS='$(SIM_ARGS)' \
 		DISCOVER_ARGS='$(DISCOVER_ARGS)' $(CURDIR)/tests/qemu/run.sh
 
+# QUICK=1: the short run CI does; REPEATS=<n>: see tests/bench/bench.sh.
+bench:
+	@QUICK='$(QUICK)' REPEATS='$(REPEATS)' $(CURDIR)/tests/bench/bench.sh
+
 lint:
 	@$(CURDIR)/tests/lint.sh
 
@@ -63,4 +69,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '3,16p' Makefile

@@ -14,7 +14,7 @@ fail=0
 
 mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
 	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'samples/*.c' 'samples/*.h' \
-	'tests/kunit/*.c' 'tests/kunit/*.h' |
+	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' |
 	grep -v '/trace\.h$')
 echo ">> checkpatch --strict on ${#files[@]} files"
 if ! (cd "$root" && "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \

@@ -1,0 +1,1139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_bench: kmad's benchmarks, run by `make bench` (tests/bench/bench.sh)
+ * in a non-debug guest kernel.  Everything runs at module load, against a
+ * private simulated fabric ("kbench": a pair of HCAs, asynchronous mode, no
+ * added latency), through kmad's public API, as a ULP would use it; the
+ * timeout-expiry benchmark also watches kmad's kmad_timeout tracepoint to
+ * see when kmad starts expiring a batch.
+ *
+ * Each measurement is printed as one line
+ *
+ *   kmad_bench: result {"name":"...","unit":"...",<parameters>,"samples":[...]}
+ *
+ * with one sample per repeat; the host (tests/bench/report.py) takes the
+ * median, minimum and maximum.  A line "kmad_bench: error ..." means a
+ * benchmark could not do what it measures (a send ended with the wrong
+ * status, a wait timed out); the host then fails the run.
+ *
+ * What is measured (Documentation/benchmarks.rst has the details):
+ *
+ *   rtt      round trips per second (request, matched response, send
+ *            callback) with 1, 2 and 4 requester agents, each keeping
+ *            RTT_WINDOW requests in flight, against one responder agent
+ *            on the other HCA that answers every request.
+ *   scale    with N sends outstanding on the agent (N = 16 ... 65536,
+ *            waiting for responses that never come), the cost per send of
+ *            a response match and of a timeout expiry (the difference
+ *            between batches of SCALE_K_BIG and SCALE_K_SMALL more sends)
+ *            and of a timeout arm (kmad_modify_send() on the N in posting
+ *            order, and at random, with the cost of merely reading random
+ *            sends beside it); the cost of posting the N; memory per
+ *            outstanding send; and unregistering the agent with the N
+ *            outstanding.
+ *   storm    STORM_N sends that all time out after one retry; STORM_N
+ *            sends canceled at once.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/vmstat.h>
+#include <linux/wait.h>
+
+#include <kmad/mad.h>
+#include <kmad/sim.h>
+
+#include "trace.h"
+
+static char *run = "rtt,scale,storm";
+module_param(run, charp, 0444);
+MODULE_PARM_DESC(run, "benchmarks to run, comma-separated: rtt, scale, storm (default: all)");
+
+static bool quick;
+module_param(quick, bool, 0444);
+MODULE_PARM_DESC(quick, "smaller sizes and shorter runs, for CI (default: off)");
+
+static unsigned int repeats = 5;
+module_param(repeats, uint, 0444);
+MODULE_PARM_DESC(repeats, "repeats of every measurement (default 5, at least 1)");
+
+#define BENCH_CLASS		KMAD_MGMT_CLASS_SUBN_ADM
+#define BENCH_VERSION		2
+#define BENCH_QPN		1
+/* A LID nobody has: sends to it complete and are dropped by the fabric. */
+#define BENCH_DEAD_LID		0x0100
+/* Longer than any benchmark: only the ones a benchmark shortens expire. */
+#define BENCH_FAR_MS		(10 * 60 * 1000)
+/* send_buf->context[1]: the send handler frees the buffer. */
+#define BENCH_FREE		((void *)1UL)
+/* How long any wait may take before the benchmark gives up. */
+#define BENCH_WAIT_S		300
+
+#define RTT_WINDOW		16
+/* The scale benchmark times batches of SCALE_K_SMALL and SCALE_K_BIG
+ * sends; the difference cancels what a batch costs whatever its size
+ * (waking threads, the timer tick), leaving the cost per send.
+ */
+#define SCALE_K_SMALL		16
+#define SCALE_K_BIG		128
+#define STORM_N			65536
+#define STORM_N_QUICK		4096
+#define STORM_TIMEOUT_MS	1000
+#define STORM_TIMEOUT_MS_QUICK	200
+
+static const unsigned int scale_n[] = { 16, 256, 4096, 65536 };
+static const unsigned int scale_n_quick[] = { 16, 256, 4096 };
+static const unsigned int rtt_agents[] = { 1, 2, 4 };
+
+#define BENCH_NSTATUS		(KMAD_SEND_LOCAL_ERROR + 1)
+
+/* The fabric and its two ports, and the responder on the second. */
+struct bench {
+	struct kmad_sim_fabric *fab;
+	struct kmad_port *port[2];
+	u16 lid[2];
+	struct bench_responder *resp;
+	struct kmad_send_buf *batch[SCALE_K_BIG];	/* scale_expire() */
+	u32 rng;			/* xorshift state: runs repeat */
+	int errors;
+};
+
+/*
+ * A requester agent on port 0 and what happened to its sends.  Handlers
+ * run on kmad's workqueue, possibly on several CPUs at once: everything
+ * they touch is atomic.
+ */
+struct bench_client {
+	struct bench *b;
+	struct kmad_agent *agent;
+	u32 tid;			/* next TID (low 32 bits); owner only */
+	atomic_t inflight;		/* posted, callback not yet run */
+	atomic64_t callbacks;		/* send_handler calls */
+	atomic64_t status[BENCH_NSTATUS];	/* ... by status */
+	atomic64_t responses;		/* recv_handler calls with a request */
+	atomic64_t last_cb_ns;		/* latest send_handler, ktime ns */
+	wait_queue_head_t wq;		/* woken by every send_handler */
+	struct task_struct *task;	/* rtt: the posting thread */
+	int post_errors;		/* rtt: owner only */
+};
+
+enum bench_resp_mode {
+	RESP_ECHO,			/* answer every request at once */
+	RESP_STASH,			/* keep requests for the benchmark */
+};
+
+/* The agent on port 1 that answers (or keeps) the requests. */
+struct bench_responder {
+	struct kmad_agent *agent;
+	enum bench_resp_mode mode;	/* changed only while idle */
+	spinlock_t lock;		/* guards stash and n */
+	struct kmad_recv_wc *stash[SCALE_K_BIG];
+	unsigned int n;
+	wait_queue_head_t wq;		/* woken for every stashed request */
+	atomic64_t errors;		/* responses that failed */
+};
+
+static void bench_max(atomic64_t *v, s64 x)
+{
+	s64 old = atomic64_read(v);
+
+	while (old < x && !atomic64_try_cmpxchg(v, &old, x))
+		;
+}
+
+static u32 bench_rand(struct bench *b)
+{
+	u32 x = b->rng;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	b->rng = x;
+	return x;
+}
+
+static __printf(2, 3) void bench_error(struct bench *b, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_err("error %pV\n", &vaf);
+	va_end(args);
+	b->errors++;
+}
+
+/*
+ * Print one result line.  @params is a JSON fragment ("\"n\":16") or "".
+ */
+static void bench_result(const char *name, const char *unit,
+			 const char *params, const u64 *samples,
+			 unsigned int n)
+{
+	char line[512];
+	size_t len;
+	unsigned int i;
+
+	len = scnprintf(line, sizeof(line),
+			"{\"name\":\"%s\",\"unit\":\"%s\",\"cpus\":%u%s%s,\"samples\":[",
+			name, unit, num_online_cpus(), *params ? "," : "",
+			params);
+	for (i = 0; i < n; i++)
+		len += scnprintf(line + len, sizeof(line) - len, "%s%llu",
+				 i ? "," : "", samples[i]);
+	scnprintf(line + len, sizeof(line) - len, "]}");
+	pr_info("result %s\n", line);
+}
+
+/* ---- agents ---- */
+
+static void client_send_handler(struct kmad_agent *agent,
+				struct kmad_send_wc *wc)
+{
+	struct bench_client *c = agent->context;
+
+	bench_max(&c->last_cb_ns, ktime_get_ns());
+	if (wc->status < BENCH_NSTATUS)
+		atomic64_inc(&c->status[wc->status]);
+	if (wc->send_buf->context[1] == BENCH_FREE)
+		kmad_free_send_buf(wc->send_buf);
+	atomic_dec(&c->inflight);
+	atomic64_inc(&c->callbacks);
+	/* c stays valid: it is freed only after kmad_unregister_agent(). */
+	wake_up(&c->wq);
+}
+
+static void client_recv_handler(struct kmad_agent *agent,
+				struct kmad_send_buf *request,
+				struct kmad_recv_wc *wc)
+{
+	struct bench_client *c = agent->context;
+
+	if (request)
+		atomic64_inc(&c->responses);
+	kmad_free_recv(wc);
+}
+
+static struct bench_client *client_create(struct bench *b)
+{
+	struct bench_client *c;
+	int i;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	c->b = b;
+	init_waitqueue_head(&c->wq);
+	for (i = 0; i < BENCH_NSTATUS; i++)
+		atomic64_set(&c->status[i], 0);
+	c->agent = kmad_register_agent(b->port[0], KMAD_QPT_GSI, NULL,
+				       client_send_handler,
+				       client_recv_handler, c);
+	if (IS_ERR(c->agent)) {
+		int ret = PTR_ERR(c->agent);
+
+		kfree(c);
+		return ERR_PTR(ret);
+	}
+	return c;
+}
+
+/* Unregister (every send gets its callback) and free.  Returns the time
+ * kmad_unregister_agent() took, in ns.
+ */
+static u64 client_destroy(struct bench_client *c)
+{
+	u64 t0, t1;
+
+	t0 = ktime_get_ns();
+	kmad_unregister_agent(c->agent);
+	t1 = ktime_get_ns();
+	kfree(c);
+	return t1 - t0;
+}
+
+/* A Get from @c to @dlid; NULL (and an error counted) if out of memory. */
+static struct kmad_send_buf *client_req(struct bench_client *c, u16 dlid,
+					unsigned int timeout_ms,
+					unsigned int retries, bool free)
+{
+	struct kmad_dest dest = {
+		.dlid = dlid,
+		.remote_qpn = BENCH_QPN,
+		.remote_qkey = KMAD_QP1_QKEY,
+	};
+	struct kmad_send_buf *buf;
+
+	buf = kmad_alloc_send_buf(c->agent, &dest, GFP_KERNEL);
+	if (IS_ERR(buf)) {
+		bench_error(c->b, "kmad_alloc_send_buf: %ld", PTR_ERR(buf));
+		return NULL;
+	}
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = BENCH_CLASS;
+	buf->mad->mad_hdr.class_version = BENCH_VERSION;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.tid = cpu_to_be64(++c->tid);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SA_ATTR_NODE_REC);
+	buf->timeout_ms = timeout_ms;
+	buf->retries = retries;
+	buf->context[0] = c;
+	buf->context[1] = free ? BENCH_FREE : NULL;
+	return buf;
+}
+
+static int client_post(struct bench_client *c, struct kmad_send_buf *buf)
+{
+	int ret;
+
+	atomic_inc(&c->inflight);
+	ret = kmad_post_send(buf);
+	if (ret) {
+		atomic_dec(&c->inflight);
+		bench_error(c->b, "kmad_post_send: %d", ret);
+	}
+	return ret;
+}
+
+/* Wait until @c has seen @callbacks send callbacks in all. */
+static int client_wait(struct bench_client *c, u64 callbacks)
+{
+	if (wait_event_timeout(c->wq,
+			       atomic64_read(&c->callbacks) >= callbacks,
+			       BENCH_WAIT_S * HZ))
+		return 0;
+	bench_error(c->b, "waited %ds for %llu callbacks, saw %lld",
+		    BENCH_WAIT_S, callbacks, atomic64_read(&c->callbacks));
+	return -ETIMEDOUT;
+}
+
+/*
+ * A fence: a send without a timeout to the dead LID, after everything @c
+ * posted.  The QP sends in order and kmad reaps its completions in order,
+ * so when the fence's callback has run, every earlier send of @c has had
+ * its send completion (and is waiting for its response).
+ */
+static int client_fence(struct bench_client *c)
+{
+	struct kmad_send_buf *buf;
+	u64 target = atomic64_read(&c->callbacks) + 1;
+
+	buf = client_req(c, BENCH_DEAD_LID, 0, 0, true);
+	if (!buf)
+		return -ENOMEM;
+	if (client_post(c, buf)) {
+		kmad_free_send_buf(buf);
+		return -EIO;
+	}
+	return client_wait(c, target);
+}
+
+static u64 client_status(struct bench_client *c, enum kmad_send_status s)
+{
+	return atomic64_read(&c->status[s]);
+}
+
+static void resp_send_handler(struct kmad_agent *agent,
+			      struct kmad_send_wc *wc)
+{
+	struct bench_responder *r = agent->context;
+
+	if (wc->status != KMAD_SEND_OK)
+		atomic64_inc(&r->errors);
+	kmad_free_send_buf(wc->send_buf);
+}
+
+static void resp_answer(struct bench_responder *r, struct kmad_recv_wc *wc)
+{
+	struct kmad_send_buf *buf;
+
+	buf = kmad_create_response(r->agent, wc, GFP_KERNEL);
+	if (IS_ERR(buf)) {
+		atomic64_inc(&r->errors);
+		return;
+	}
+	if (kmad_post_send(buf)) {
+		atomic64_inc(&r->errors);
+		kmad_free_send_buf(buf);
+	}
+}
+
+static void resp_recv_handler(struct kmad_agent *agent,
+			      struct kmad_send_buf *request,
+			      struct kmad_recv_wc *wc)
+{
+	struct bench_responder *r = agent->context;
+
+	if (!request && READ_ONCE(r->mode) == RESP_STASH) {
+		spin_lock(&r->lock);
+		if (r->n < SCALE_K_BIG) {
+			r->stash[r->n++] = wc;
+			wc = NULL;
+		}
+		spin_unlock(&r->lock);
+		if (!wc) {
+			wake_up(&r->wq);
+			return;
+		}
+		atomic64_inc(&r->errors);	/* more than asked for */
+	} else if (!request) {
+		resp_answer(r, wc);
+	}
+	kmad_free_recv(wc);
+}
+
+static int responder_create(struct bench *b)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = BENCH_CLASS,
+		.class_version = BENCH_VERSION,
+	};
+	struct bench_responder *r;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	spin_lock_init(&r->lock);
+	init_waitqueue_head(&r->wq);
+	atomic64_set(&r->errors, 0);
+	set_bit(KMAD_METHOD_GET, req.method_mask);
+	r->agent = kmad_register_agent(b->port[1], KMAD_QPT_GSI, &req,
+				       resp_send_handler, resp_recv_handler,
+				       r);
+	if (IS_ERR(r->agent)) {
+		int ret = PTR_ERR(r->agent);
+
+		kfree(r);
+		return ret;
+	}
+	b->resp = r;
+	return 0;
+}
+
+static void responder_destroy(struct bench *b)
+{
+	struct bench_responder *r = b->resp;
+	unsigned int i;
+
+	kmad_unregister_agent(r->agent);
+	for (i = 0; i < r->n; i++)
+		kmad_free_recv(r->stash[i]);
+	if (atomic64_read(&r->errors))
+		bench_error(b, "responder: %lld failed responses",
+			    atomic64_read(&r->errors));
+	kfree(r);
+	b->resp = NULL;
+}
+
+/* ---- rtt: round trips per second ---- */
+
+static int rtt_thread(void *arg)
+{
+	struct bench_client *c = arg;
+	struct kmad_send_buf *buf;
+
+	while (!kthread_should_stop()) {
+		wait_event_timeout(c->wq,
+				   atomic_read(&c->inflight) < RTT_WINDOW ||
+				   kthread_should_stop(), HZ);
+		if (kthread_should_stop())
+			break;
+		if (atomic_read(&c->inflight) >= RTT_WINDOW)
+			continue;
+		buf = client_req(c, c->b->lid[1], 1000, 0, true);
+		if (!buf) {
+			c->post_errors++;
+			msleep(20);
+			continue;
+		}
+		if (client_post(c, buf)) {
+			kmad_free_send_buf(buf);
+			c->post_errors++;
+			msleep(20);
+		}
+	}
+	return 0;
+}
+
+static u64 rtt_ok(struct bench_client **c, unsigned int n)
+{
+	u64 ok = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ok += client_status(c[i], KMAD_SEND_OK);
+	return ok;
+}
+
+static void bench_rtt(struct bench *b, unsigned int agents, u64 *samples)
+{
+	unsigned int warm_ms = quick ? 50 : 200, ms = quick ? 200 : 1000;
+	struct bench_client *c[4] = {};
+	char params[64];
+	unsigned int i, r;
+	u64 t0, t1, ok0, ok1, bad = 0;
+
+	WRITE_ONCE(b->resp->mode, RESP_ECHO);
+	for (i = 0; i < agents; i++) {
+		c[i] = client_create(b);
+		if (IS_ERR(c[i])) {
+			bench_error(b, "rtt: register: %ld", PTR_ERR(c[i]));
+			c[i] = NULL;
+			goto out;
+		}
+	}
+	for (i = 0; i < agents; i++) {
+		c[i]->task = kthread_run(rtt_thread, c[i], "kmad_bench%u", i);
+		if (IS_ERR(c[i]->task)) {
+			bench_error(b, "rtt: kthread: %ld",
+				    PTR_ERR(c[i]->task));
+			c[i]->task = NULL;
+			goto out;
+		}
+	}
+	msleep(warm_ms);
+	for (r = 0; r < repeats; r++) {
+		t0 = ktime_get_ns();
+		ok0 = rtt_ok(c, agents);
+		msleep(ms);
+		t1 = ktime_get_ns();
+		ok1 = rtt_ok(c, agents);
+		samples[r] = div64_u64((ok1 - ok0) * NSEC_PER_SEC, t1 - t0);
+	}
+	snprintf(params, sizeof(params), "\"agents\":%u,\"window\":%u",
+		 agents, RTT_WINDOW);
+	bench_result("rtt", "round_trips_per_s", params, samples, repeats);
+out:
+	for (i = 0; i < agents && c[i]; i++) {
+		if (c[i]->task)
+			kthread_stop(c[i]->task);
+	}
+	for (i = 0; i < agents && c[i]; i++) {
+		client_wait(c[i], atomic64_read(&c[i]->callbacks) +
+			    atomic_read(&c[i]->inflight));
+		bad += atomic64_read(&c[i]->callbacks) -
+		       client_status(c[i], KMAD_SEND_OK) + c[i]->post_errors;
+		client_destroy(c[i]);
+	}
+	if (bad)
+		bench_error(b, "rtt: %llu of the round trips failed", bad);
+}
+
+/* ---- scale: cost per operation with N outstanding ---- */
+
+struct scale_sample {
+	u64 post, match, arm, arm_random, touch_random, expire, unreg;
+	u64 slab, mem;
+};
+
+static unsigned long bench_slab_pages(void)
+{
+	return global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B) +
+	       global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B);
+}
+
+static unsigned long bench_free_pages(void)
+{
+	return global_zone_page_state(NR_FREE_PAGES);
+}
+
+/* Post @n sends to nowhere with far, random deadlines, and fence. */
+static int scale_fill(struct bench_client *c, struct kmad_send_buf **bufs,
+		      unsigned int n, u64 *ns)
+{
+	unsigned int i;
+	u64 t0;
+
+	for (i = 0; i < n; i++) {
+		bufs[i] = client_req(c, BENCH_DEAD_LID,
+				     BENCH_FAR_MS + bench_rand(c->b) % 60000,
+				     0, false);
+		if (!bufs[i])
+			return -ENOMEM;
+	}
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		if (client_post(c, bufs[i]))
+			return -EIO;
+	}
+	if (client_fence(c))
+		return -ETIMEDOUT;
+	*ns = ktime_get_ns() - t0;
+	return 0;
+}
+
+/*
+ * One batch: @k requests the responder keeps, then answered in a random
+ * order.  @ns: from the first answer to the last send callback.
+ */
+static int scale_match(struct bench *b, struct bench_client *c,
+		       unsigned int k, u64 *ns)
+{
+	struct bench_responder *r = b->resp;
+	struct kmad_send_buf *buf;
+	unsigned int i, j;
+	u64 t0, base;
+
+	base = atomic64_read(&c->callbacks);
+	for (i = 0; i < k; i++) {
+		buf = client_req(c, b->lid[1],
+				 BENCH_FAR_MS + bench_rand(b) % 60000, 0, true);
+		if (!buf || client_post(c, buf)) {
+			if (buf)
+				kmad_free_send_buf(buf);
+			return -EIO;
+		}
+	}
+	if (client_fence(c))
+		return -ETIMEDOUT;
+	base++;		/* the fence */
+	if (!wait_event_timeout(r->wq, READ_ONCE(r->n) == k,
+				BENCH_WAIT_S * HZ)) {
+		bench_error(b, "match: the responder got %u of %u",
+			    READ_ONCE(r->n), k);
+		return -ETIMEDOUT;
+	}
+	for (i = k - 1; i > 0; i--) {
+		struct kmad_recv_wc *tmp;
+
+		j = bench_rand(b) % (i + 1);
+		tmp = r->stash[i];
+		r->stash[i] = r->stash[j];
+		r->stash[j] = tmp;
+	}
+	t0 = ktime_get_ns();
+	for (i = 0; i < k; i++) {
+		resp_answer(r, r->stash[i]);
+		kmad_free_recv(r->stash[i]);
+	}
+	spin_lock(&r->lock);
+	r->n = 0;
+	spin_unlock(&r->lock);
+	if (client_wait(c, base + k))
+		return -ETIMEDOUT;
+	*ns = atomic64_read(&c->last_cb_ns) - t0;
+	return 0;
+}
+
+/*
+ * Timeout arm: kmad_modify_send() with a random new timeout on @ops of the
+ * @n outstanding sends, taken in posting order or at random; ns per call.
+ * Each call is timed alone, right after the caller has read the send (as
+ * a ULP has its send at hand when it changes its timeout), so the time is
+ * kmad's: the send's own cache misses fall outside it, those kmad causes
+ * elsewhere (the wheel neighbours it unlinks) inside.  With @touch_only,
+ * time only reading each picked send, cold: the machine's cost of
+ * reaching a random send at this N.
+ */
+static int scale_arm(struct bench *b, struct kmad_send_buf **bufs,
+		     unsigned int n, unsigned int ops, bool random,
+		     bool touch_only, u64 *ns)
+{
+	unsigned int *pick, *ms, i;
+	u64 t0, total = 0, clock = 0, sum = 0;
+	int ret = 0;
+
+	pick = kvmalloc_array(ops, sizeof(*pick), GFP_KERNEL);
+	ms = kvmalloc_array(ops, sizeof(*ms), GFP_KERNEL);
+	if (!pick || !ms) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < ops; i++) {
+		pick[i] = random ? bench_rand(b) % n : i % n;
+		ms[i] = BENCH_FAR_MS + bench_rand(b) % 60000;
+	}
+	for (i = 0; i < ops; i++) {
+		struct kmad_send_buf *buf = bufs[pick[i]];
+
+		if (touch_only) {
+			t0 = ktime_get_ns();
+			sum += be64_to_cpu(READ_ONCE(buf->mad->mad_hdr.tid));
+			total += ktime_get_ns() - t0;
+			continue;
+		}
+		sum += be64_to_cpu(READ_ONCE(buf->mad->mad_hdr.tid)) +
+		       READ_ONCE(buf->timeout_ms);
+		t0 = ktime_get_ns();
+		ret = kmad_modify_send(buf, ms[i]);
+		total += ktime_get_ns() - t0;
+		if (ret) {
+			bench_error(b, "arm: kmad_modify_send: %d", ret);
+			goto out;
+		}
+	}
+	/* Take off what timing itself costs (ktime_get_ns() under TCG is
+	 * not free), measured the same way.
+	 */
+	for (i = 0; i < ops; i++) {
+		t0 = ktime_get_ns();
+		clock += ktime_get_ns() - t0;
+	}
+	*ns = total > clock ? div64_u64(total - clock, ops) : 0;
+	if (!sum)
+		bench_error(b, "arm: every TID read was 0");
+out:
+	kvfree(pick);
+	kvfree(ms);
+	return ret;
+}
+
+/* When kmad first reported a timeout (kmad_timeout tracepoint), or 0. */
+static atomic64_t bench_first_timeout = ATOMIC64_INIT(0);
+
+static void bench_probe_timeout(void *data, const struct kmad_send_wr *wr)
+{
+	if (!atomic64_read(&bench_first_timeout))
+		atomic64_cmpxchg(&bench_first_timeout, 0, ktime_get_ns());
+}
+
+/*
+ * One batch: @k sends whose deadlines all fall on one tick.  @ns: from
+ * kmad's first timeout of the batch (its tracepoint) to the last timeout
+ * callback, so when the timer tick and the work happen to run does not
+ * count.
+ */
+static int scale_expire(struct bench *b, struct bench_client *c,
+			unsigned int k, u64 *ns)
+{
+	struct kmad_send_buf **bufs = b->batch;
+	unsigned long when;
+	u64 t0, base, timeouts;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < k; i++) {
+		bufs[i] = client_req(c, BENCH_DEAD_LID, BENCH_FAR_MS, 0, true);
+		if (!bufs[i] || client_post(c, bufs[i])) {
+			if (bufs[i])
+				kmad_free_send_buf(bufs[i]);
+			return -EIO;
+		}
+	}
+	if (client_fence(c))
+		return -ETIMEDOUT;
+	base = atomic64_read(&c->callbacks);
+	timeouts = client_status(c, KMAD_SEND_RESP_TIMEOUT);
+	atomic64_set(&bench_first_timeout, 0);
+	when = jiffies + msecs_to_jiffies(4);
+	for (i = 0; i < k; i++) {
+		ret = kmad_modify_send(bufs[i], jiffies_to_msecs(when - jiffies));
+		if (ret) {
+			bench_error(b, "expire: kmad_modify_send: %d", ret);
+			return ret;
+		}
+	}
+	if (client_wait(c, base + k))
+		return -ETIMEDOUT;
+	t0 = atomic64_read(&bench_first_timeout);
+	if (!t0) {
+		bench_error(b, "expire: no kmad_timeout event");
+		return -EIO;
+	}
+	*ns = atomic64_read(&c->last_cb_ns) - t0;
+	if (client_status(c, KMAD_SEND_RESP_TIMEOUT) - timeouts != k) {
+		bench_error(b, "expire: %llu of %u sends timed out",
+			    client_status(c, KMAD_SEND_RESP_TIMEOUT) - timeouts,
+			    k);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Cost per send of @batch: the difference between batches of
+ * SCALE_K_BIG and SCALE_K_SMALL sends, over @rounds of each.
+ */
+static int scale_marginal(struct bench *b, struct bench_client *c,
+			  int (*batch)(struct bench *b, struct bench_client *c,
+				       unsigned int k, u64 *ns),
+			  unsigned int rounds, u64 *ns)
+{
+	u64 small = 0, big = 0, t;
+	unsigned int round;
+	int ret;
+
+	for (round = 0; round < rounds; round++) {
+		ret = batch(b, c, SCALE_K_SMALL, &t);
+		if (ret)
+			return ret;
+		small += t;
+		ret = batch(b, c, SCALE_K_BIG, &t);
+		if (ret)
+			return ret;
+		big += t;
+	}
+	/* Noise could make the difference negative: report it as 0. */
+	*ns = big > small ?
+	      div64_u64(big - small, (u64)rounds *
+				     (SCALE_K_BIG - SCALE_K_SMALL)) : 0;
+	return 0;
+}
+
+static int scale_one(struct bench *b, unsigned int n, struct scale_sample *s)
+{
+	unsigned int rounds = quick ? 4 : 32, ops = quick ? 1024 : 4096;
+	struct kmad_send_buf **bufs;
+	struct bench_client *c;
+	unsigned long slab0, free0;
+	u64 flushed;
+	unsigned int i;
+	int ret;
+
+	bufs = kvcalloc(n, sizeof(*bufs), GFP_KERNEL);
+	if (!bufs)
+		return -ENOMEM;
+	c = client_create(b);
+	if (IS_ERR(c)) {
+		kvfree(bufs);
+		return PTR_ERR(c);
+	}
+
+	slab0 = bench_slab_pages();
+	free0 = bench_free_pages();
+	ret = scale_fill(c, bufs, n, &s->post);
+	if (ret)
+		goto out;
+	s->slab = div_u64((u64)(bench_slab_pages() - slab0) * PAGE_SIZE, n);
+	s->mem = div_u64((u64)(free0 - bench_free_pages()) * PAGE_SIZE, n);
+	s->post = div_u64(s->post, n);
+
+	WRITE_ONCE(b->resp->mode, RESP_STASH);
+	ret = scale_marginal(b, c, scale_match, rounds, &s->match);
+	if (ret)
+		goto out;
+	ret = scale_arm(b, bufs, n, ops, false, false, &s->arm);
+	if (!ret)
+		ret = scale_arm(b, bufs, n, ops, true, false, &s->arm_random);
+	if (!ret)
+		ret = scale_arm(b, bufs, n, ops, true, true, &s->touch_random);
+	if (ret)
+		goto out;
+	ret = register_trace_kmad_timeout(bench_probe_timeout, NULL);
+	if (ret)
+		goto out;
+	ret = scale_marginal(b, c, scale_expire, rounds, &s->expire);
+	unregister_trace_kmad_timeout(bench_probe_timeout, NULL);
+	tracepoint_synchronize_unregister();
+out:
+	flushed = client_status(c, KMAD_SEND_FLUSHED);
+	s->unreg = client_destroy(c);
+	for (i = 0; i < n && bufs[i]; i++)
+		kmad_free_send_buf(bufs[i]);
+	kvfree(bufs);
+	WRITE_ONCE(b->resp->mode, RESP_ECHO);
+	if (!ret && flushed)
+		bench_error(b, "scale: %llu sends flushed before unregister",
+			    flushed);
+	return ret;
+}
+
+static void bench_scale(struct bench *b, u64 *samples)
+{
+	const unsigned int *ns = quick ? scale_n_quick : scale_n;
+	unsigned int count = quick ? ARRAY_SIZE(scale_n_quick) :
+				     ARRAY_SIZE(scale_n);
+	struct scale_sample *s;
+	unsigned int i, r;
+	char params[64];
+
+	s = kcalloc(repeats, sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		bench_error(b, "scale: out of memory");
+		return;
+	}
+	for (i = 0; i < count; i++) {
+		for (r = 0; r < repeats; r++) {
+			int ret = scale_one(b, ns[i], &s[r]);
+
+			if (ret) {
+				bench_error(b, "scale n=%u: %d", ns[i], ret);
+				goto out;
+			}
+		}
+		snprintf(params, sizeof(params),
+			 "\"n\":%u,\"k_small\":%u,\"k_big\":%u", ns[i],
+			 SCALE_K_SMALL, SCALE_K_BIG);
+#define SCALE_RESULT(field, name, unit)					\
+	do {								\
+		for (r = 0; r < repeats; r++)				\
+			samples[r] = s[r].field;			\
+		bench_result(name, unit, params, samples, repeats);	\
+	} while (0)
+		SCALE_RESULT(post, "post", "ns_per_send");
+		SCALE_RESULT(match, "match", "ns_per_send");
+		SCALE_RESULT(arm, "arm", "ns_per_send");
+		SCALE_RESULT(arm_random, "arm_random", "ns_per_send");
+		SCALE_RESULT(touch_random, "touch_random", "ns_per_send");
+		SCALE_RESULT(expire, "expire", "ns_per_send");
+		SCALE_RESULT(unreg, "unregister", "ns");
+		SCALE_RESULT(slab, "mem_slab", "bytes_per_send");
+		SCALE_RESULT(mem, "mem_total", "bytes_per_send");
+#undef SCALE_RESULT
+	}
+out:
+	kfree(s);
+}
+
+/* ---- storms ---- */
+
+enum storm_kind {
+	STORM_TIMEOUT,
+	STORM_CANCEL,
+};
+
+struct storm_sample {
+	u64 total;		/* first post or cancel to the last callback */
+	u64 calls;		/* the post or cancel loop */
+	u64 late_us;		/* timeout: worst deadline-to-callback */
+};
+
+static int storm_one(struct bench *b, enum storm_kind kind, unsigned int n,
+		     unsigned int timeout_ms, struct storm_sample *s)
+{
+	enum kmad_send_status want = kind == STORM_TIMEOUT ?
+				     KMAD_SEND_RESP_TIMEOUT :
+				     KMAD_SEND_CANCELED;
+	struct kmad_agent_stats st;
+	struct kmad_send_buf **bufs;
+	struct bench_client *c;
+	unsigned int i;
+	u64 t0, base = 0;
+	int ret = 0;
+
+	bufs = kvcalloc(n, sizeof(*bufs), GFP_KERNEL);
+	if (!bufs)
+		return -ENOMEM;
+	c = client_create(b);
+	if (IS_ERR(c)) {
+		kvfree(bufs);
+		return PTR_ERR(c);
+	}
+	for (i = 0; i < n; i++) {
+		bufs[i] = client_req(c, BENCH_DEAD_LID,
+				     kind == STORM_TIMEOUT ? timeout_ms :
+							     BENCH_FAR_MS,
+				     kind == STORM_TIMEOUT ? 1 : 0, false);
+		if (!bufs[i]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		ret = client_post(c, bufs[i]);
+		if (ret)
+			goto out;	/* unposted ones are freed below too */
+	}
+	s->calls = ktime_get_ns() - t0;
+	if (kind == STORM_CANCEL) {
+		ret = client_fence(c);
+		if (ret)
+			goto out;
+		base = 1;	/* the fence */
+		t0 = ktime_get_ns();
+		for (i = 0; i < n; i++) {
+			ret = kmad_cancel_send(bufs[i]);
+			if (ret) {
+				bench_error(b, "cancel storm: %d", ret);
+				goto out;
+			}
+		}
+		s->calls = ktime_get_ns() - t0;
+	}
+	ret = client_wait(c, base + n);
+	if (ret)
+		goto out;
+	s->total = atomic64_read(&c->last_cb_ns) - t0;
+	kmad_agent_get_stats(c->agent, &st);
+	s->late_us = st.timeout_late_max_us;
+	if (client_status(c, want) != n) {
+		bench_error(b, "storm: %llu of %u sends ended as expected",
+			    client_status(c, want), n);
+		ret = -EIO;
+	} else if (kind == STORM_TIMEOUT && st.retries != n) {
+		bench_error(b, "timeout storm: %llu retries for %u sends",
+			    st.retries, n);
+		ret = -EIO;
+	}
+out:
+	client_destroy(c);
+	for (i = 0; i < n; i++) {
+		if (bufs[i])
+			kmad_free_send_buf(bufs[i]);
+	}
+	kvfree(bufs);
+	return ret;
+}
+
+static void bench_storm(struct bench *b, u64 *samples)
+{
+	unsigned int n = quick ? STORM_N_QUICK : STORM_N;
+	unsigned int tmo = quick ? STORM_TIMEOUT_MS_QUICK : STORM_TIMEOUT_MS;
+	struct storm_sample *s;
+	unsigned int r;
+	char params[80];
+
+	s = kcalloc(repeats, sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		bench_error(b, "storm: out of memory");
+		return;
+	}
+	for (r = 0; r < repeats; r++) {
+		if (storm_one(b, STORM_TIMEOUT, n, tmo, &s[r])) {
+			bench_error(b, "timeout storm failed");
+			goto out;
+		}
+	}
+	snprintf(params, sizeof(params),
+		 "\"n\":%u,\"timeout_ms\":%u,\"retries\":1", n, tmo);
+	for (r = 0; r < repeats; r++)
+		samples[r] = s[r].total;
+	bench_result("timeout_storm", "ns", params, samples, repeats);
+	for (r = 0; r < repeats; r++)
+		samples[r] = s[r].late_us;
+	bench_result("timeout_storm_late_max", "us", params, samples, repeats);
+	for (r = 0; r < repeats; r++)
+		samples[r] = s[r].calls;
+	bench_result("timeout_storm_posts", "ns", params, samples, repeats);
+
+	for (r = 0; r < repeats; r++) {
+		if (storm_one(b, STORM_CANCEL, n, 0, &s[r])) {
+			bench_error(b, "cancel storm failed");
+			goto out;
+		}
+	}
+	snprintf(params, sizeof(params), "\"n\":%u", n);
+	for (r = 0; r < repeats; r++)
+		samples[r] = s[r].total;
+	bench_result("cancel_storm", "ns", params, samples, repeats);
+	for (r = 0; r < repeats; r++)
+		samples[r] = s[r].calls;
+	bench_result("cancel_storm_calls", "ns", params, samples, repeats);
+out:
+	kfree(s);
+}
+
+/* ---- setup ---- */
+
+static bool bench_wanted(const char *what)
+{
+	const char *p = run;
+	size_t len = strlen(what);
+
+	while (p && *p) {
+		if (!strncmp(p, what, len) && (p[len] == ',' || !p[len]))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static int bench_setup(struct bench *b)
+{
+	struct kmad_sim_config cfg = {
+		.name = "kbench",
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = KMAD_SIM_ASYNC,
+		.latency_us = 0,
+	};
+	char dev[16];
+	int i;
+
+	b->rng = 2463534242U;
+	b->fab = kmad_sim_create(&cfg);
+	if (IS_ERR(b->fab)) {
+		int ret = PTR_ERR(b->fab);
+
+		b->fab = NULL;
+		return ret;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(dev, sizeof(dev), "kbench%d", i);
+		b->port[i] = kmad_port_get(dev, 1);
+		if (!b->port[i])
+			return -ENODEV;
+		b->lid[i] = kmad_port_lid(b->port[i]);
+	}
+	return responder_create(b);
+}
+
+static void bench_teardown(struct bench *b)
+{
+	int i;
+
+	if (b->resp)
+		responder_destroy(b);
+	for (i = 0; i < 2; i++)
+		kmad_port_put(b->port[i]);
+	if (b->fab)
+		kmad_sim_destroy(b->fab);
+}
+
+static int __init kmad_bench_init(void)
+{
+	struct bench *b;
+	u64 *samples;
+	unsigned int i;
+	int ret;
+
+	if (!repeats || repeats > 100) {
+		pr_err("repeats=%u: expected 1 to 100\n", repeats);
+		return -EINVAL;
+	}
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	samples = kcalloc(repeats, sizeof(*samples), GFP_KERNEL);
+	if (!b || !samples) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = bench_setup(b);
+	if (ret) {
+		pr_err("error setup: %d\n", ret);
+		goto out_teardown;
+	}
+	pr_info("start run=%s quick=%d repeats=%u cpus=%u\n", run, quick,
+		repeats, num_online_cpus());
+	if (bench_wanted("rtt")) {
+		for (i = 0; i < ARRAY_SIZE(rtt_agents); i++)
+			bench_rtt(b, rtt_agents[i], samples);
+	}
+	if (bench_wanted("scale"))
+		bench_scale(b, samples);
+	if (bench_wanted("storm"))
+		bench_storm(b, samples);
+	pr_info("done, %d errors\n", b->errors);
+out_teardown:
+	bench_teardown(b);
+out:
+	kfree(samples);
+	kfree(b);
+	/* Everything ran at load; there is nothing to keep loaded. */
+	return ret;
+}
+
+static void __exit kmad_bench_exit(void)
+{
+}
+
+module_init(kmad_bench_init);
+module_exit(kmad_bench_exit);
+
+MODULE_DESCRIPTION("kmad benchmarks (make bench)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn kmad_bench's console output into the `make bench` table and JSON.
+
+    report.py --json OUT.json [--machine KEY=VALUE]... LOG...
+
+Each LOG is the console of one guest boot.  kmad_bench prints one
+"kmad_bench: result {...}" line per measurement with one sample per repeat;
+this script takes the median, minimum and maximum of each, prints the
+tables (ratios first: absolute times under QEMU TCG mean little), and
+writes everything, raw samples included, to OUT.json.
+
+Exit status 1 if a guest log has a kernel splat, a kmad_bench error, no
+"done" line, or lacks a measurement the tables need.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'qemu'))
+from harness import SPLATS  # noqa: E402
+
+RESULT_RE = re.compile(r'kmad_bench: result (\{.*\})\s*$')
+ERROR_RE = re.compile(r'kmad_bench: error (.*)$')
+DONE_RE = re.compile(r'kmad_bench: done, (\d+) errors')
+# The per-operation ratios issue 5 sets a target for.
+RATIO_TARGET = 1.5
+# (name, label, ratio shown with the target, ratio shown at all)
+SCALED_OPS = [
+    ('match', 'response match', True, True),
+    ('arm', 'timeout arm, posting order', True, True),
+    ('expire', 'timeout expiry', True, True),
+    ('arm_random', 'timeout arm, random order', False, True),
+    ('touch_random', '  (read a random send)', False, False),
+    ('post', 'post the N (incl. a fence)', False, False),
+]
+
+
+def parse(paths):
+    results, problems = [], []
+    for path in paths:
+        done = False
+        with open(path, encoding='utf-8', errors='replace') as f:
+            for line in f:
+                m = RESULT_RE.search(line)
+                if m:
+                    results.append(json.loads(m.group(1)))
+                    continue
+                m = ERROR_RE.search(line)
+                if m:
+                    problems.append(f'{path}: kmad_bench error: {m.group(1)}')
+                    continue
+                if DONE_RE.search(line):
+                    done = True
+                for rx, what in SPLATS:
+                    if rx.search(line):
+                        problems.append(f'{path}: kernel {what}: {line.strip()}')
+        if not done:
+            problems.append(f'{path}: kmad_bench did not finish '
+                            '(no "done" line)')
+    for r in results:
+        s = r['samples']
+        r['median'] = statistics.median(s)
+        r['min'] = min(s)
+        r['max'] = max(s)
+    return results, problems
+
+
+class Results:
+    def __init__(self, results):
+        self.results = results
+        self.missing = []
+
+    def find(self, name, **params):
+        for r in self.results:
+            if r['name'] == name and all(r.get(k) == v
+                                         for k, v in params.items()):
+                return r
+        self.missing.append(f'{name} {params}')
+        return None
+
+
+def fmt_ns(ns):
+    if ns >= 1e9:
+        return f'{ns / 1e9:.2f} s'
+    if ns >= 1e6:
+        return f'{ns / 1e6:.1f} ms'
+    if ns >= 1e3:
+        return f'{ns / 1e3:.2f} us'
+    return f'{ns:.0f} ns'
+
+
+def spread(r, fmt):
+    return f'{fmt(r["median"])} [{fmt(r["min"])} .. {fmt(r["max"])}]'
+
+
+def table(rows, head):
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    out = ['  '.join(str(x).ljust(w) for x, w in zip(head, widths)).rstrip()]
+    out.append('  '.join('-' * w for w in widths))
+    for row in rows:
+        out.append('  '.join(str(x).ljust(w)
+                             for x, w in zip(row, widths)).rstrip())
+    return '\n'.join(out)
+
+
+def report(res, machine):
+    lines, ratios = [], {}
+    scale_ns = sorted({r['n'] for r in res.results if r['name'] == 'match'})
+    lo, hi = (scale_ns[0], scale_ns[-1]) if scale_ns else (None, None)
+
+    lines.append('kmad bench: medians of %s repeats, [min .. max]' %
+                 machine.get('repeats', '?'))
+    lines.append('machine: ' + ', '.join(f'{k}={v}' for k, v in
+                                         machine.items()))
+    lines.append('')
+
+    # Ratios first.
+    rows = []
+    if lo is not None and hi != lo:
+        for op, label, target, shown in SCALED_OPS:
+            if not shown:
+                continue
+            a, b = res.find(op, n=lo), res.find(op, n=hi)
+            if not a or not b:
+                continue
+            ratio = b['median'] / a['median'] if a['median'] else float('inf')
+            ratios[f'{op}_n{hi}_vs_n{lo}'] = ratio
+            verdict = ''
+            if target:
+                verdict = ('met' if ratio <= RATIO_TARGET else 'MISSED') + \
+                    f' (target <= {RATIO_TARGET})'
+            rows.append([f'{label.strip()}: N={hi} : N={lo}', f'{ratio:.2f}',
+                         verdict])
+    rtt = {}
+    for cpus in (1, 2):
+        for agents in (1, 2, 4):
+            r = res.find('rtt', cpus=cpus, agents=agents)
+            if r:
+                rtt[cpus, agents] = r
+    for agents in (1, 2, 4):
+        if (1, agents) in rtt and (2, agents) in rtt:
+            ratio = rtt[2, agents]['median'] / rtt[1, agents]['median']
+            ratios[f'rtt_{agents}agents_2cpu_vs_1cpu'] = ratio
+            rows.append([f'round trips/s, {agents} agent(s): 2 vCPUs : 1',
+                         f'{ratio:.2f}', ''])
+    for cpus in (1, 2):
+        if (cpus, 1) in rtt and (cpus, 4) in rtt:
+            ratio = rtt[cpus, 4]['median'] / rtt[cpus, 1]['median']
+            ratios[f'rtt_{cpus}cpu_4agents_vs_1'] = ratio
+            rows.append([f'round trips/s, {cpus} vCPU(s): 4 agents : 1',
+                         f'{ratio:.2f}', ''])
+    lines.append('Ratios (from the medians)')
+    lines.append(table(rows, ['', 'ratio', '']))
+    lines.append('')
+
+    if rtt:
+        rows = []
+        for agents in (1, 2, 4):
+            row = [str(agents)]
+            for cpus in (1, 2):
+                r = rtt.get((cpus, agents))
+                row.append(spread(r, lambda v: f'{v:.0f}') if r else '-')
+            rows.append(row)
+        lines.append('Round trips per second (request, matched response, '
+                     'callback), %d in flight per agent' %
+                     next(iter(rtt.values())).get('window', 0))
+        lines.append(table(rows, ['agents', '1 vCPU', '2 vCPUs']))
+        lines.append('')
+
+    if scale_ns:
+        m = res.find('match', n=lo)
+        rows = []
+        for op, label, _, _ in SCALED_OPS:
+            row = [label]
+            for n in scale_ns:
+                r = res.find(op, n=n)
+                row.append(spread(r, fmt_ns) if r else '-')
+            rows.append(row)
+        lines.append('Cost per send with N sends outstanding (match and '
+                     'expiry: batches of %s minus batches of %s; 2 vCPUs)'
+                     % (m.get('k_big', '?'), m.get('k_small', '?')))
+        lines.append(table(rows, ['operation'] + [f'N={n}'
+                                                  for n in scale_ns]))
+        lines.append('')
+        rows = []
+        for n in scale_ns:
+            u = res.find('unregister', n=n)
+            slab = res.find('mem_slab', n=n)
+            mem = res.find('mem_total', n=n)
+            rows.append([str(n), spread(u, fmt_ns) if u else '-',
+                         fmt_ns(u['median'] / n) if u else '-',
+                         f'{slab["median"]:.0f}' if slab else '-',
+                         f'{mem["median"]:.0f}' if mem else '-'])
+        lines.append('Unregister with N outstanding; memory per outstanding '
+                     'send (bytes; meaningful for large N)')
+        lines.append(table(rows, ['N', 'unregister', 'per send',
+                                  'slab B/send', 'total B/send']))
+        lines.append('')
+
+    storm = res.find('timeout_storm')
+    if storm:
+        late = res.find('timeout_storm_late_max')
+        posts = res.find('timeout_storm_posts')
+        cancel = res.find('cancel_storm')
+        calls = res.find('cancel_storm_calls')
+        n = storm['n']
+        rows = [
+            [f'timeout storm: {n} sends, timeout {storm["timeout_ms"]} ms, '
+             '1 retry: first post to last callback', spread(storm, fmt_ns)],
+            ['  posting them', spread(posts, fmt_ns) if posts else '-'],
+            ['  worst deadline -> callback delay',
+             spread(late, lambda v: fmt_ns(v * 1000)) if late else '-'],
+        ]
+        if cancel:
+            rows += [
+                [f'cancel storm: {n} sends: first cancel to last callback',
+                 spread(cancel, fmt_ns)],
+                ['  the kmad_cancel_send() calls',
+                 spread(calls, fmt_ns) if calls else '-'],
+                ['  per send', fmt_ns(cancel['median'] / n)],
+            ]
+        lines.append('Storms (2 vCPUs)')
+        lines.append(table(rows, ['', 'median [min .. max]']))
+        lines.append('')
+    return '\n'.join(lines), ratios
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--json', required=True)
+    ap.add_argument('--machine', action='append', default=[],
+                    metavar='KEY=VALUE')
+    ap.add_argument('logs', nargs='+')
+    args = ap.parse_args()
+
+    machine = dict(kv.split('=', 1) for kv in args.machine)
+    results, problems = parse(args.logs)
+    res = Results(results)
+    text, ratios = report(res, machine)
+    print(text)
+    for m in sorted(set(res.missing)):
+        problems.append(f'missing measurement: {m}')
+    with open(args.json, 'w', encoding='utf-8') as f:
+        json.dump({'machine': machine, 'ratios': ratios,
+                   'results': results, 'problems': problems}, f, indent=1)
+    print(f'JSON: {args.json}')
+    for p in problems:
+        print(f'BENCH PROBLEM: {p}')
+    if problems:
+        print('make bench: FAILED')
+        return 1
+    print('make bench: ok')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
