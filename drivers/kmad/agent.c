@@ -338,7 +338,8 @@ EXPORT_SYMBOL_GPL(kmad_unregister_agent);
  * Each counter is read atomically, the set is not a snapshot: sends that
  * end meanwhile may be counted in some fields and not yet in others.
  *
- * Context: any context a handler or a post may run in.
+ * Context: process context (as every kmad call), any lock of the caller's
+ * held.
  */
 void kmad_agent_get_stats(struct kmad_agent *agent,
 			  struct kmad_agent_stats *stats)
@@ -360,7 +361,8 @@ void kmad_agent_get_stats(struct kmad_agent *agent,
 	spin_lock(&priv->lock);
 	late = priv->timeout_late_max;
 	spin_unlock(&priv->lock);
-	stats->timeout_late_max_us = jiffies_to_usecs(late);
+	stats->timeout_late_max_us = div_u64(jiffies64_to_nsecs(late),
+					     NSEC_PER_USEC);
 }
 EXPORT_SYMBOL_GPL(kmad_agent_get_stats);
 
@@ -440,7 +442,13 @@ void kmad_port_agents_kick(struct kmad_port *port)
 	rcu_read_lock();
 	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
 		if (kmad_agent_get(agent)) {
+			/* Under the lock with timer_at, so that no later
+			 * deadline postpones this run (agent_arm_timer()).
+			 */
+			spin_lock(&agent->lock);
+			agent->timer_at = 0;
 			mod_delayed_work(kmad_wq, &agent->work, 0);
+			spin_unlock(&agent->lock);
 			kmad_agent_put(agent);
 		}
 	}

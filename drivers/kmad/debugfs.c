@@ -71,8 +71,8 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 		spin_lock(&agent->lock);
 		late = agent->timeout_late_max;
 		spin_unlock(&agent->lock);
-		seq_printf(m, " timeout_late_max_us %u\n",
-			   jiffies_to_usecs(late));
+		seq_printf(m, " timeout_late_max_us %llu\n",
+			   div_u64(jiffies64_to_nsecs(late), NSEC_PER_USEC));
 	}
 	rcu_read_unlock();
 	return 0;

@@ -211,16 +211,25 @@ static void agent_stat_inc(struct kmad_agent_priv *agent,
 
 /*
  * How late a timeout callback runs: from the deadline that expired to now.
- * The worst is kept for kmad_agent_get_stats() and debugfs.
+ * The worst is kept for kmad_agent_get_stats() and debugfs.  Not counted
+ * once a device with its own clock is gone: kmad_now() then falls back to
+ * jiffies, which the deadline was not measured in.
  */
 static void agent_note_lateness(struct kmad_agent_priv *agent,
 				struct kmad_send_wr *wr)
 {
-	u64 now = kmad_now(agent->qpi->port);
+	struct kmad_device *dev = agent->qpi->port->dev;
+	u64 now;
 
 	lockdep_assert_held(&agent->lock);
-	if (time_after64(now, wr->deadline) &&
-	    now - wr->deadline > agent->timeout_late_max)
+	if (dev->ops->now) {
+		if (READ_ONCE(dev->gone))
+			return;
+		now = dev->ops->now(dev);
+	} else {
+		now = get_jiffies_64();
+	}
+	if (now > wr->deadline && now - wr->deadline > agent->timeout_late_max)
 		agent->timeout_late_max = now - wr->deadline;
 }
 
@@ -513,7 +522,8 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			trace_kmad_retry(wr);
 			wr->retries_left--;
 			wr->refs++;			/* the new send completion */
-			send_set_state(wr, KMAD_SS_SENDING);
+			if (send_set_state(wr, KMAD_SS_SENDING))
+				break;	/* warned; do not spin on it */
 			/* Under the agent lock, as in kmad_post_send(). */
 			kmad_qp_send(agent->qpi, wr);
 			agent_stat_inc(agent, KMAD_ASTAT_RETRIES);
@@ -522,7 +532,8 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			trace_kmad_timeout(wr);
 			send_put_ref(wr);		/* timeout */
 			wr->status = KMAD_SEND_RESP_TIMEOUT;
-			send_set_state(wr, KMAD_SS_DONE);
+			if (send_set_state(wr, KMAD_SS_DONE))
+				break;	/* warned; do not spin on it */
 			list_add_tail(&wr->agent_entry, &ended);
 		}
 	}

@@ -120,8 +120,10 @@ EXPORT_SYMBOL_IF_KUNIT(kmad_wheel_sync);
  * kmad_wheel_add() - add an entry.
  * @w: the wheel.
  * @e: an entry not in any wheel.
- * @expires: when it expires; a time already handled by kmad_wheel_advance()
- *	makes it expire at the next advance.
+ * @expires: when it expires.  An expiry before the wheel's clock (a time
+ *	kmad_wheel_advance() has already passed) is taken as the clock: the
+ *	entry comes out at the next advance to the clock or later, behind
+ *	entries already in that slot.
  */
 void kmad_wheel_add(struct kmad_wheel *w, struct kmad_wheel_entry *e,
 		    u64 expires)

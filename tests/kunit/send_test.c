@@ -3,6 +3,8 @@
  * kmad_send: the life of a send, stepped one event at a time.
  */
 
+#include <linux/delay.h>
+
 #include "kmad_test.h"
 
 /* Seed rule: a send expecting a response holds 2 references; it ends with
@@ -148,6 +150,19 @@ static void send_stats_timeout_lateness(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.responses, 0ULL);
 	KUNIT_EXPECT_EQ(test, st.timeout_late_max_us,
 			(u64)jiffies_to_usecs(msecs_to_jiffies(30)));
+
+	/* Far past what 32 bits of microseconds hold (71 minutes). */
+	buf->retries = 0;
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 100 + 5000000);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kmad_agent_get_stats(f->agent, &st);
+	KUNIT_EXPECT_EQ(test, st.timeouts, 2ULL);
+	KUNIT_EXPECT_EQ(test, st.timeout_late_max_us,
+			div_u64(jiffies64_to_nsecs(msecs_to_jiffies(5000000)),
+				NSEC_PER_USEC));
 	kmad_free_send_buf(buf);
 }
 
@@ -385,7 +400,98 @@ static struct kunit_suite send_suite = {
 	.test_cases = send_cases,
 };
 
-kunit_test_suites(&send_suite);
+/* Wait (real clock) until @buf is in @state; false after 5 s. */
+static bool ks_wait_state(struct kmad_send_buf *buf,
+			  enum kmad_send_state state)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	unsigned int refs;
+
+	while (kt_state(buf, &refs) != state) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(1000, 2000);
+	}
+	return true;
+}
+
+/* Wait (real clock) for @n handler calls; false after 5 s. */
+static bool ks_wait_events(struct kt_fix *f, int n)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (kt_events(f) < n) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(1000, 2000);
+	}
+	return true;
+}
+
+/*
+ * Real clock (async fabric): the agent's work is queued for its wheel's
+ * next event, at or before its next deadline; a send with a sooner
+ * deadline moves it up and times out on time while the later one still
+ * waits.  Both go to a LID nobody has.
+ */
+static void send_async_sooner_deadline(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *agent = kmad_agent_priv(f->agent);
+	struct kmad_send_buf *late = kt_request(f, f->agent, KMAD_METHOD_GET,
+						1, 60000, 0);
+	struct kmad_send_buf *soon = kt_request(f, f->agent, KMAD_METHOD_GET,
+						2, 50, 0);
+	u64 armed, late_deadline;
+	unsigned long t0;
+
+	late->dest.dlid = 0x100;
+	soon->dest.dlid = 0x100;
+	kt_post(f, late);
+	KUNIT_ASSERT_TRUE(test, ks_wait_state(late, KMAD_SS_WAIT_RESP));
+	spin_lock(&agent->lock);
+	armed = agent->timer_at;
+	late_deadline = kmad_send_wr(late)->deadline;
+	spin_unlock(&agent->lock);
+	KUNIT_EXPECT_LE(test, armed, late_deadline);
+	KUNIT_EXPECT_GT(test, armed, get_jiffies_64() + msecs_to_jiffies(1000));
+
+	t0 = jiffies;
+	kt_post(f, soon);
+	KUNIT_ASSERT_TRUE(test, ks_wait_events(f, 1));
+	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - t0), 1000U);
+	kt_expect_send(f, 0, soon, KMAD_SEND_RESP_TIMEOUT);
+	/* After it, the work is queued again, not past the late one. */
+	spin_lock(&agent->lock);
+	KUNIT_EXPECT_LE(test, agent->timer_at, late_deadline);
+	spin_unlock(&agent->lock);
+	KUNIT_EXPECT_EQ(test, kt_state(late, NULL), KMAD_SS_WAIT_RESP);
+
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(late), 0);
+	KUNIT_ASSERT_TRUE(test, ks_wait_events(f, 2));
+	kt_expect_send(f, 1, late, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(late);
+	kmad_free_send_buf(soon);
+}
+
+static int ks_async_init(struct kunit *test)
+{
+	return kt_fix_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA);
+}
+
+static struct kunit_case send_async_cases[] = {
+	KUNIT_CASE(send_async_sooner_deadline),
+	{}
+};
+
+static struct kunit_suite send_async_suite = {
+	.name = "kmad_send_async",
+	.init = ks_async_init,
+	.exit = kt_fix_exit,
+	.test_cases = send_async_cases,
+};
+
+kunit_test_suites(&send_suite, &send_async_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's send path");
 MODULE_LICENSE("GPL");
