@@ -55,6 +55,29 @@ static bool ops_complete(const struct kmad_provider_ops *ops)
 	       ops->post_recv && ops->poll_cq && ops->req_notify_cq;
 }
 
+/*
+ * Tell the clients of @port that its LID, LMC or SM LID changed.  G
+ * serializes it with clients' add and remove.  It runs on the system
+ * workqueue, not kmad's: kmad flushes its own work (CQ drains) with G
+ * held, which must never wait for this.
+ */
+static void port_change_work(struct work_struct *work)
+{
+	struct kmad_port *port = container_of(work, struct kmad_port,
+					      change_work);
+	struct kmad_client_data *cd;
+
+	mutex_lock(&kmad_devices_lock);
+	if (port->dev->registered) {
+		list_for_each_entry(cd, &port->client_data, entry) {
+			if (cd->client->port_changed)
+				cd->client->port_changed(cd->client, port,
+							 cd->data);
+		}
+	}
+	mutex_unlock(&kmad_devices_lock);
+}
+
 /**
  * kmad_device_alloc() - allocate a device for a provider.
  * @ops: the provider's operations; all but @ops->now are required.
@@ -92,6 +115,8 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 		port->dev = dev;
 		port->port_num = i + 1;
 		mutex_init(&port->reg_mutex);
+		spin_lock_init(&port->attr_lock);
+		INIT_WORK(&port->change_work, port_change_work);
 		INIT_LIST_HEAD(&port->agents);
 		INIT_LIST_HEAD(&port->client_data);
 		port->qpi[KMAD_QPT_SMI].port = port;
@@ -202,6 +227,13 @@ static void port_stop(struct kmad_port *port)
  */
 static void port_teardown(struct kmad_port *port)
 {
+	unsigned long flags;
+
+	/* No change work after this; a queued one finds the device gone. */
+	spin_lock_irqsave(&port->attr_lock, flags);
+	port->change_dead = true;
+	spin_unlock_irqrestore(&port->attr_lock, flags);
+	cancel_work_sync(&port->change_work);
 	kmad_port_responder_destroy(port);
 	kmad_port_flush_agents(port);
 	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
@@ -213,6 +245,7 @@ static int port_setup(struct kmad_port *port)
 	int ret;
 
 	port->dying = false;
+	port->change_dead = false;
 	ret = kmad_qp_create(&port->qpi[KMAD_QPT_SMI]);
 	if (ret)
 		return ret;
@@ -374,10 +407,11 @@ EXPORT_SYMBOL_GPL(kmad_device_clock_changed);
  * @dev: the device (kmad's work is shared, so all devices are flushed).
  *
  * Waits for work queued before the call and for the work that work queues
- * in turn (a drain that ends sends kicks their agents' work), so that a
- * step-mode test sees every consequence of its last step.
+ * in turn (a drain that ends sends kicks their agents' work), and for
+ * @dev's pending port_changed calls, so that a step-mode test sees every
+ * consequence of its last step.
  *
- * Context: process context, not from kmad's handlers.
+ * Context: process context, not from kmad's handlers or client callbacks.
  */
 void kmad_device_flush(struct kmad_device *dev)
 {
@@ -385,6 +419,8 @@ void kmad_device_flush(struct kmad_device *dev)
 
 	for (i = 0; i < 3; i++)
 		flush_workqueue(kmad_wq);
+	for (i = 0; dev && i < dev->num_ports; i++)
+		flush_work(&dev->ports[i].change_work);
 }
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
@@ -503,10 +539,58 @@ EXPORT_SYMBOL_GPL(kmad_port_num);
  * kmad_port_lid() - a port's LID.
  * @port: the port.
  *
- * Return: the base LID the provider gave.
+ * Return: the port's base LID as its provider last reported it (0 while
+ * the subnet manager has not assigned one).
  */
 u16 kmad_port_lid(const struct kmad_port *port)
 {
-	return port->attr.lid;
+	return READ_ONCE(port->attr.lid);
 }
 EXPORT_SYMBOL_GPL(kmad_port_lid);
+
+/**
+ * kmad_port_sm_lid() - the LID of the port's subnet manager.
+ * @port: the port.
+ *
+ * Return: the SM LID as the provider last reported it (0: none known).
+ */
+u16 kmad_port_sm_lid(const struct kmad_port *port)
+{
+	return READ_ONCE(port->attr.sm_lid);
+}
+EXPORT_SYMBOL_GPL(kmad_port_sm_lid);
+
+/**
+ * kmad_device_port_changed() - a port's LID, LMC or SM LID changed.
+ * @dev: a registered device.
+ * @port_num: 1..num_ports.
+ * @attr: the port's attributes now; only lid, lmc and sm_lid are read.
+ *
+ * kmad_port_lid() and kmad_port_sm_lid() return the new values as soon as
+ * this returns.  The port_changed callback of every client of the port
+ * runs afterwards, from a workqueue; changes reported close together
+ * may be told in one call, so clients read the values they care about.
+ *
+ * Context: any (an HCA driver may report from its event handler).
+ * Return: 0, or -EINVAL for a bad port or a device not registered.
+ */
+int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
+			     const struct kmad_port_attr *attr)
+{
+	struct kmad_port *port;
+	unsigned long flags;
+
+	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
+	    !READ_ONCE(dev->registered))
+		return -EINVAL;
+	port = &dev->ports[port_num - 1];
+	spin_lock_irqsave(&port->attr_lock, flags);
+	WRITE_ONCE(port->attr.lid, attr->lid);
+	WRITE_ONCE(port->attr.lmc, attr->lmc);
+	WRITE_ONCE(port->attr.sm_lid, attr->sm_lid);
+	if (!port->change_dead)
+		schedule_work(&port->change_work);
+	spin_unlock_irqrestore(&port->attr_lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_device_port_changed);

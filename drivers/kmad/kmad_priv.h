@@ -150,7 +150,14 @@ struct kmad_qp_info {
 struct kmad_port {
 	struct kmad_device *dev;	/* I */
 	u8 port_num;			/* I */
-	struct kmad_port_attr attr;	/* I while registered */
+	/* sq_depth, rq_depth: I while registered; lid, lmc, sm_lid: written
+	 * under @attr_lock (irq-safe: providers report changes from any
+	 * context), read with READ_ONCE().
+	 */
+	struct kmad_port_attr attr;
+	spinlock_t attr_lock;		/* attr writes, change_dead */
+	bool change_dead;		/* @attr_lock: no more change work */
+	struct work_struct change_work;	/* clients' port_changed calls */
 	bool dying;			/* P; read locklessly by posts */
 	struct mutex reg_mutex;
 	struct list_head agents;	/* P writes, RCU reads */

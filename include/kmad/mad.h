@@ -62,7 +62,14 @@ enum kmad_qp_type {
  *	error to ignore the port.  *@data is passed back to @remove.
  * @remove: called when a port goes away or the client unregisters.  The
  *	client must unregister its agents on @port before returning.
+ * @port_changed: optional; called after the port's LID, LMC or SM LID
+ *	changed (the subnet manager assigned them, say): read the new values
+ *	with kmad_port_lid() and kmad_port_sm_lid().  Runs in process context
+ *	on kmad's workqueue, never before @add or after @remove for the port.
  * @list: kmad's; do not touch.
+ *
+ * The three callbacks are serialized with one another and with client and
+ * device registration: they must not register or unregister clients.
  */
 struct kmad_client {
 	const char *name;
@@ -70,6 +77,8 @@ struct kmad_client {
 		   void **data);
 	void (*remove)(struct kmad_client *client, struct kmad_port *port,
 		       void *data);
+	void (*port_changed)(struct kmad_client *client,
+			     struct kmad_port *port, void *data);
 	struct list_head list;
 };
 
@@ -81,6 +90,7 @@ void kmad_port_put(struct kmad_port *port);
 const char *kmad_port_dev_name(const struct kmad_port *port);
 u8 kmad_port_num(const struct kmad_port *port);
 u16 kmad_port_lid(const struct kmad_port *port);
+u16 kmad_port_sm_lid(const struct kmad_port *port);
 
 /**
  * struct kmad_reg_req - what an agent registers to receive.

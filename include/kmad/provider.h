@@ -26,6 +26,9 @@
  *   the event; kmad's drain loop works with either (see cq.c).
  * - kmad_cq_event() and kmad_qp_event() may be called from any context,
  *   including hard interrupt context.
+ * - A port whose LID, LMC or SM LID changes after registration (the subnet
+ *   manager assigned them) is reported with kmad_device_port_changed(),
+ *   also from any context.
  */
 #ifndef KMAD_PROVIDER_H
 #define KMAD_PROVIDER_H
@@ -229,6 +232,8 @@ int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 int kmad_device_register(struct kmad_device *dev);
 void kmad_device_unregister(struct kmad_device *dev);
 void kmad_device_free(struct kmad_device *dev);
+int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
+			     const struct kmad_port_attr *attr);
 void kmad_device_clock_changed(struct kmad_device *dev);
 void kmad_device_flush(struct kmad_device *dev);
 

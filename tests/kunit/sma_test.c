@@ -200,6 +200,10 @@ static void sma_port_info_set_lid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 0x20);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18), 7);
 	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 1), 0x20);
+	/* HCA 1 reported it to kmad, as a driver reports a port event. */
+	sn_agent(s, 1, 1, 1);		/* looks up s->port[1][0] */
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(s->port[1][0]), 0x20);
+	KUNIT_EXPECT_EQ(test, kmad_port_sm_lid(s->port[1][0]), 7);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_NODE_INFO, 0, 0x20, &mad,
 				       NULL), 0);

@@ -252,6 +252,28 @@ static bool sma_state_ok(const struct sim_port *port, u8 state)
 	return false;
 }
 
+/*
+ * An HCA port's LID, LMC or SM LID changed by a Set: tell kmad, as an HCA
+ * driver reports a port event.  Context: F held.
+ */
+static void sma_report_port_change(struct sim_port *port,
+				   const struct sim_pinfo *old)
+{
+	struct sim_node *node = port->node;
+	struct kmad_port_attr attr = {
+		.lid = port->pi.lid,
+		.lmc = port->pi.lmc,
+		.sm_lid = port->pi.sm_lid,
+	};
+
+	lockdep_assert_held(&node->fab->lock);
+	if (sim_is_switch(node) || node->state != SIM_DEV_LIVE ||
+	    (old->lid == attr.lid && old->lmc == attr.lmc &&
+	     old->sm_lid == attr.sm_lid))
+		return;
+	kmad_device_port_changed(node->kdev, port->num, &attr);
+}
+
 static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 {
 	u8 state = r->data[SIM_PI_SPEED_STATE] & 0xf;
@@ -296,9 +318,10 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 		pi.op_vls = vls;
 	if (downdef)
 		pi.down_default = downdef;
-	port->pi = pi;
+	swap(port->pi, pi);		/* pi: the old values */
 	if (!port->num)
 		return KMAD_MAD_STATUS_SUCCESS;
+	sma_report_port_change(port, &pi);
 	if (phys) {
 		port->disabled = phys == SIM_PHYS_DISABLED;
 		kmad_sim_link_update_locked(port, SIM_PS_INIT);

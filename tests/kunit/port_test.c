@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_port: a provider reports a port's new LID, LMC and SM LID with
+ * kmad_device_port_changed(); kmad_port_lid() and kmad_port_sm_lid() show
+ * them at once, and clients' port_changed callbacks follow, only for the
+ * port that changed, only between their add and remove, never after the
+ * device is gone.
+ */
+
+#include <linux/atomic.h>
+
+#include "kmad_test.h"
+
+/* A client that counts its callbacks for the two ports of the fixture. */
+struct pt_client {
+	struct kmad_client client;
+	struct kt_fix *f;
+	atomic_t added;
+	atomic_t removed;
+	atomic_t changed[2];		/* port_changed calls, per device */
+	u16 seen_lid[2];		/* kmad_port_lid() inside the call */
+	bool gone[2];			/* remove ran for the device's port */
+	bool late;			/* port_changed after remove */
+};
+
+static int pt_dev_of(struct pt_client *c, struct kmad_port *port)
+{
+	if (port == c->f->port[0])
+		return 0;
+	if (port == c->f->port[1])
+		return 1;
+	return -1;		/* another test's fabric: ignored */
+}
+
+static int pt_add(struct kmad_client *client, struct kmad_port *port,
+		  void **data)
+{
+	struct pt_client *c = container_of(client, struct pt_client, client);
+
+	if (pt_dev_of(c, port) < 0)
+		return -ENODEV;
+	atomic_inc(&c->added);
+	*data = c;
+	return 0;
+}
+
+static void pt_remove(struct kmad_client *client, struct kmad_port *port,
+		      void *data)
+{
+	struct pt_client *c = data;
+
+	c->gone[pt_dev_of(c, port)] = true;
+	atomic_inc(&c->removed);
+}
+
+static void pt_changed(struct kmad_client *client, struct kmad_port *port,
+		       void *data)
+{
+	struct pt_client *c = data;
+	int dev = pt_dev_of(c, port);
+
+	if (dev < 0)
+		return;
+	if (c->gone[dev])
+		c->late = true;
+	c->seen_lid[dev] = kmad_port_lid(port);
+	atomic_inc(&c->changed[dev]);
+}
+
+static struct pt_client *pt_client(struct kunit *test)
+{
+	struct pt_client *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->f = test->priv;
+	c->client.name = "kmad_port_test";
+	c->client.add = pt_add;
+	c->client.remove = pt_remove;
+	c->client.port_changed = pt_changed;
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&c->client), 0);
+	KUNIT_ASSERT_EQ(test, atomic_read(&c->added), 2);
+	return c;
+}
+
+static int pt_change(struct kt_fix *f, unsigned int dev, u16 lid, u16 sm_lid)
+{
+	struct kmad_port_attr attr = { .lid = lid, .lmc = 0, .sm_lid = sm_lid };
+
+	return kmad_device_port_changed(kmad_sim_device(f->fab, dev), 1,
+					&attr);
+}
+
+/* New values at once; the client's callback once the work has run, for
+ * the port that changed only.
+ */
+static void port_changed_tells_clients(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct pt_client *c = pt_client(test);
+
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 2);
+	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x42, 9), 0);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 0x42);
+	KUNIT_EXPECT_EQ(test, kmad_port_sm_lid(f->port[1]), 9);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[0]), 1);
+
+	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[1]), 1);
+	KUNIT_EXPECT_EQ(test, c->seen_lid[1], 0x42);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[0]), 0);
+
+	/* After unregistering, no more calls. */
+	kmad_unregister_client(&c->client);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->removed), 2);
+	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x43, 9), 0);
+	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[1]), 1);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 0x43);
+}
+
+/* Bad calls are refused; a device that is gone gets -EINVAL. */
+static void port_changed_bad_calls(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+	struct kmad_port_attr attr = { .lid = 5 };
+
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(NULL, 1, &attr),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(dev, 0, &attr),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(dev, 2, &attr),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(dev, 1, NULL),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 2);
+}
+
+/*
+ * A change reported just before the device goes away: the client hears
+ * either of the change (before its remove) or nothing, never after its
+ * remove, and the device's memory is not touched afterwards (KASAN).
+ */
+static void port_changed_then_removed(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct pt_client *c = pt_client(test);
+	int removed;
+
+	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x50, 1), 0);
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	removed = atomic_read(&c->removed);
+	KUNIT_EXPECT_EQ(test, removed, 1);
+	KUNIT_EXPECT_LE(test, atomic_read(&c->changed[1]), 1);
+	/* Whatever was queued has been cancelled or has run. */
+	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
+	KUNIT_EXPECT_LE(test, atomic_read(&c->changed[1]), 1);
+	kmad_unregister_client(&c->client);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->removed), 2);
+	KUNIT_EXPECT_FALSE(test, c->late);
+}
+
+static struct kunit_case port_cases[] = {
+	KUNIT_CASE(port_changed_tells_clients),
+	KUNIT_CASE(port_changed_bad_calls),
+	KUNIT_CASE(port_changed_then_removed),
+	{}
+};
+
+static struct kunit_suite port_suite = {
+	.name = "kmad_port",
+	.init = kt_fix_init,
+	.exit = kt_fix_exit,
+	.test_cases = port_cases,
+};
+
+kunit_test_suite(port_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's port change events");
+MODULE_LICENSE("GPL");
