@@ -57,9 +57,9 @@ static bool ops_complete(const struct kmad_provider_ops *ops)
 
 /*
  * Tell the clients of @port that its LID, LMC or SM LID changed.  G
- * serializes it with clients' add and remove.  It runs on the system
- * workqueue, not kmad's: kmad flushes its own work (CQ drains) with G
- * held, which must never wait for this.
+ * serializes it with clients' add and remove.  It runs on kmad_event_wq,
+ * not kmad_wq: kmad flushes kmad_wq work (CQ drains) with G held, which
+ * must never wait for this.
  */
 static void port_change_work(struct work_struct *work)
 {
@@ -116,6 +116,7 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 		port->port_num = i + 1;
 		mutex_init(&port->reg_mutex);
 		spin_lock_init(&port->attr_lock);
+		port->change_dead = true;	/* until registered */
 		INIT_WORK(&port->change_work, port_change_work);
 		INIT_LIST_HEAD(&port->agents);
 		INIT_LIST_HEAD(&port->client_data);
@@ -225,15 +226,18 @@ static void port_stop(struct kmad_port *port)
  * (a retry) is taken back by the agent flush: sends are queued and taken
  * back under their agent's lock.
  */
-static void port_teardown(struct kmad_port *port)
+/* Allow (@dead false) or stop port_changed work for @port. */
+static void port_change_set_dead(struct kmad_port *port, bool dead)
 {
 	unsigned long flags;
 
-	/* No change work after this; a queued one finds the device gone. */
 	spin_lock_irqsave(&port->attr_lock, flags);
-	port->change_dead = true;
+	port->change_dead = dead;
 	spin_unlock_irqrestore(&port->attr_lock, flags);
-	cancel_work_sync(&port->change_work);
+}
+
+static void port_teardown(struct kmad_port *port)
+{
 	kmad_port_responder_destroy(port);
 	kmad_port_flush_agents(port);
 	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
@@ -245,7 +249,6 @@ static int port_setup(struct kmad_port *port)
 	int ret;
 
 	port->dying = false;
-	port->change_dead = false;
 	ret = kmad_qp_create(&port->qpi[KMAD_QPT_SMI]);
 	if (ret)
 		return ret;
@@ -310,7 +313,12 @@ int kmad_device_register(struct kmad_device *dev)
 		if (ret)
 			goto err_ports;
 	}
-	dev->registered = true;
+	WRITE_ONCE(dev->registered, true);
+	/* Only now can change work be queued: the error path above never
+	 * has any to cancel (it holds G, which that work takes).
+	 */
+	for (i = 0; i < dev->num_ports; i++)
+		port_change_set_dead(&dev->ports[i], false);
 	list_add_tail(&dev->list, &kmad_devices);
 	kmad_debugfs_device_add(dev);
 	list_for_each_entry(client, &kmad_clients, list)
@@ -352,7 +360,7 @@ void kmad_device_unregister(struct kmad_device *dev)
 		mutex_unlock(&kmad_devices_lock);
 		return;
 	}
-	dev->registered = false;
+	WRITE_ONCE(dev->registered, false);
 	list_del_init(&dev->list);
 	for (i = 0; i < dev->num_ports; i++) {
 		struct kmad_port *port = &dev->ports[i];
@@ -366,8 +374,14 @@ void kmad_device_unregister(struct kmad_device *dev)
 	mutex_unlock(&kmad_devices_lock);
 
 	kmad_debugfs_device_remove(dev);
-	for (i = 0; i < dev->num_ports; i++)
+	for (i = 0; i < dev->num_ports; i++) {
+		/* Outside G, which the change work takes.  A work queued
+		 * before this finds the device unregistered and calls no one.
+		 */
+		port_change_set_dead(&dev->ports[i], true);
+		cancel_work_sync(&dev->ports[i].change_work);
 		port_teardown(&dev->ports[i]);
+	}
 	/* From here on kmad does not call the provider for @dev. */
 	WRITE_ONCE(dev->gone, true);
 }
@@ -407,8 +421,8 @@ EXPORT_SYMBOL_GPL(kmad_device_clock_changed);
  * @dev: the device (kmad's work is shared, so all devices are flushed).
  *
  * Waits for work queued before the call and for the work that work queues
- * in turn (a drain that ends sends kicks their agents' work), and for
- * @dev's pending port_changed calls, so that a step-mode test sees every
+ * in turn (a drain that ends sends kicks their agents' work), then for
+ * clients' pending port_changed calls, so that a step-mode test sees every
  * consequence of its last step.
  *
  * Context: process context, not from kmad's handlers or client callbacks.
@@ -419,8 +433,7 @@ void kmad_device_flush(struct kmad_device *dev)
 
 	for (i = 0; i < 3; i++)
 		flush_workqueue(kmad_wq);
-	for (i = 0; dev && i < dev->num_ports; i++)
-		flush_work(&dev->ports[i].change_work);
+	flush_workqueue(kmad_event_wq);
 }
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
@@ -549,6 +562,19 @@ u16 kmad_port_lid(const struct kmad_port *port)
 EXPORT_SYMBOL_GPL(kmad_port_lid);
 
 /**
+ * kmad_port_lmc() - a port's LID mask control.
+ * @port: the port.
+ *
+ * Return: the LMC as the provider last reported it: the port answers to
+ * 2^LMC LIDs from kmad_port_lid().
+ */
+u8 kmad_port_lmc(const struct kmad_port *port)
+{
+	return READ_ONCE(port->attr.lmc);
+}
+EXPORT_SYMBOL_GPL(kmad_port_lmc);
+
+/**
  * kmad_port_sm_lid() - the LID of the port's subnet manager.
  * @port: the port.
  *
@@ -568,8 +594,10 @@ EXPORT_SYMBOL_GPL(kmad_port_sm_lid);
  *
  * kmad_port_lid() and kmad_port_sm_lid() return the new values as soon as
  * this returns.  The port_changed callback of every client of the port
- * runs afterwards, from a workqueue; changes reported close together
+ * runs afterwards, from a kmad workqueue; changes reported close together
  * may be told in one call, so clients read the values they care about.
+ * The provider calls it only between kmad_device_register() and the end
+ * of kmad_device_unregister() (the device must not be freed meanwhile).
  *
  * Context: any (an HCA driver may report from its event handler).
  * Return: 0, or -EINVAL for a bad port or a device not registered.
@@ -589,7 +617,7 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 	WRITE_ONCE(port->attr.lmc, attr->lmc);
 	WRITE_ONCE(port->attr.sm_lid, attr->sm_lid);
 	if (!port->change_dead)
-		schedule_work(&port->change_work);
+		queue_work(kmad_event_wq, &port->change_work);
 	spin_unlock_irqrestore(&port->attr_lock, flags);
 	return 0;
 }

@@ -17,11 +17,15 @@
  *
  * Both spinlocks are only taken in process context (kmad's workqueue and
  * callers of the API); providers signal events with kmad_cq_event(), which
- * only queues work.  Lock order: P, then A, then Q: a send is queued on its
- * QP (post, retry) and taken back from it (cancel, flush) under its agent's
- * lock, so a flush that sees a send SENDING always finds it on its QP;
- * nothing takes A while holding Q.  No kmad lock is held while a ULP handler runs or while
- * a provider op that may sleep runs; post_send/post_recv run under Q.
+ * only queues work.  kmad_port.attr_lock is the exception: an irq-safe
+ * leaf lock, taken in any context by kmad_device_port_changed().
+ *
+ * Lock order: G, then P, then A, then Q: a send is queued on its QP (post,
+ * retry) and taken back from it (cancel, flush) under its agent's lock, so
+ * a flush that sees a send SENDING always finds it on its QP; nothing takes
+ * A while holding Q.  No kmad lock is held while a ULP handler runs or
+ * while a provider op that may sleep runs; post_send/post_recv run under Q.
+ * Clients' add, remove and port_changed callbacks run under G.
  */
 #ifndef KMAD_PRIV_H
 #define KMAD_PRIV_H
@@ -57,6 +61,12 @@ struct dentry;
 extern struct dentry *kmad_debugfs_root;
 /* kmad's workqueue: CQ drains, agent timeout/done work, QP recovery. */
 extern struct workqueue_struct *kmad_wq;
+/*
+ * Clients' port_changed calls, which take G.  Separate from kmad_wq because
+ * kmad flushes work on kmad_wq with G held; nothing waits for this one
+ * with G held.
+ */
+extern struct workqueue_struct *kmad_event_wq;
 
 /**
  * enum kmad_port_stat - per-port counters (debugfs).
@@ -156,7 +166,9 @@ struct kmad_port {
 	 */
 	struct kmad_port_attr attr;
 	spinlock_t attr_lock;		/* attr writes, change_dead */
-	bool change_dead;		/* @attr_lock: no more change work */
+	bool change_dead;		/* @attr_lock: no change work now
+					 * (not registered, or going)
+					 */
 	struct work_struct change_work;	/* clients' port_changed calls */
 	bool dying;			/* P; read locklessly by posts */
 	struct mutex reg_mutex;

@@ -11,12 +11,18 @@
 
 struct dentry *kmad_debugfs_root;
 struct workqueue_struct *kmad_wq;
+struct workqueue_struct *kmad_event_wq;
 
 static int __init kmad_init(void)
 {
 	kmad_wq = alloc_workqueue("kmad", WQ_MEM_RECLAIM, 0);
 	if (!kmad_wq)
 		return -ENOMEM;
+	kmad_event_wq = alloc_workqueue("kmad_events", 0, 0);
+	if (!kmad_event_wq) {
+		destroy_workqueue(kmad_wq);
+		return -ENOMEM;
+	}
 	kmad_debugfs_root = debugfs_create_dir("kmad", NULL);
 	return 0;
 }
@@ -24,6 +30,7 @@ static int __init kmad_init(void)
 static void __exit kmad_exit(void)
 {
 	debugfs_remove_recursive(kmad_debugfs_root);
+	destroy_workqueue(kmad_event_wq);
 	destroy_workqueue(kmad_wq);
 }
 

@@ -64,12 +64,15 @@ enum kmad_qp_type {
  *	client must unregister its agents on @port before returning.
  * @port_changed: optional; called after the port's LID, LMC or SM LID
  *	changed (the subnet manager assigned them, say): read the new values
- *	with kmad_port_lid() and kmad_port_sm_lid().  Runs in process context
- *	on kmad's workqueue, never before @add or after @remove for the port.
+ *	with kmad_port_lid(), kmad_port_lmc() and kmad_port_sm_lid().  Runs
+ *	in process context on a kmad workqueue, never before @add or after
+ *	@remove for the port; may also tell of a change @add already saw.
  * @list: kmad's; do not touch.
  *
- * The three callbacks are serialized with one another and with client and
- * device registration: they must not register or unregister clients.
+ * The three callbacks run under kmad's client lock, serialized with one
+ * another and with client and device registration: they must not register
+ * or unregister clients or devices, call kmad_port_get() or
+ * kmad_device_flush().
  */
 struct kmad_client {
 	const char *name;
@@ -90,6 +93,7 @@ void kmad_port_put(struct kmad_port *port);
 const char *kmad_port_dev_name(const struct kmad_port *port);
 u8 kmad_port_num(const struct kmad_port *port);
 u16 kmad_port_lid(const struct kmad_port *port);
+u8 kmad_port_lmc(const struct kmad_port *port);
 u16 kmad_port_sm_lid(const struct kmad_port *port);
 
 /**

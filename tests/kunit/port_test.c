@@ -8,6 +8,9 @@
  */
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 
 #include "kmad_test.h"
 
@@ -21,7 +24,14 @@ struct pt_client {
 	u16 seen_lid[2];		/* kmad_port_lid() inside the call */
 	bool gone[2];			/* remove ran for the device's port */
 	bool late;			/* port_changed after remove */
+	bool block;			/* first port_changed waits for... */
+	struct completion entered;	/* ...signalling this, */
+	struct completion release;	/* ...until this */
+	bool registered;
 };
+
+/* The case's client, unregistered by pt_exit() if an assertion ended it. */
+static struct pt_client *pt_current;
 
 static int pt_dev_of(struct pt_client *c, struct kmad_port *port)
 {
@@ -65,6 +75,11 @@ static void pt_changed(struct kmad_client *client, struct kmad_port *port,
 		c->late = true;
 	c->seen_lid[dev] = kmad_port_lid(port);
 	atomic_inc(&c->changed[dev]);
+	if (c->block) {
+		c->block = false;
+		complete(&c->entered);
+		wait_for_completion(&c->release);
+	}
 }
 
 static struct pt_client *pt_client(struct kunit *test)
@@ -77,14 +92,35 @@ static struct pt_client *pt_client(struct kunit *test)
 	c->client.add = pt_add;
 	c->client.remove = pt_remove;
 	c->client.port_changed = pt_changed;
+	init_completion(&c->entered);
+	init_completion(&c->release);
 	KUNIT_ASSERT_EQ(test, kmad_register_client(&c->client), 0);
+	c->registered = true;
+	pt_current = c;
 	KUNIT_ASSERT_EQ(test, atomic_read(&c->added), 2);
 	return c;
 }
 
+static void pt_unregister(struct pt_client *c)
+{
+	if (c->registered)
+		kmad_unregister_client(&c->client);
+	c->registered = false;
+}
+
+static void pt_exit(struct kunit *test)
+{
+	if (pt_current) {
+		complete_all(&pt_current->release);
+		pt_unregister(pt_current);
+		pt_current = NULL;
+	}
+	kt_fix_exit(test);
+}
+
 static int pt_change(struct kt_fix *f, unsigned int dev, u16 lid, u16 sm_lid)
 {
-	struct kmad_port_attr attr = { .lid = lid, .lmc = 0, .sm_lid = sm_lid };
+	struct kmad_port_attr attr = { .lid = lid, .lmc = 2, .sm_lid = sm_lid };
 
 	return kmad_device_port_changed(kmad_sim_device(f->fab, dev), 1,
 					&attr);
@@ -101,6 +137,7 @@ static void port_changed_tells_clients(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 2);
 	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x42, 9), 0);
 	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 0x42);
+	KUNIT_EXPECT_EQ(test, kmad_port_lmc(f->port[1]), 2);
 	KUNIT_EXPECT_EQ(test, kmad_port_sm_lid(f->port[1]), 9);
 	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[0]), 1);
 
@@ -110,7 +147,7 @@ static void port_changed_tells_clients(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[0]), 0);
 
 	/* After unregistering, no more calls. */
-	kmad_unregister_client(&c->client);
+	pt_unregister(c);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->removed), 2);
 	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x43, 9), 0);
 	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV1));
@@ -118,7 +155,7 @@ static void port_changed_tells_clients(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 0x43);
 }
 
-/* Bad calls are refused; a device that is gone gets -EINVAL. */
+/* Bad calls are refused and change nothing. */
 static void port_changed_bad_calls(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
@@ -136,26 +173,54 @@ static void port_changed_bad_calls(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 2);
 }
 
+struct pt_remover {
+	struct kt_fix *f;
+	struct completion done;
+};
+
+static int pt_remove_thread(void *arg)
+{
+	struct pt_remover *r = arg;
+
+	kmad_sim_remove_device(r->f->fab, KT_DEV1);
+	complete(&r->done);
+	return 0;
+}
+
 /*
- * A change reported just before the device goes away: the client hears
- * either of the change (before its remove) or nothing, never after its
- * remove, and the device's memory is not touched afterwards (KASAN).
+ * The device goes away while a client's port_changed call is running and
+ * another change is queued behind it: the client hears of the queued
+ * change before its remove or never, the removal waits for the running
+ * call, and nothing runs afterwards (KASAN, lockdep).
  */
 static void port_changed_then_removed(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct pt_client *c = pt_client(test);
-	int removed;
+	struct pt_remover r = { .f = f };
+	struct task_struct *t;
 
+	init_completion(&r.done);
+	c->block = true;
 	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x50, 1), 0);
-	kmad_sim_remove_device(f->fab, KT_DEV1);
-	removed = atomic_read(&c->removed);
-	KUNIT_EXPECT_EQ(test, removed, 1);
-	KUNIT_EXPECT_LE(test, atomic_read(&c->changed[1]), 1);
-	/* Whatever was queued has been cancelled or has run. */
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&c->entered,
+							  5 * HZ), 0UL);
+	/* The first call is running and holds kmad's client lock. */
+	KUNIT_ASSERT_EQ(test, pt_change(f, KT_DEV1, 0x51, 1), 0);
+	t = kthread_run(pt_remove_thread, &r, "kmad_port_rm");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	msleep(50);
+	KUNIT_EXPECT_FALSE(test, completion_done(&r.done));
+	complete(&c->release);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&r.done, 10 * HZ),
+			0UL);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->removed), 1);
+	KUNIT_EXPECT_GE(test, atomic_read(&c->changed[1]), 1);
+	KUNIT_EXPECT_LE(test, atomic_read(&c->changed[1]), 2);
 	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
-	KUNIT_EXPECT_LE(test, atomic_read(&c->changed[1]), 1);
-	kmad_unregister_client(&c->client);
+	KUNIT_EXPECT_FALSE(test, c->late);
+	pt_unregister(c);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->removed), 2);
 	KUNIT_EXPECT_FALSE(test, c->late);
 }
@@ -170,7 +235,7 @@ static struct kunit_case port_cases[] = {
 static struct kunit_suite port_suite = {
 	.name = "kmad_port",
 	.init = kt_fix_init,
-	.exit = kt_fix_exit,
+	.exit = pt_exit,
 	.test_cases = port_cases,
 };
 

@@ -186,8 +186,10 @@ static void sma_port_info_set_lid(struct kunit *test)
 	static const u8 path[] = { 1 };
 	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
 	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_port *port;
 	struct kmad_mad mad;
 	u8 *d = sn_smp_data(&mad);
+	char name[24];
 
 	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, path, 1);
 	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
@@ -201,9 +203,12 @@ static void sma_port_info_set_lid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18), 7);
 	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 1), 0x20);
 	/* HCA 1 reported it to kmad, as a driver reports a port event. */
-	sn_agent(s, 1, 1, 1);		/* looks up s->port[1][0] */
-	KUNIT_EXPECT_EQ(test, kmad_port_lid(s->port[1][0]), 0x20);
-	KUNIT_EXPECT_EQ(test, kmad_port_sm_lid(s->port[1][0]), 7);
+	snprintf(name, sizeof(name), "%s1", s->name);
+	port = kmad_port_get(name, 1);
+	KUNIT_ASSERT_NOT_NULL(test, port);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(port), 0x20);
+	KUNIT_EXPECT_EQ(test, kmad_port_sm_lid(port), 7);
+	kmad_port_put(port);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_NODE_INFO, 0, 0x20, &mad,
 				       NULL), 0);

@@ -269,18 +269,28 @@ static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 	kmad_device_free(kdev);
 }
 
+/* Port @p's LID, LMC and SM LID as the SMA has them.  Context: F held. */
+static void sim_port_attr_locked(struct sim_node *node, u8 p,
+				 struct kmad_port_attr *attr)
+{
+	lockdep_assert_held(&node->fab->lock);
+	attr->lid = node->ports[p].pi.lid;
+	attr->lmc = node->ports[p].pi.lmc;
+	attr->sm_lid = node->ports[p].pi.sm_lid;
+}
+
 static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 {
-	struct kmad_port_attr attr = {
-		.sq_depth = fab->cfg.sq_depth,
-		.rq_depth = fab->cfg.rq_depth,
-	};
+	struct kmad_port_attr attr[SIM_HCA_MAX_PORTS + 1] = {}, now;
 	struct kmad_device *kdev;
 	struct sim_dev *sdev;
+	unsigned long flags;
 	int ret;
 	u8 p;
 
 	lockdep_assert_held(&fab->devices_mutex);
+	if (WARN_ON_ONCE(node->num_ports > SIM_HCA_MAX_PORTS))
+		return -EINVAL;
 	kdev = kmad_device_alloc(fab->ops, node->name, node->num_ports,
 				 sizeof(*sdev));
 	if (IS_ERR_OR_NULL(kdev))
@@ -289,10 +299,12 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 	sdev->fab = fab;
 	sdev->node = node;
 	for (p = 1; p <= node->num_ports; p++) {
-		attr.lid = node->ports[p].pi.lid;
-		attr.lmc = node->ports[p].pi.lmc;
-		attr.sm_lid = node->ports[p].pi.sm_lid;
-		ret = kmad_device_set_port_attr(kdev, p, &attr);
+		attr[p].sq_depth = fab->cfg.sq_depth;
+		attr[p].rq_depth = fab->cfg.rq_depth;
+		spin_lock_irqsave(&fab->lock, flags);
+		sim_port_attr_locked(node, p, &attr[p]);
+		spin_unlock_irqrestore(&fab->lock, flags);
+		ret = kmad_device_set_port_attr(kdev, p, &attr[p]);
 		if (ret)
 			goto err_free_device;
 	}
@@ -301,6 +313,17 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 	ret = kmad_device_register(kdev);
 	if (ret)
 		goto err_clear_node;
+	/* A PortInfo Set that came while kmad was registering the device
+	 * could not be reported (the SMA's report found it unregistered).
+	 */
+	for (p = 1; p <= node->num_ports; p++) {
+		spin_lock_irqsave(&fab->lock, flags);
+		sim_port_attr_locked(node, p, &now);
+		if (now.lid != attr[p].lid || now.lmc != attr[p].lmc ||
+		    now.sm_lid != attr[p].sm_lid)
+			kmad_device_port_changed(kdev, p, &now);
+		spin_unlock_irqrestore(&fab->lock, flags);
+	}
 	return 0;
 
 err_clear_node:
@@ -330,7 +353,8 @@ static int sim_check_config(const struct kmad_sim_config *cfg,
 		out->leaves = KMAD_SIM_DEFAULT_LEAVES;
 	if (!out->hca_ports)
 		out->hca_ports = 1;
-	if (out->hcas > KMAD_SIM_MAX_HCAS || out->hca_ports > 2 ||
+	if (out->hcas > KMAD_SIM_MAX_HCAS ||
+	    out->hca_ports > SIM_HCA_MAX_PORTS ||
 	    (out->topology == KMAD_SIM_TOPO_TREE &&
 	     out->leaves > KMAD_SIM_MAX_LEAVES))
 		return -EINVAL;

@@ -49,6 +49,8 @@ struct sim_qp;
 #define SIM_DESC_MAX		64
 /* Ports numbers are 1-254 (port 255 is reserved in LFTs, IBTA 14.2.5.10). */
 #define SIM_MAX_PORTS		254
+/* An HCA has 1 or 2 ports (&kmad_sim_config.hca_ports). */
+#define SIM_HCA_MAX_PORTS	2
 /* LinearFDBCap: each switch forwards LIDs 0 to SIM_LFT_CAP - 1. */
 #define SIM_LFT_CAP		1024
 #define SIM_LFT_BLOCK		64
