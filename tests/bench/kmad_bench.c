@@ -121,7 +121,6 @@ struct bench_client {
 	atomic_t inflight;		/* posted, callback not yet run */
 	atomic64_t callbacks;		/* send_handler calls */
 	atomic64_t status[BENCH_NSTATUS];	/* ... by status */
-	atomic64_t responses;		/* recv_handler calls with a request */
 	atomic64_t last_cb_ns;		/* latest send_handler, ktime ns */
 	wait_queue_head_t wq;		/* woken by every send_handler */
 	struct task_struct *task;	/* rtt: the posting thread */
@@ -163,6 +162,12 @@ static u32 bench_rand(struct bench *b)
 	return x;
 }
 
+/* A far timeout, different for each send: deadlines in random order. */
+static unsigned int bench_far_ms(struct bench *b)
+{
+	return BENCH_FAR_MS + bench_rand(b) % 60000;
+}
+
 static __printf(2, 3) void bench_error(struct bench *b, const char *fmt, ...)
 {
 	struct va_format vaf;
@@ -198,6 +203,21 @@ static void bench_result(const char *name, const char *unit,
 	pr_info("result %s\n", line);
 }
 
+/*
+ * bench_result() of one u64 field of each repeat's sample structure:
+ * @first is the field in the first, @stride the structure's size.
+ */
+static void bench_result_of(const char *name, const char *unit,
+			    const char *params, const u64 *first,
+			    size_t stride, u64 *samples)
+{
+	unsigned int r;
+
+	for (r = 0; r < repeats; r++)
+		samples[r] = *(const u64 *)((const char *)first + r * stride);
+	bench_result(name, unit, params, samples, repeats);
+}
+
 /* ---- agents ---- */
 
 static void client_send_handler(struct kmad_agent *agent,
@@ -216,29 +236,23 @@ static void client_send_handler(struct kmad_agent *agent,
 	wake_up(&c->wq);
 }
 
+/* Responses are counted by their send's status; nothing else comes. */
 static void client_recv_handler(struct kmad_agent *agent,
 				struct kmad_send_buf *request,
 				struct kmad_recv_wc *wc)
 {
-	struct bench_client *c = agent->context;
-
-	if (request)
-		atomic64_inc(&c->responses);
 	kmad_free_recv(wc);
 }
 
 static struct bench_client *client_create(struct bench *b)
 {
 	struct bench_client *c;
-	int i;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	c->b = b;
 	init_waitqueue_head(&c->wq);
-	for (i = 0; i < BENCH_NSTATUS; i++)
-		atomic64_set(&c->status[i], 0);
 	c->agent = kmad_register_agent(b->port[0], KMAD_QPT_GSI, NULL,
 				       client_send_handler,
 				       client_recv_handler, c);
@@ -308,6 +322,25 @@ static int client_post(struct bench_client *c, struct kmad_send_buf *buf)
 	return ret;
 }
 
+/*
+ * client_req() and client_post() in one.  Returns the posted buffer, or
+ * NULL (nothing posted, the error counted).  With @free, the buffer may be
+ * freed by its callback as soon as this returns.
+ */
+static struct kmad_send_buf *client_send(struct bench_client *c, u16 dlid,
+					 unsigned int timeout_ms,
+					 unsigned int retries, bool free)
+{
+	struct kmad_send_buf *buf;
+
+	buf = client_req(c, dlid, timeout_ms, retries, free);
+	if (buf && client_post(c, buf)) {
+		kmad_free_send_buf(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
 /* Wait until @c has seen @callbacks send callbacks in all. */
 static int client_wait(struct bench_client *c, u64 callbacks)
 {
@@ -328,16 +361,10 @@ static int client_wait(struct bench_client *c, u64 callbacks)
  */
 static int client_fence(struct bench_client *c)
 {
-	struct kmad_send_buf *buf;
 	u64 target = atomic64_read(&c->callbacks) + 1;
 
-	buf = client_req(c, BENCH_DEAD_LID, 0, 0, true);
-	if (!buf)
-		return -ENOMEM;
-	if (client_post(c, buf)) {
-		kmad_free_send_buf(buf);
+	if (!client_send(c, BENCH_DEAD_LID, 0, 0, true))
 		return -EIO;
-	}
 	return client_wait(c, target);
 }
 
@@ -408,7 +435,6 @@ static int responder_create(struct bench *b)
 		return -ENOMEM;
 	spin_lock_init(&r->lock);
 	init_waitqueue_head(&r->wq);
-	atomic64_set(&r->errors, 0);
 	set_bit(KMAD_METHOD_GET, req.method_mask);
 	r->agent = kmad_register_agent(b->port[1], KMAD_QPT_GSI, &req,
 				       resp_send_handler, resp_recv_handler,
@@ -443,7 +469,6 @@ static void responder_destroy(struct bench *b)
 static int rtt_thread(void *arg)
 {
 	struct bench_client *c = arg;
-	struct kmad_send_buf *buf;
 
 	while (!kthread_should_stop()) {
 		wait_event_timeout(c->wq,
@@ -453,14 +478,7 @@ static int rtt_thread(void *arg)
 			break;
 		if (atomic_read(&c->inflight) >= RTT_WINDOW)
 			continue;
-		buf = client_req(c, c->b->lid[1], 1000, 0, true);
-		if (!buf) {
-			c->post_errors++;
-			msleep(20);
-			continue;
-		}
-		if (client_post(c, buf)) {
-			kmad_free_send_buf(buf);
+		if (!client_send(c, c->b->lid[1], 1000, 0, true)) {
 			c->post_errors++;
 			msleep(20);
 		}
@@ -558,9 +576,8 @@ static int scale_fill(struct bench_client *c, struct kmad_send_buf **bufs,
 	u64 t0;
 
 	for (i = 0; i < n; i++) {
-		bufs[i] = client_req(c, BENCH_DEAD_LID,
-				     BENCH_FAR_MS + bench_rand(c->b) % 60000,
-				     0, false);
+		bufs[i] = client_req(c, BENCH_DEAD_LID, bench_far_ms(c->b), 0,
+				     false);
 		if (!bufs[i])
 			return -ENOMEM;
 	}
@@ -583,19 +600,13 @@ static int scale_match(struct bench *b, struct bench_client *c,
 		       unsigned int k, u64 *ns)
 {
 	struct bench_responder *r = b->resp;
-	struct kmad_send_buf *buf;
 	unsigned int i, j;
 	u64 t0, base;
 
 	base = atomic64_read(&c->callbacks);
 	for (i = 0; i < k; i++) {
-		buf = client_req(c, b->lid[1],
-				 BENCH_FAR_MS + bench_rand(b) % 60000, 0, true);
-		if (!buf || client_post(c, buf)) {
-			if (buf)
-				kmad_free_send_buf(buf);
+		if (!client_send(c, b->lid[1], bench_far_ms(b), 0, true))
 			return -EIO;
-		}
 	}
 	if (client_fence(c))
 		return -ETIMEDOUT;
@@ -654,7 +665,7 @@ static int scale_arm(struct bench *b, struct kmad_send_buf **bufs,
 	}
 	for (i = 0; i < ops; i++) {
 		pick[i] = random ? bench_rand(b) % n : i % n;
-		ms[i] = BENCH_FAR_MS + bench_rand(b) % 60000;
+		ms[i] = bench_far_ms(b);
 	}
 	for (i = 0; i < ops; i++) {
 		struct kmad_send_buf *buf = bufs[pick[i]];
@@ -716,12 +727,9 @@ static int scale_expire(struct bench *b, struct bench_client *c,
 	int ret;
 
 	for (i = 0; i < k; i++) {
-		bufs[i] = client_req(c, BENCH_DEAD_LID, BENCH_FAR_MS, 0, true);
-		if (!bufs[i] || client_post(c, bufs[i])) {
-			if (bufs[i])
-				kmad_free_send_buf(bufs[i]);
+		bufs[i] = client_send(c, BENCH_DEAD_LID, BENCH_FAR_MS, 0, true);
+		if (!bufs[i])
 			return -EIO;
-		}
 	}
 	if (client_fence(c))
 		return -ETIMEDOUT;
@@ -867,22 +875,24 @@ static void bench_scale(struct bench *b, u64 *samples)
 		snprintf(params, sizeof(params),
 			 "\"n\":%u,\"k_small\":%u,\"k_big\":%u", ns[i],
 			 SCALE_K_SMALL, SCALE_K_BIG);
-#define SCALE_RESULT(field, name, unit)					\
-	do {								\
-		for (r = 0; r < repeats; r++)				\
-			samples[r] = s[r].field;			\
-		bench_result(name, unit, params, samples, repeats);	\
-	} while (0)
-		SCALE_RESULT(post, "post", "ns_per_send");
-		SCALE_RESULT(match, "match", "ns_per_send");
-		SCALE_RESULT(arm, "arm", "ns_per_send");
-		SCALE_RESULT(arm_random, "arm_random", "ns_per_send");
-		SCALE_RESULT(touch_random, "touch_random", "ns_per_send");
-		SCALE_RESULT(expire, "expire", "ns_per_send");
-		SCALE_RESULT(unreg, "unregister", "ns");
-		SCALE_RESULT(slab, "mem_slab", "bytes_per_send");
-		SCALE_RESULT(mem, "mem_total", "bytes_per_send");
-#undef SCALE_RESULT
+		bench_result_of("post", "ns_per_send", params, &s->post,
+				sizeof(*s), samples);
+		bench_result_of("match", "ns_per_send", params, &s->match,
+				sizeof(*s), samples);
+		bench_result_of("arm", "ns_per_send", params, &s->arm,
+				sizeof(*s), samples);
+		bench_result_of("arm_random", "ns_per_send", params,
+				&s->arm_random, sizeof(*s), samples);
+		bench_result_of("touch_random", "ns_per_send", params,
+				&s->touch_random, sizeof(*s), samples);
+		bench_result_of("expire", "ns_per_send", params, &s->expire,
+				sizeof(*s), samples);
+		bench_result_of("unregister", "ns", params, &s->unreg,
+				sizeof(*s), samples);
+		bench_result_of("mem_slab", "bytes_per_send", params, &s->slab,
+				sizeof(*s), samples);
+		bench_result_of("mem_total", "bytes_per_send", params, &s->mem,
+				sizeof(*s), samples);
 	}
 out:
 	kfree(s);
@@ -1001,15 +1011,12 @@ static void bench_storm(struct bench *b, u64 *samples)
 	}
 	snprintf(params, sizeof(params),
 		 "\"n\":%u,\"timeout_ms\":%u,\"retries\":1", n, tmo);
-	for (r = 0; r < repeats; r++)
-		samples[r] = s[r].total;
-	bench_result("timeout_storm", "ns", params, samples, repeats);
-	for (r = 0; r < repeats; r++)
-		samples[r] = s[r].late_us;
-	bench_result("timeout_storm_late_max", "us", params, samples, repeats);
-	for (r = 0; r < repeats; r++)
-		samples[r] = s[r].calls;
-	bench_result("timeout_storm_posts", "ns", params, samples, repeats);
+	bench_result_of("timeout_storm", "ns", params, &s->total, sizeof(*s),
+			samples);
+	bench_result_of("timeout_storm_late_max", "us", params, &s->late_us,
+			sizeof(*s), samples);
+	bench_result_of("timeout_storm_posts", "ns", params, &s->calls,
+			sizeof(*s), samples);
 
 	for (r = 0; r < repeats; r++) {
 		if (storm_one(b, STORM_CANCEL, n, 0, &s[r])) {
@@ -1018,12 +1025,10 @@ static void bench_storm(struct bench *b, u64 *samples)
 		}
 	}
 	snprintf(params, sizeof(params), "\"n\":%u", n);
-	for (r = 0; r < repeats; r++)
-		samples[r] = s[r].total;
-	bench_result("cancel_storm", "ns", params, samples, repeats);
-	for (r = 0; r < repeats; r++)
-		samples[r] = s[r].calls;
-	bench_result("cancel_storm_calls", "ns", params, samples, repeats);
+	bench_result_of("cancel_storm", "ns", params, &s->total, sizeof(*s),
+			samples);
+	bench_result_of("cancel_storm_calls", "ns", params, &s->calls,
+			sizeof(*s), samples);
 out:
 	kfree(s);
 }
