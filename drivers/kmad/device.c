@@ -30,17 +30,27 @@ struct kmad_client_data {
 };
 
 /*
- * The port's clock: the provider's, if it has one and the device is still
- * registered, else jiffies.  Once kmad_device_unregister() has returned the
- * provider (and its module) may be gone, so its ops are not touched.
+ * The port's clock, which deadlines are measured in: the provider's, if it
+ * has one, else jiffies.  False once the device is gone: after
+ * kmad_device_unregister() has returned the provider (and its module) may
+ * be gone, so its ops are not touched, and which clock it had is unknown.
  */
-u64 kmad_now(struct kmad_port *port)
+bool kmad_port_clock(struct kmad_port *port, u64 *now)
 {
 	struct kmad_device *dev = port->dev;
 
-	if (READ_ONCE(dev->gone) || !dev->ops->now)
-		return get_jiffies_64();
-	return dev->ops->now(dev);
+	if (READ_ONCE(dev->gone))
+		return false;
+	*now = dev->ops->now ? dev->ops->now(dev) : get_jiffies_64();
+	return true;
+}
+
+/* The port's clock, or jiffies once the device is gone. */
+u64 kmad_now(struct kmad_port *port)
+{
+	u64 now;
+
+	return kmad_port_clock(port, &now) ? now : get_jiffies_64();
 }
 
 void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s)

@@ -345,6 +345,7 @@ struct kmad_recv_priv {
 };
 
 /* main.c / device.c */
+bool kmad_port_clock(struct kmad_port *port, u64 *now);
 u64 kmad_now(struct kmad_port *port);
 void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s);
 

@@ -212,23 +212,17 @@ static void agent_stat_inc(struct kmad_agent_priv *agent,
 /*
  * How late a timeout callback runs: from the deadline that expired to now.
  * The worst is kept for kmad_agent_get_stats() and debugfs.  Not counted
- * once a device with its own clock is gone: kmad_now() then falls back to
- * jiffies, which the deadline was not measured in.
+ * once the device is gone: kmad_now() would then answer in jiffies, which
+ * the deadline may not have been measured in.
  */
 static void agent_note_lateness(struct kmad_agent_priv *agent,
 				struct kmad_send_wr *wr)
 {
-	struct kmad_device *dev = agent->qpi->port->dev;
 	u64 now;
 
 	lockdep_assert_held(&agent->lock);
-	if (dev->ops->now) {
-		if (READ_ONCE(dev->gone))
-			return;
-		now = dev->ops->now(dev);
-	} else {
-		now = get_jiffies_64();
-	}
+	if (!kmad_port_clock(agent->qpi->port, &now))
+		return;
 	if (now > wr->deadline && now - wr->deadline > agent->timeout_late_max)
 		agent->timeout_late_max = now - wr->deadline;
 }
