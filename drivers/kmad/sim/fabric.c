@@ -269,19 +269,45 @@ static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 	kmad_device_free(kdev);
 }
 
-/* Port @p's LID, LMC and SM LID as the SMA has them.  Context: F held. */
-static void sim_port_attr_locked(struct sim_node *node, u8 p,
-				 struct kmad_port_attr *attr)
+/**
+ * kmad_sim_pinfo_attr() - the LID, LMC and SM LID of @pi, as kmad has them.
+ * @pi: a port's PortInfo (read under F).
+ * @attr: its lid, lmc and sm_lid are set; nothing else.
+ */
+void kmad_sim_pinfo_attr(const struct sim_pinfo *pi,
+			 struct kmad_port_attr *attr)
 {
+	attr->lid = pi->lid;
+	attr->lmc = pi->lmc;
+	attr->sm_lid = pi->sm_lid;
+}
+
+/**
+ * kmad_sim_report_port_locked() - tell kmad if an HCA port's LID, LMC or
+ * SM LID is no longer what it was, as an HCA driver reports a port event.
+ * @port: a port.
+ * @was: what kmad was last told.
+ *
+ * Context: F held.
+ */
+void kmad_sim_report_port_locked(struct sim_port *port,
+				 const struct kmad_port_attr *was)
+{
+	struct sim_node *node = port->node;
+	struct kmad_port_attr now;
+
 	lockdep_assert_held(&node->fab->lock);
-	attr->lid = node->ports[p].pi.lid;
-	attr->lmc = node->ports[p].pi.lmc;
-	attr->sm_lid = node->ports[p].pi.sm_lid;
+	kmad_sim_pinfo_attr(&port->pi, &now);
+	if (sim_is_switch(node) || node->state != SIM_DEV_LIVE ||
+	    (now.lid == was->lid && now.lmc == was->lmc &&
+	     now.sm_lid == was->sm_lid))
+		return;
+	kmad_device_port_changed(node->kdev, port->num, &now);
 }
 
 static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 {
-	struct kmad_port_attr attr[SIM_HCA_MAX_PORTS + 1] = {}, now;
+	struct kmad_port_attr attr[SIM_HCA_MAX_PORTS + 1] = {};
 	struct kmad_device *kdev;
 	struct sim_dev *sdev;
 	unsigned long flags;
@@ -302,7 +328,7 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 		attr[p].sq_depth = fab->cfg.sq_depth;
 		attr[p].rq_depth = fab->cfg.rq_depth;
 		spin_lock_irqsave(&fab->lock, flags);
-		sim_port_attr_locked(node, p, &attr[p]);
+		kmad_sim_pinfo_attr(&node->ports[p].pi, &attr[p]);
 		spin_unlock_irqrestore(&fab->lock, flags);
 		ret = kmad_device_set_port_attr(kdev, p, &attr[p]);
 		if (ret)
@@ -318,10 +344,7 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 	 */
 	for (p = 1; p <= node->num_ports; p++) {
 		spin_lock_irqsave(&fab->lock, flags);
-		sim_port_attr_locked(node, p, &now);
-		if (now.lid != attr[p].lid || now.lmc != attr[p].lmc ||
-		    now.sm_lid != attr[p].sm_lid)
-			kmad_device_port_changed(kdev, p, &now);
+		kmad_sim_report_port_locked(&node->ports[p], &attr[p]);
 		spin_unlock_irqrestore(&fab->lock, flags);
 	}
 	return 0;

@@ -395,6 +395,10 @@ void kmad_sim_draw_faults(struct kmad_sim_fabric *fab, struct sim_verdict *v);
 unsigned long kmad_sim_send_delay(struct kmad_sim_fabric *fab);
 u64 kmad_sim_clock(struct kmad_sim_fabric *fab);
 u16 kmad_sim_port_lid_of(struct sim_port *port);
+void kmad_sim_pinfo_attr(const struct sim_pinfo *pi,
+			 struct kmad_port_attr *attr);
+void kmad_sim_report_port_locked(struct sim_port *port,
+				 const struct kmad_port_attr *was);
 
 /* topo.c */
 int kmad_sim_topo_size(const struct kmad_sim_config *cfg,

@@ -252,28 +252,6 @@ static bool sma_state_ok(const struct sim_port *port, u8 state)
 	return false;
 }
 
-/*
- * An HCA port's LID, LMC or SM LID changed by a Set: tell kmad, as an HCA
- * driver reports a port event.  Context: F held.
- */
-static void sma_report_port_change(struct sim_port *port,
-				   const struct sim_pinfo *old)
-{
-	struct sim_node *node = port->node;
-	struct kmad_port_attr attr = {
-		.lid = port->pi.lid,
-		.lmc = port->pi.lmc,
-		.sm_lid = port->pi.sm_lid,
-	};
-
-	lockdep_assert_held(&node->fab->lock);
-	if (sim_is_switch(node) || node->state != SIM_DEV_LIVE ||
-	    (old->lid == attr.lid && old->lmc == attr.lmc &&
-	     old->sm_lid == attr.sm_lid))
-		return;
-	kmad_device_port_changed(node->kdev, port->num, &attr);
-}
-
 static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 {
 	u8 state = r->data[SIM_PI_SPEED_STATE] & 0xf;
@@ -282,6 +260,7 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	u8 vls = r->data[SIM_PI_OPVLS_ENF] >> 4;
 	u8 downdef = r->data[SIM_PI_PHYS_DOWNDEF] & 0xf;
 	struct sim_pinfo pi = port->pi;
+	struct kmad_port_attr was;
 	const u8 *d = r->data;
 	bool ok = true;
 
@@ -318,10 +297,12 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 		pi.op_vls = vls;
 	if (downdef)
 		pi.down_default = downdef;
-	swap(port->pi, pi);		/* pi: the old values */
+	kmad_sim_pinfo_attr(&port->pi, &was);
+	port->pi = pi;
 	if (!port->num)
 		return KMAD_MAD_STATUS_SUCCESS;
-	sma_report_port_change(port, &pi);
+	/* An HCA driver reports a new LID or SM LID as a port event. */
+	kmad_sim_report_port_locked(port, &was);
 	if (phys) {
 		port->disabled = phys == SIM_PHYS_DISABLED;
 		kmad_sim_link_update_locked(port, SIM_PS_INIT);
