@@ -50,7 +50,7 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 {
 	struct kmad_port *port = m->private;
 	struct kmad_agent_priv *agent;
-	u64 late;
+	struct kmad_agent_stats st;
 	int i;
 
 	for (i = 0; i < KMAD_PSTAT_COUNT; i++)
@@ -68,11 +68,9 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 		for (i = 0; i < KMAD_ASTAT_COUNT; i++)
 			seq_printf(m, " %s %lld", agent_stat_names[i],
 				   atomic64_read(&agent->stats[i]));
-		spin_lock(&agent->lock);
-		late = agent->timeout_late_max;
-		spin_unlock(&agent->lock);
+		kmad_agent_get_stats(&agent->agent, &st);
 		seq_printf(m, " timeout_late_max_us %llu\n",
-			   div_u64(jiffies64_to_nsecs(late), NSEC_PER_USEC));
+			   st.timeout_late_max_us);
 	}
 	rcu_read_unlock();
 	return 0;
