@@ -36,12 +36,7 @@ kdir=$("$here/kernel.sh" bench | tail -n 1)
 
 mkdir -p "$out"
 src=$out/src
-rsync -a --delete \
-	--exclude=/build/ --exclude=/.git/ --exclude='*.o' --exclude='*.ko' \
-	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
-	--exclude='*.a' --exclude='modules.order' --exclude='Module.symvers' \
-	--exclude='*.dwo' --exclude='.cache.mk' \
-	"$root/" "$src/"
+"$here/copy-tree.sh" "$root" "$src"
 echo ">> building kmad, kmad_sim and kmad_bench against $kdir"
 make -s -C "$kdir" M="$src" -j"$(nproc)" \
 	CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_BENCH=m modules

@@ -89,13 +89,7 @@ say "stock kernel $kver: $vmlinuz, headers $kdir"
 #    (rsync neither copies nor deletes excluded files), so a second run
 #    only rebuilds what changed.
 src=$out/src
-mkdir -p "$src"
-rsync -a --delete \
-	--exclude=/build/ --exclude=/.git/ --exclude='*.o' --exclude='*.ko' \
-	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
-	--exclude='*.a' --exclude='modules.order' --exclude='Module.symvers' \
-	--exclude='*.dwo' --exclude='.cache.mk' \
-	"$root/" "$src/"
+"$here/copy-tree.sh" "$root" "$src"
 say "building kmad against $kdir in $src"
 t0=$SECONDS
 make -C "$src" KDIR="$kdir" -j"$(nproc)" modules 2>&1 |
