@@ -26,6 +26,11 @@
 
 #include "kmad_priv.h"
 
+#if IS_ENABLED(CONFIG_KUNIT)
+void (*kmad_test_port_flush_hook)(struct kmad_agent_priv *agent);
+EXPORT_SYMBOL_GPL(kmad_test_port_flush_hook);
+#endif
+
 /* hi_tid -> agent.  Writers: register/unregister; readers: RCU. */
 static DEFINE_XARRAY_ALLOC1(kmad_agents);
 static u32 kmad_next_hi_tid;
@@ -268,26 +273,36 @@ struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 }
 EXPORT_SYMBOL_GPL(kmad_register_agent);
 
-/* Unlink from dispatch and flush; idempotent.  Context: may sleep. */
+/*
+ * Unlink from dispatch and flush.  Idempotent, and safe to run twice at
+ * once (port removal and the ULP's unregister): the first stop unlinks the
+ * agent, under P, and marks it so; the entry is never touched again (a
+ * list_del_rcu()'d entry is poisoned, and must not be tested with
+ * list_empty() or deleted twice).  The caller holds a reference.
+ * Context: may sleep.
+ */
 static void agent_stop(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->agent.port;
-	bool linked;
+	unsigned long flags;
+	bool unlink;
 
 	mutex_lock(&port->reg_mutex);
-	linked = !list_empty(&agent->port_entry);
-	if (linked)
+	unlink = !agent->unlinked;
+	if (unlink) {
 		list_del_rcu(&agent->port_entry);
-	mutex_unlock(&port->reg_mutex);
-	if (linked) {
-		/* Readers walking the list may still see the entry. */
-		synchronize_rcu();
-		INIT_LIST_HEAD(&agent->port_entry);
+		agent->unlinked = true;
 	}
+	mutex_unlock(&port->reg_mutex);
+	/* Request dispatch walking the list may still see the agent until
+	 * a grace period ends; it takes a reference only while ACTIVE.
+	 */
+	if (unlink)
+		synchronize_rcu();
 
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	agent->state = KMAD_AGENT_DYING;
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 	xa_erase(&kmad_agents, agent->agent.hi_tid);
 	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
 }
@@ -338,14 +353,14 @@ EXPORT_SYMBOL_GPL(kmad_unregister_agent);
  * Each counter is read atomically, the set is not a snapshot: sends that
  * end meanwhile may be counted in some fields and not yet in others.
  *
- * Context: process context (as every kmad call), any lock of the caller's
- * held.
+ * Context: any but hard interrupt, any lock of the caller's held.
  */
 void kmad_agent_get_stats(struct kmad_agent *agent,
 			  struct kmad_agent_stats *stats)
 {
 	struct kmad_agent_priv *priv;
 	u64 late;
+	unsigned long flags;
 
 	if (WARN_ON_ONCE(!agent || !stats))
 		return;
@@ -358,9 +373,9 @@ void kmad_agent_get_stats(struct kmad_agent *agent,
 	stats->retries = atomic64_read(&priv->stats[KMAD_ASTAT_RETRIES]);
 	stats->canceled = atomic64_read(&priv->stats[KMAD_ASTAT_CANCELED]);
 	stats->flushed = atomic64_read(&priv->stats[KMAD_ASTAT_FLUSHED]);
-	spin_lock(&priv->lock);
+	spin_lock_irqsave(&priv->lock, flags);
 	late = priv->timeout_late_max;
-	spin_unlock(&priv->lock);
+	spin_unlock_irqrestore(&priv->lock, flags);
 	stats->timeout_late_max_us = div_u64(jiffies64_to_nsecs(late),
 					     NSEC_PER_USEC);
 }
@@ -379,20 +394,36 @@ void kmad_device_put(struct kmad_device *dev)
 void kmad_port_flush_agents(struct kmad_port *port)
 {
 	struct kmad_agent_priv *agent;
+#if IS_ENABLED(CONFIG_KUNIT)
+	void (*hook)(struct kmad_agent_priv *agent);
+#endif
 
 	for (;;) {
 		mutex_lock(&port->reg_mutex);
 		agent = list_first_entry_or_null(&port->agents,
 						 struct kmad_agent_priv,
 						 port_entry);
+		/* Linked means its registration reference is still held
+		 * (unregister drops it only after agent_stop() unlinked it
+		 * under P), so this cannot be the last: the agent stays
+		 * ours even if its ULP unregisters it meanwhile.
+		 */
+		if (agent)
+			refcount_inc(&agent->refs);
 		mutex_unlock(&port->reg_mutex);
 		if (!agent)
 			return;
+#if IS_ENABLED(CONFIG_KUNIT)
+		hook = READ_ONCE(kmad_test_port_flush_hook);
+		if (hook)
+			hook(agent);
+#endif
 		if (!agent->internal)
 			pr_info("kmad: %s port %u: agent %#x still registered as the port goes away; flushing it\n",
 				port->dev->name, port->port_num,
 				agent->agent.hi_tid);
 		agent_stop(agent);
+		kmad_agent_put(agent);
 	}
 }
 
@@ -438,6 +469,7 @@ void kmad_port_responder_destroy(struct kmad_port *port)
 void kmad_port_agents_kick(struct kmad_port *port)
 {
 	struct kmad_agent_priv *agent;
+	unsigned long flags;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
@@ -445,10 +477,10 @@ void kmad_port_agents_kick(struct kmad_port *port)
 			/* Under the lock with timer_at, so that no later
 			 * deadline postpones this run (agent_arm_timer()).
 			 */
-			spin_lock(&agent->lock);
+			spin_lock_irqsave(&agent->lock, flags);
 			agent->timer_at = 0;
 			mod_delayed_work(kmad_wq, &agent->work, 0);
-			spin_unlock(&agent->lock);
+			spin_unlock_irqrestore(&agent->lock, flags);
 			kmad_agent_put(agent);
 		}
 	}

@@ -84,11 +84,12 @@ VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 	struct kmad_agent_priv *agent;
 	struct kmad_send_wr *wr;
 	u64 now = kmad_now(port);
+	unsigned long flags;
 
 	seq_puts(m, "agent tid state refs retries_left deadline_ms\n");
 	rcu_read_lock();
 	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
-		spin_lock(&agent->lock);
+		spin_lock_irqsave(&agent->lock, flags);
 		list_for_each_entry(wr, &agent->sends, agent_entry) {
 			long long left = -1;
 
@@ -96,11 +97,11 @@ VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 				left = jiffies_to_msecs(time_after64(wr->deadline, now) ?
 							wr->deadline - now : 0);
 			seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
-				   agent->agent.hi_tid, wr->tid,
+				   agent->agent.hi_tid, wr->tid.tid,
 				   kmad_send_state_name(wr->state), wr->refs,
 				   wr->retries_left, left);
 		}
-		spin_unlock(&agent->lock);
+		spin_unlock_irqrestore(&agent->lock, flags);
 	}
 	rcu_read_unlock();
 	return 0;

@@ -7,18 +7,26 @@
  *   G: kmad_devices_lock (mutex): the device list and client list.
  *   P: kmad_port.reg_mutex: agent registration on a port; writers of the
  *      port's agent list (readers use RCU).
- *   Q: kmad_qp_info.lock (spinlock): a QP's send slots, overflow, replay
- *      and failed lists, receive buffer count and run state.
- *   A: kmad_agent_priv.lock (spinlock): everything about the agent's
- *      sends: their state, references, TID table, deadline wheel, done
- *      list, and the agent's own state.
+ *   Q: kmad_qp_info.lock (irq-safe spinlock): a QP's send slots,
+ *      overflow, replay and failed lists, receive buffer count and run
+ *      state.
+ *   A: kmad_agent_priv.lock (irq-safe spinlock): everything about the
+ *      agent's sends: their state, references, TID table, deadline wheel,
+ *      done list, and the agent's own state.
  *   I: immutable after creation.
  *   W: only the owning work item touches it.
  *
- * Both spinlocks are only taken in process context (kmad's workqueue and
- * callers of the API); providers signal events with kmad_cq_event(), which
- * only queues work.  kmad_port.attr_lock is the exception: an irq-safe
- * leaf lock, taken in any context by kmad_device_port_changed().
+ * Both spinlocks are always taken with interrupts disabled
+ * (spin_lock_irqsave()): kmad_post_send(), kmad_cancel_send() and
+ * kmad_modify_send() may be called from softirq context or under a ULP's
+ * own spin_lock_irqsave(), as ib_cm calls ib_mad.  Under them nothing
+ * sleeps or allocates (the TID table is resized from the agent's work),
+ * and the provider ops called under Q (post_send, post_recv) and now() are
+ * callable with interrupts off.  kmad's own work (CQ drain, agent work,
+ * QP recovery) runs in process context on kmad's workqueue; providers
+ * signal events with kmad_cq_event(), which only queues work.
+ * kmad_port.attr_lock is an irq-safe leaf lock too, taken in any context by
+ * kmad_device_port_changed().
  *
  * Lock order: G, then P, then A, then Q: a send is queued on its QP (post,
  * retry) and taken back from it (cancel, flush) under its agent's lock, so
@@ -36,7 +44,6 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
-#include <linux/rhashtable-types.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -45,6 +52,7 @@
 #include <kmad/smi.h>
 #include <kmad/wire.h>
 
+#include "tid.h"
 #include "wheel.h"
 
 struct dentry;
@@ -253,7 +261,10 @@ struct kmad_agent_priv {
 	enum kmad_agent_state state;		/* A */
 	struct list_head sends;			/* A: sends not yet DONE */
 	struct list_head done;			/* A: DONE, callback pending */
-	struct rhashtable tids;			/* A: matchable sends by TID */
+	struct kmad_tid_table tids;		/* A: matchable sends by TID */
+	bool tids_resize;			/* A: @work is queued to
+						 * resize @tids
+						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
 	struct delayed_work work;		/* timeouts and done list */
 	u64 timer_at;				/* A: @work is queued to run
@@ -261,6 +272,9 @@ struct kmad_agent_priv {
 						 * queued by a deadline
 						 */
 	struct list_head port_entry;		/* P: kmad_port.agents */
+	bool unlinked;				/* P: taken off @port_entry
+						 * by the first stop
+						 */
 	struct rcu_head rcu;
 	atomic64_t stats[KMAD_ASTAT_COUNT];
 	u64 timeout_late_max;			/* A: jiffies from a final
@@ -319,12 +333,14 @@ struct kmad_send_wr {
 	unsigned int refs;			/* A: as the contract counts them */
 	enum kmad_send_status status;		/* A: outcome once decided */
 	bool expects_resp;			/* A: posted with a timeout */
-	u64 tid;				/* A: key in agent->tids */
 	unsigned int timeout_ms;		/* A */
 	unsigned int retries_left;		/* A */
 	u64 deadline;				/* A: WAIT_RESP only */
 	struct kmad_wheel_entry deadline_node;	/* A: in agent->deadlines */
-	struct rhash_head tid_node;		/* A */
+	struct kmad_tid_entry tid;		/* A: .tid is the TID; in
+						 * agent->tids while
+						 * matchable
+						 */
 	struct list_head agent_entry;		/* A: agent->sends or ->done */
 	struct kmad_recv_priv *early_resp;	/* A: EARLY_RESP only */
 	enum kmad_hw_state hw;			/* Q */
@@ -371,6 +387,14 @@ void kmad_agent_tables_destroy(struct kmad_agent_priv *agent);
 const char *kmad_send_state_name(enum kmad_send_state state);
 
 /* agent.c */
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * KUnit seam: port removal calls it (if set) between taking a reference to
+ * an agent still registered on the port and stopping that agent, so a test
+ * can run the ULP's own unregister exactly there.
+ */
+extern void (*kmad_test_port_flush_hook)(struct kmad_agent_priv *agent);
+#endif
 struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
 					       u64 tid);
 struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,

@@ -97,8 +97,9 @@ static bool qp_post_waiting(struct kmad_qp_info *qpi)
 void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 {
 	bool kick;
+	unsigned long flags;
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	WARN_ON_ONCE(wr->hw != KMAD_HW_IDLE);
 	wr->hw = KMAD_HW_WAITING;
 	if (qpi->run == KMAD_QP_DYING || qpi->run == KMAD_QP_DOWN) {
@@ -109,7 +110,7 @@ void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 		list_add_tail(&wr->qp_entry, &qpi->overflow);
 		kick = qp_post_waiting(qpi);
 	}
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	if (kick)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 }
@@ -127,15 +128,16 @@ void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 bool kmad_qp_unqueue(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 {
 	bool taken = false;
+	unsigned long flags;
 
 	lockdep_assert_held(&wr->agent->lock);
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	if (wr->hw == KMAD_HW_WAITING) {
 		list_del_init(&wr->qp_entry);
 		wr->hw = KMAD_HW_IDLE;
 		taken = true;
 	}
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	return taken;
 }
 
@@ -167,12 +169,13 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 {
 	struct kmad_send_wr *wr = container_of(wc->cqe, struct kmad_send_wr,
 					       cqe);
+	unsigned long flags;
 	struct kmad_qp_info *qpi = cq->info;
 	bool replay = false, kick;
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	if (WARN_ON_ONCE(wr->hw != KMAD_HW_POSTED)) {
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 		return;
 	}
 	qpi->sq_posted--;
@@ -189,7 +192,7 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		qp_start_recovery(qpi);
 	}
 	kick = qp_post_waiting(qpi);
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SENT);
 	if (kick)
@@ -210,11 +213,12 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
  */
 void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed)
 {
-	spin_lock(&qpi->lock);
+	unsigned long flags;
+	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->rq_posted--;
 	if (flushed || qpi->run == KMAD_QP_RECOVERING)
 		qp_start_recovery(qpi);
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 }
 
 /* Complete the sends the provider refused or a dying QP did not take. */
@@ -222,9 +226,10 @@ static void qp_complete_failed(struct kmad_qp_info *qpi)
 {
 	struct kmad_send_wr *wr;
 	enum kmad_wc_status status;
+	unsigned long flags;
 
 	for (;;) {
-		spin_lock(&qpi->lock);
+		spin_lock_irqsave(&qpi->lock, flags);
 		wr = list_first_entry_or_null(&qpi->failed, struct kmad_send_wr,
 					      qp_entry);
 		if (wr) {
@@ -232,7 +237,7 @@ static void qp_complete_failed(struct kmad_qp_info *qpi)
 			wr->hw = KMAD_HW_IDLE;
 			status = wr->hw_status;
 		}
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 		if (!wr)
 			return;
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SEND_ERRORS);
@@ -269,9 +274,10 @@ void kmad_cq_drain_work(struct work_struct *work)
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	bool armed = false;
 	int done = 0, n;
+	unsigned long flags;
 
 	if (test_and_clear_bit(KMAD_QP_FATAL_PENDING, &qpi->flags)) {
-		spin_lock(&qpi->lock);
+		spin_lock_irqsave(&qpi->lock, flags);
 		qp_start_recovery(qpi);
 		/* The event may come late, after its flush completions were
 		 * reaped and a recovery already reset the QP: have the
@@ -283,16 +289,16 @@ void kmad_cq_drain_work(struct work_struct *work)
 			set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
 			queue_work(kmad_wq, &qpi->recover_work);
 		}
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 	}
 	qp_complete_failed(qpi);
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	if (qpi->run == KMAD_QP_DOWN) {
 		/* Destroyed: the CQ belongs to nobody now. */
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 		return;
 	}
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	for (;;) {
 		n = cq_poll(cq, cq->budget - done);
 		done += n;
@@ -361,6 +367,7 @@ static void qp_recover_work(struct work_struct *work)
 {
 	struct kmad_qp_info *qpi = container_of(work, struct kmad_qp_info,
 						recover_work);
+	unsigned long flags;
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	bool kick;
 	int ret;
@@ -369,12 +376,12 @@ static void qp_recover_work(struct work_struct *work)
 	if (test_and_clear_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags))
 		ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	if (qpi->run != KMAD_QP_RECOVERING || !qp_quiet(qpi)) {
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 		return;
 	}
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 
 	ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RESET);
 	if (!ret)
@@ -386,16 +393,16 @@ static void qp_recover_work(struct work_struct *work)
 		return;
 	}
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	if (qpi->run == KMAD_QP_RECOVERING)
 		qpi->run = KMAD_QP_RUNNING;
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_QP_RECOVERIES);
 	kmad_recv_refill(qpi);
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	kick = qp_post_waiting(qpi);
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	if (kick)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 }
@@ -413,6 +420,7 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	struct kmad_port *port = qpi->port;
 	int ret;
+	unsigned long flags;
 
 	spin_lock_init(&qpi->lock);
 	INIT_LIST_HEAD(&qpi->overflow);
@@ -438,9 +446,9 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RTS);
 	if (ret)
 		goto err_destroy_qp;
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_RUNNING;
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	ret = kmad_recv_refill(qpi);
 	if (ret)
 		goto err_stop;
@@ -476,23 +484,24 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 	struct kmad_send_wr *wr, *tmp;
 	int rounds = 0;
 	bool quiet;
+	unsigned long flags;
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_DYING;
 	list_splice_tail_init(&qpi->replay, &qpi->failed);
 	list_splice_tail_init(&qpi->overflow, &qpi->failed);
 	list_for_each_entry_safe(wr, tmp, &qpi->failed, qp_entry)
 		wr->hw_status = KMAD_WC_FLUSH_ERR;
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 
 	cancel_work_sync(&qpi->recover_work);
 	ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 	do {
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 		flush_work(&qpi->cq.drain_work);
-		spin_lock(&qpi->lock);
+		spin_lock_irqsave(&qpi->lock, flags);
 		quiet = qp_quiet(qpi) && list_empty(&qpi->failed);
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 		if (!quiet && ++rounds % 1000 == 0)
 			pr_warn("kmad: %s port %u QP%u: %u sends, %u receives still held by the provider\n",
 				qpi->port->dev->name, qpi->port->port_num,
@@ -509,12 +518,13 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 void kmad_qp_destroy(struct kmad_qp_info *qpi)
 {
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
+	unsigned long flags;
 
 	cancel_work_sync(&qpi->cq.drain_work);
 	cancel_work_sync(&qpi->recover_work);
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_DOWN;
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	ops->destroy_qp(&qpi->qp);
 	ops->destroy_cq(&qpi->cq);
 }

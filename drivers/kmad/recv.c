@@ -34,6 +34,8 @@ void kmad_recv_free(struct kmad_recv_priv *recv)
 /**
  * kmad_free_recv() - give a received MAD back to kmad.
  * @wc: the &struct kmad_recv_wc a recv_handler got; NULL is ignored.
+ *
+ * Context: any but hard interrupt.
  */
 void kmad_free_recv(struct kmad_recv_wc *wc)
 {
@@ -56,15 +58,16 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 	struct kmad_recv_priv *recv;
 	struct kmad_hw_recv hw;
 	int ret = 0;
+	unsigned long flags;
 
 	for (;;) {
-		spin_lock(&qpi->lock);
+		spin_lock_irqsave(&qpi->lock, flags);
 		if (qpi->run != KMAD_QP_RUNNING ||
 		    qpi->rq_posted >= qpi->rq_depth) {
-			spin_unlock(&qpi->lock);
+			spin_unlock_irqrestore(&qpi->lock, flags);
 			break;
 		}
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 
 		recv = kzalloc(sizeof(*recv), GFP_KERNEL);
 		if (!recv) {
@@ -78,26 +81,26 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 		hw.buf = &recv->mad;
 		hw.len = sizeof(recv->mad);
 
-		spin_lock(&qpi->lock);
+		spin_lock_irqsave(&qpi->lock, flags);
 		if (qpi->run != KMAD_QP_RUNNING ||
 		    qpi->rq_posted >= qpi->rq_depth) {
-			spin_unlock(&qpi->lock);
+			spin_unlock_irqrestore(&qpi->lock, flags);
 			kfree(recv);
 			break;
 		}
 		ret = ops->post_recv(&qpi->qp, &hw);
 		if (!ret)
 			qpi->rq_posted++;
-		spin_unlock(&qpi->lock);
+		spin_unlock_irqrestore(&qpi->lock, flags);
 		if (ret) {
 			kfree(recv);
 			break;
 		}
 	}
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	if (ret && qpi->rq_posted)
 		ret = 0;
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 	return ret;
 }
 

@@ -12,7 +12,7 @@
  *   send completion kmad_send_hw_done()                    CQ drain
  *   response        kmad_send_response()                   CQ drain
  *   timeout         agent_expire()                         agent work
- *   cancel/flush    send_cancel()                          caller context
+ *   cancel/flush    send_cancel_locked()                   caller context
  *
  * References, as in the 2004 design: a send that expects a response holds
  * two (send completion, response-or-timeout), one without a timeout.
@@ -28,18 +28,10 @@
  */
 
 #include <linux/jiffies.h>
-#include <linux/rhashtable.h>
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
 #include "trace.h"
-
-static const struct rhashtable_params kmad_tid_params = {
-	.key_len = sizeof(u64),
-	.key_offset = offsetof(struct kmad_send_wr, tid),
-	.head_offset = offsetof(struct kmad_send_wr, tid_node),
-	.automatic_shrinking = true,
-};
 
 static const char *const kmad_send_state_names[KMAD_SS_NR_STATES] = {
 	[KMAD_SS_INIT] = "init",
@@ -113,6 +105,22 @@ static bool send_on_agent_list(enum kmad_send_state state)
 }
 
 /*
+ * The TID table has grown (or shrunk) past its size: have the agent's work
+ * resize it, once.  Resizing allocates, which cannot be done here: the
+ * agent lock may be held with interrupts off.
+ */
+static void agent_tids_check_size(struct kmad_agent_priv *agent)
+{
+	lockdep_assert_held(&agent->lock);
+	if (agent->tids_resize ||
+	    kmad_tid_wanted_bits(&agent->tids) == agent->tids.bits)
+		return;
+	agent->tids_resize = true;
+	agent->timer_at = 0;
+	mod_delayed_work(kmad_wq, &agent->work, 0);
+}
+
+/*
  * send_set_state() - the one place a send changes state.
  *
  * The caller has already adjusted wr->refs for the event; this checks the
@@ -133,20 +141,20 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 	if (WARN_ONCE(!kmad_send_allowed[old][new] ||
 		      wr->refs != send_expected_refs(wr, new),
 		      "kmad: send tid %#llx: bad transition %s -> %s with %u refs\n",
-		      wr->tid, kmad_send_state_name(old),
+		      wr->tid.tid, kmad_send_state_name(old),
 		      kmad_send_state_name(new), wr->refs))
 		return -EINVAL;
 
 	was_match = send_matchable(wr, old);
 	is_match = send_matchable(wr, new);
 	if (!was_match && is_match) {
-		ret = rhashtable_lookup_insert_fast(&agent->tids, &wr->tid_node,
-						    kmad_tid_params);
+		ret = kmad_tid_add(&agent->tids, &wr->tid);
 		if (ret)
 			return ret;
+		agent_tids_check_size(agent);
 	} else if (was_match && !is_match) {
-		rhashtable_remove_fast(&agent->tids, &wr->tid_node,
-				       kmad_tid_params);
+		kmad_tid_del(&agent->tids, &wr->tid);
+		agent_tids_check_size(agent);
 	}
 
 	if (old == KMAD_SS_WAIT_RESP)
@@ -273,8 +281,9 @@ static void send_deliver(struct kmad_send_wr *wr)
 	struct kmad_agent_priv *agent = wr->agent;
 	struct kmad_recv_priv *resp;
 	struct kmad_send_wc wc;
+	unsigned long flags;
 
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	resp = wr->early_resp;
 	wr->early_resp = NULL;
 	wc.send_buf = &wr->buf;
@@ -284,7 +293,7 @@ static void send_deliver(struct kmad_send_wr *wr)
 	trace_kmad_send_callback(wr);
 	send_count_outcome(wr);
 	send_set_state(wr, KMAD_SS_INIT);
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 
 	if (resp) {
 		if (agent->agent.recv_handler)
@@ -314,10 +323,11 @@ static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 {
 	struct kmad_agent_priv *agent = wr->agent;
+	unsigned long flags;
 	bool done = false;
 	u64 now;
 
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	trace_kmad_send_hw_done(wr);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
@@ -351,7 +361,7 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 			  kmad_send_state_name(wr->state));
 		break;
 	}
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 
 	if (done)
 		send_deliver(wr);
@@ -362,7 +372,7 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
  * @agent: the agent whose hi_tid the response carries (a reference held).
  * @recv: the validated response; ownership passes to this function.
  *
- * Context: CQ drain.  Matches by TID (O(1) average, rhashtable),
+ * Context: CQ drain.  Matches by TID (O(1) average, tid.c),
  * management class and, unless the request was directed-route, the LID it
  * was sent to.  A response that arrives before the send completion
  * is parked on the send until the send completion.
@@ -373,18 +383,21 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
 	struct kmad_port *port = agent->qpi->port;
 	u64 tid = be64_to_cpu(hdr->tid);
+	struct kmad_tid_entry *ent;
 	struct kmad_send_wr *wr;
+	unsigned long flags;
 	bool done = false;
 
-	spin_lock(&agent->lock);
-	wr = rhashtable_lookup_fast(&agent->tids, &tid, kmad_tid_params);
+	spin_lock_irqsave(&agent->lock, flags);
+	ent = kmad_tid_find(&agent->tids, tid);
+	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
 	/* Same TID and class, and for a LID-routed request, from the LID it
 	 * was sent to (directed-route responses may come from anywhere).
 	 */
 	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class ||
 	    (wr->buf.dest.dlid != KMAD_PERMISSIVE_LID &&
 	     wr->buf.dest.dlid != recv->wc.slid)) {
-		spin_unlock(&agent->lock);
+		spin_unlock_irqrestore(&agent->lock, flags);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		kmad_recv_free(recv);
 		return;
@@ -400,7 +413,7 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 		send_set_state(wr, KMAD_SS_DONE);
 		done = true;
 	}
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 
 	agent_stat_inc(agent, KMAD_ASTAT_RESP_MATCHED);
 	kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MATCHED);
@@ -409,21 +422,21 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 }
 
 /*
- * Cancel or flush one send.  Returns 0 if this decided its outcome,
- * -EALREADY if it was already decided.  Sends that end here are queued to
- * the agent's work; a send still waiting for a QP slot is taken back from
- * the QP (it never reached the hardware) and ends at once.
+ * Cancel or flush one send, under its agent's lock.  Returns 0 if this
+ * decided its outcome, -EALREADY if it was already decided, -EINVAL if it
+ * is not posted.  Sends that end here are queued to the agent's work; a
+ * send still waiting for a QP slot is taken back from the QP (it never
+ * reached the hardware) and ends at once.
  */
-static int send_cancel(struct kmad_send_wr *wr, enum kmad_send_status status)
+static int send_cancel_locked(struct kmad_send_wr *wr,
+			      enum kmad_send_status status)
 {
 	struct kmad_agent_priv *agent = wr->agent;
-	int ret = 0;
 
-	spin_lock(&agent->lock);
-	if (wr->state == KMAD_SS_SENDING || wr->state == KMAD_SS_WAIT_RESP)
-		trace_kmad_cancel(wr);
+	lockdep_assert_held(&agent->lock);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
+		trace_kmad_cancel(wr);
 		if (wr->expects_resp)
 			send_put_ref(wr);		/* response */
 		wr->status = status;
@@ -436,22 +449,19 @@ static int send_cancel(struct kmad_send_wr *wr, enum kmad_send_status status)
 			send_set_state(wr, KMAD_SS_DONE);
 			send_defer_done(wr);
 		}
-		break;
+		return 0;
 	case KMAD_SS_WAIT_RESP:
+		trace_kmad_cancel(wr);
 		send_put_ref(wr);			/* response */
 		wr->status = status;
 		send_set_state(wr, KMAD_SS_DONE);
 		send_defer_done(wr);
-		break;
+		return 0;
 	case KMAD_SS_INIT:
-		ret = -EINVAL;
-		break;
+		return -EINVAL;
 	default:
-		ret = -EALREADY;
-		break;
+		return -EALREADY;
 	}
-	spin_unlock(&agent->lock);
-	return ret;
 }
 
 /**
@@ -460,35 +470,23 @@ static int send_cancel(struct kmad_send_wr *wr, enum kmad_send_status status)
  * @status: the status the sends end with.
  *
  * Sends waiting for a response end at once; sends the hardware holds end
- * at their send completion.  Callbacks run from the agent's work.
+ * at their send completion.  Callbacks run from the agent's work.  One
+ * walk under one hold of the agent lock: no send can end, and no handler
+ * free it, while the walk looks at it.
  */
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 			    enum kmad_send_status status)
 {
-	struct kmad_send_wr *wr;
+	struct kmad_send_wr *wr, *tmp;
+	unsigned long flags;
 
-	for (;;) {
-		bool found = false;
-
-		/* Restart the walk after each send: send_cancel() drops the
-		 * lock and the list changes under us.
-		 */
-		spin_lock(&agent->lock);
-		list_for_each_entry(wr, &agent->sends, agent_entry) {
-			if (wr->state == KMAD_SS_SENDING ||
-			    wr->state == KMAD_SS_WAIT_RESP) {
-				found = true;
-				break;
-			}
-		}
-		spin_unlock(&agent->lock);
-		if (!found)
-			break;
-		/* The send cannot be freed meanwhile: it holds a reference
-		 * that only its own callback drops.
-		 */
-		send_cancel(wr, status);
-	}
+	spin_lock_irqsave(&agent->lock, flags);
+	/* send_cancel_locked() may move @wr to the done list, never
+	 * another send.
+	 */
+	list_for_each_entry_safe(wr, tmp, &agent->sends, agent_entry)
+		send_cancel_locked(wr, status);
+	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
 /* Expire deadlines that have passed: retry or end with a timeout. */
@@ -497,15 +495,16 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	struct kmad_port *port = agent->qpi->port;
 	struct kmad_send_wr *wr, *tmp;
 	struct kmad_wheel_entry *due;
+	unsigned long flags;
 	LIST_HEAD(ended);
 
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	agent->timer_at = U64_MAX;	/* running now */
 	/* No deadline, no clock: the agent of a removed device has none,
 	 * and its provider must not be called any more.
 	 */
 	if (!agent->deadlines.count) {
-		spin_unlock(&agent->lock);
+		spin_unlock_irqrestore(&agent->lock, flags);
 		return;
 	}
 	kmad_wheel_advance(&agent->deadlines, kmad_now(port));
@@ -532,12 +531,42 @@ static void agent_expire(struct kmad_agent_priv *agent)
 		}
 	}
 	agent_arm_timer(agent);
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 
 	list_for_each_entry_safe(wr, tmp, &ended, agent_entry) {
 		list_del_init(&wr->agent_entry);
 		send_deliver(wr);
 	}
+}
+
+/*
+ * Give the TID table the size its count wants (agent_tids_check_size()).
+ * The buckets are allocated here, in process context, and swapped in under
+ * the lock if the count still wants that size.
+ */
+static void agent_resize_tids(struct kmad_agent_priv *agent)
+{
+	struct hlist_head *bucket;
+	unsigned int bits;
+	unsigned long flags;
+
+	spin_lock_irqsave(&agent->lock, flags);
+	agent->tids_resize = false;
+	bits = kmad_tid_wanted_bits(&agent->tids);
+	if (bits == agent->tids.bits) {
+		spin_unlock_irqrestore(&agent->lock, flags);
+		return;
+	}
+	spin_unlock_irqrestore(&agent->lock, flags);
+
+	bucket = kmad_tid_alloc_buckets(bits);
+	if (!bucket)
+		return;	/* longer chains until the next change of size */
+	spin_lock_irqsave(&agent->lock, flags);
+	if (kmad_tid_wanted_bits(&agent->tids) == bits)
+		bucket = kmad_tid_swap(&agent->tids, bucket, bits);
+	spin_unlock_irqrestore(&agent->lock, flags);
+	kmad_tid_free_buckets(bucket);
 }
 
 /**
@@ -551,18 +580,20 @@ void kmad_agent_work(struct work_struct *work)
 		container_of(to_delayed_work(work), struct kmad_agent_priv,
 			     work);
 	struct kmad_send_wr *wr;
+	unsigned long flags;
 
 	if (!kmad_agent_get(agent))
 		return;
 
+	agent_resize_tids(agent);
 	agent_expire(agent);
 	for (;;) {
-		spin_lock(&agent->lock);
+		spin_lock_irqsave(&agent->lock, flags);
 		wr = list_first_entry_or_null(&agent->done,
 					      struct kmad_send_wr, agent_entry);
 		if (wr)
 			list_del_init(&wr->agent_entry);
-		spin_unlock(&agent->lock);
+		spin_unlock_irqrestore(&agent->lock, flags);
 		if (!wr)
 			break;
 		send_deliver(wr);
@@ -579,7 +610,7 @@ int kmad_agent_tables_init(struct kmad_agent_priv *agent)
 			      GFP_KERNEL);
 	if (ret)
 		return ret;
-	ret = rhashtable_init(&agent->tids, &kmad_tid_params);
+	ret = kmad_tid_init(&agent->tids, GFP_KERNEL);
 	if (ret)
 		kmad_wheel_destroy(&agent->deadlines);
 	return ret;
@@ -587,7 +618,7 @@ int kmad_agent_tables_init(struct kmad_agent_priv *agent)
 
 void kmad_agent_tables_destroy(struct kmad_agent_priv *agent)
 {
-	rhashtable_destroy(&agent->tids);
+	kmad_tid_destroy(&agent->tids);
 	kmad_wheel_destroy(&agent->deadlines);
 }
 
@@ -599,6 +630,9 @@ void kmad_agent_tables_destroy(struct kmad_agent_priv *agent)
  *
  * The MAD is zeroed; the caller fills it, and may set timeout_ms, retries
  * and context before posting.
+ *
+ * Context: any but hard interrupt with GFP_ATOMIC (see <kmad/mad.h>);
+ * process context with GFP_KERNEL.
  *
  * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments, -ENOMEM.
  */
@@ -633,6 +667,8 @@ EXPORT_SYMBOL_GPL(kmad_alloc_send_buf);
  * Freeing a posted buffer before its send_handler ran is a caller bug: it
  * is refused with a warning and the buffer is leaked rather than freed
  * under the hardware.
+ *
+ * Context: any but hard interrupt.
  */
 void kmad_free_send_buf(struct kmad_send_buf *buf)
 {
@@ -720,7 +756,8 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * @buf->retries times with the same TID.  Exactly one send_handler call
  * follows a 0 return.
  *
- * Context: process or softirq context; does not sleep.
+ * Context: any but hard interrupt, interrupts possibly disabled (see
+ * <kmad/mad.h>); does not sleep.
  * A directed-route SMP takes the SMI send step here (its hop pointer
  * advances); its path must leave through this port.
  *
@@ -734,6 +771,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	struct kmad_agent_priv *agent;
 	struct kmad_send_wr *wr;
 	struct kmad_mad_hdr *hdr;
+	unsigned long flags;
 	int ret;
 
 	if (!buf || !buf->agent)
@@ -748,7 +786,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 * agent after an RCU grace period.
 	 */
 	rcu_read_lock();
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	/* port->dying is set first thing when the port goes away; a post
 	 * that slips past this check is flushed with its callback.
 	 */
@@ -776,7 +814,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	ret = send_smi_step(agent, wr);
 	if (ret)
 		goto out_unlock;
-	wr->tid = be64_to_cpu(hdr->tid);
+	wr->tid.tid = be64_to_cpu(hdr->tid);
 	wr->expects_resp = buf->timeout_ms != 0;
 	wr->timeout_ms = buf->timeout_ms;
 	wr->retries_left = buf->retries;
@@ -798,12 +836,12 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 * has already stopped, whose drain kmad_qp_destroy() cancels.
 	 */
 	kmad_qp_send(agent->qpi, wr);
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return 0;
 
 out_unlock:
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return ret;
 }
@@ -818,17 +856,27 @@ EXPORT_SYMBOL_GPL(kmad_post_send);
  * send completion if the hardware still holds it.  From this call on no
  * response matches it.  The callback never runs inside this call.
  *
+ *
+ * Context: any but hard interrupt, interrupts possibly disabled (see
+ * <kmad/mad.h>); does not sleep.
  * Return: 0 if canceled; -EALREADY if the send already got its response,
  * was canceled, or ended; -EINVAL if it is not posted.
  */
 int kmad_cancel_send(struct kmad_send_buf *buf)
 {
+	struct kmad_agent_priv *agent;
+	struct kmad_send_wr *wr;
+	unsigned long flags;
 	int ret;
 
 	if (!buf || !buf->agent)
 		return -EINVAL;
+	wr = kmad_send_wr(buf);
+	agent = wr->agent;
 	rcu_read_lock();
-	ret = send_cancel(kmad_send_wr(buf), KMAD_SEND_CANCELED);
+	spin_lock_irqsave(&agent->lock, flags);
+	ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
+	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return ret;
 }
@@ -842,6 +890,9 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  * A send waiting for its response gets a new deadline @timeout_ms from
  * now; one still being sent uses @timeout_ms once its send completes.
  *
+ *
+ * Context: any but hard interrupt, interrupts possibly disabled (see
+ * <kmad/mad.h>); does not sleep.
  * Return: 0; -EINVAL if the send is not posted or was posted without a
  * timeout; -EALREADY if its outcome is already decided.
  */
@@ -849,6 +900,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 {
 	struct kmad_agent_priv *agent;
 	struct kmad_send_wr *wr;
+	unsigned long flags;
 	int ret = 0;
 	u64 now;
 
@@ -860,7 +912,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	agent = wr->agent;
 
 	rcu_read_lock();
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
 		if (wr->expects_resp)
@@ -885,7 +937,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 		ret = -EALREADY;
 		break;
 	}
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return ret;
 }

@@ -15,6 +15,14 @@
  * those calls.  Handlers may post, cancel and free send buffers; they must
  * not unregister their own agent.
  *
+ * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
+ * kmad_alloc_send_buf() with GFP_ATOMIC, kmad_free_send_buf() and
+ * kmad_free_recv() may be called in any context but hard interrupt: process
+ * context, softirq (timers, tasklets), and with interrupts disabled under
+ * the ULP's own spin_lock_irqsave() (as ib_cm calls ib_mad).  They never
+ * sleep.  Everything else (registration, unregistration, client and port
+ * calls, kmad_create_response() with GFP_KERNEL) needs process context.
+ *
  * Send life cycle, as the contract requires:
  *
  * - A send that expects a response (timeout_ms != 0) holds two references:

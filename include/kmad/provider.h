@@ -10,8 +10,11 @@
  *
  * Contexts and rules every provider follows:
  *
- * - post_send() and post_recv() are called with a kmad spinlock held and
- *   must not sleep.  They must not call back into kmad (no completion
+ * - post_send(), post_recv() and now() may be called in any context but
+ *   hard interrupt: from softirq, and with interrupts disabled (kmad calls
+ *   post_send() under its irq-safe QP lock, from whatever context a ULP
+ *   posts in).  They must not sleep and must take their own locks with
+ *   interrupts disabled.  They must not call back into kmad (no completion
  *   handling inside a post): completions are reported only by CQEs that
  *   kmad polls, after the provider signals kmad_cq_event().
  * - The MAD buffer of a posted send stays valid, and unchanged, until kmad
@@ -179,14 +182,16 @@ struct kmad_hw_recv {
  * @modify_qp: move @qp to @state.  Moving to %KMAD_QPS_ERR flushes all
  *	outstanding work; moving to %KMAD_QPS_RESET forgets it (kmad only does
  *	that after it has reaped the flush completions).  Process context.
- * @post_send: queue one send.  Atomic context.  Returns 0, or a negative
+ * @post_send: queue one send.  Any context but hard interrupt, possibly
+ *	with interrupts disabled; must not sleep.  Returns 0, or a negative
  *	errno if the send was not queued (no CQE will come for it then).
- * @post_recv: queue one receive buffer.  Atomic context.
+ * @post_recv: queue one receive buffer.  Same context as @post_send.
  * @poll_cq: move up to @nent completions into @wc; return how many.
  * @req_notify_cq: arm @cq; see &enum kmad_cq_notify_flags.  Returns 0, or
  *	with %KMAD_CQ_REPORT_MISSED_EVENTS a positive value if the CQ may hold
  *	completions that will raise no event.
- * @now: optional: the device's clock in jiffies.  A provider with a
+ * @now: optional: the device's clock in jiffies; any context but hard
+ *	interrupt, interrupts possibly disabled.  A provider with a
  *	virtual clock (the simulated fabric's step mode) implements it and
  *	calls kmad_device_clock_changed() after moving the clock forward;
  *	without it kmad uses jiffies and kernel timers.

@@ -234,12 +234,129 @@ static void dereg_port_removal_flushes(struct kunit *test)
 	kmad_free_send_buf(b);
 }
 
+/* Item: port removal's flush and the ULP's unregister on one agent. */
+struct kt_overlap {
+	struct kt_fix *f;
+	struct kt_unreg u;
+	bool unreg_done_in_hook;	/* unregister returned inside the hook */
+	bool hold_rcu;			/* hold a reader across the hook */
+	bool saw_poison;		/* the ULP's stop had unlinked it */
+	atomic_t rcu_held;
+	atomic_t rcu_release;
+	struct completion rcu_out;
+};
+
+static struct kt_overlap *kt_overlap_ctx;
+
+/* Hold an RCU read-side section until told (or 2 s), busy-waiting, so a
+ * synchronize_rcu() that starts meanwhile cannot end.
+ */
+static int kt_rcu_holder(void *arg)
+{
+	struct kt_overlap *o = arg;
+	unsigned long end = jiffies + 2 * HZ;
+
+	rcu_read_lock();
+	atomic_set(&o->rcu_held, 1);
+	while (!atomic_read(&o->rcu_release) && time_before(jiffies, end))
+		cpu_relax();
+	rcu_read_unlock();
+	complete(&o->rcu_out);
+	return 0;
+}
+
+/* Runs inside kmad_port_flush_agents(), after it found the agent. */
+static void kt_overlap_hook(struct kmad_agent_priv *agent)
+{
+	struct kt_overlap *o = kt_overlap_ctx;
+	struct task_struct *t;
+	int i;
+
+	if (!o || &agent->agent != o->u.agent)
+		return;
+	if (o->hold_rcu) {
+		t = kthread_run(kt_rcu_holder, o, "kt_rcu_hold");
+		if (IS_ERR(t))
+			return;
+		while (!atomic_read(&o->rcu_held))
+			usleep_range(100, 200);
+	}
+	o->u.f = o->f;
+	init_completion(&o->u.done);
+	t = kthread_run(kt_unreg_fn, &o->u, "kt_unreg");
+	if (IS_ERR(t))
+		return;
+	if (o->hold_rcu) {
+		/* Wait until the ULP's stop has unlinked the agent and sits
+		 * in its grace period, then let the flush stop it too.
+		 */
+		for (i = 0; i < 2000 && agent->port_entry.prev != LIST_POISON2;
+		     i++)
+			usleep_range(100, 200);
+		o->saw_poison = agent->port_entry.prev == LIST_POISON2;
+		return;
+	}
+	/* Give the ULP's unregister every chance to finish, and its
+	 * kfree_rcu() to run, before the flush goes on with the agent.
+	 */
+	o->unreg_done_in_hook = wait_for_completion_timeout(&o->u.done, HZ);
+	if (o->unreg_done_in_hook)
+		rcu_barrier();
+}
+
+static void kt_overlap_run(struct kunit *test, bool hold_rcu)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_overlap *o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->f = f;
+	o->hold_rcu = hold_rcu;
+	o->u.agent = f->agent;
+	init_completion(&o->rcu_out);
+	f->agent = NULL;
+	kt_overlap_ctx = o;
+	WRITE_ONCE(kmad_test_port_flush_hook, kt_overlap_hook);
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	WRITE_ONCE(kmad_test_port_flush_hook, NULL);
+	atomic_set(&o->rcu_release, 1);
+	if (hold_rcu)
+		wait_for_completion(&o->rcu_out);
+	kt_unreg_wait(f, &o->u);
+	kt_overlap_ctx = NULL;
+	if (hold_rcu)
+		KUNIT_EXPECT_TRUE(test, o->saw_poison);
+	/* The flush held a reference: unregister waited for it. */
+	KUNIT_EXPECT_FALSE(test, o->unreg_done_in_hook);
+}
+
+/* The ULP unregisters an agent after port removal found it and before it
+ * stopped it: the flush holds a reference, so unregister waits for the
+ * flush and the agent is not freed under it (used to be a KASAN
+ * use-after-free in agent_stop()).
+ */
+static void dereg_unregister_inside_port_flush(struct kunit *test)
+{
+	kt_overlap_run(test, false);
+}
+
+/* Port removal stops an agent whose ULP's stop has unlinked it and waits
+ * for its grace period: the second stop must not unlink it again (used to
+ * be a list_del corruption on the poisoned entry).
+ */
+static void dereg_overlapping_stops(struct kunit *test)
+{
+	kt_overlap_run(test, true);
+}
+
 static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_sends_in_every_state),
 	KUNIT_CASE(dereg_post_while_deregistering_fails),
 	KUNIT_CASE(dereg_idle_then_late_response),
 	KUNIT_CASE(dereg_concurrent_agents),
 	KUNIT_CASE(dereg_port_removal_flushes),
+	KUNIT_CASE(dereg_unregister_inside_port_flush),
+	KUNIT_CASE(dereg_overlapping_stops),
 	{}
 };
 

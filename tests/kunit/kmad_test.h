@@ -61,6 +61,8 @@ struct kt_fix {
 	atomic_t sends;			/* send_handler calls */
 	atomic_t recvs;			/* recv_handler calls */
 	bool free_on_send;		/* send_handler frees the buffer */
+	bool keep_recv;			/* recv_handler keeps the last MAD */
+	struct kmad_recv_wc *kept_recv;	/* ... here, for the test to free */
 };
 
 static atomic_t kt_fabric_seq = ATOMIC_INIT(0);
@@ -103,7 +105,10 @@ static inline void kt_recv_handler(struct kmad_agent *agent,
 
 	atomic_inc(&f->recvs);
 	kt_record(f, &e);
-	kmad_free_recv(wc);
+	if (f->keep_recv && !f->kept_recv)
+		f->kept_recv = wc;
+	else
+		kmad_free_recv(wc);
 }
 
 static inline struct kmad_sim_fabric *kt_fabric(struct kunit *test,
@@ -257,12 +262,13 @@ static inline enum kmad_send_state kt_state(struct kmad_send_buf *buf,
 {
 	struct kmad_send_wr *wr = kmad_send_wr(buf);
 	enum kmad_send_state state;
+	unsigned long flags;
 
-	spin_lock(&wr->agent->lock);
+	spin_lock_irqsave(&wr->agent->lock, flags);
 	state = wr->state;
 	if (refs)
 		*refs = wr->refs;
-	spin_unlock(&wr->agent->lock);
+	spin_unlock_irqrestore(&wr->agent->lock, flags);
 	return state;
 }
 

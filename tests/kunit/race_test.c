@@ -393,13 +393,14 @@ static void race_run(struct race_ctx *ctx)
 static void race_dump_qp(struct race_ctx *ctx, unsigned int dev)
 {
 	struct kmad_qp_info *qpi = &ctx->port[dev]->qpi[KMAD_QPT_GSI];
+	unsigned long flags;
 
-	spin_lock(&qpi->lock);
+	spin_lock_irqsave(&qpi->lock, flags);
 	kunit_info(ctx->test, "device %u QP1: run %d, %u sends and %u receives posted, overflow %sempty, replay %sempty\n",
 		   dev, qpi->run, qpi->sq_posted, qpi->rq_posted,
 		   list_empty(&qpi->overflow) ? "" : "not ",
 		   list_empty(&qpi->replay) ? "" : "not ");
-	spin_unlock(&qpi->lock);
+	spin_unlock_irqrestore(&qpi->lock, flags);
 }
 
 /* Wait until every posted send had its callback; false at the deadline. */

@@ -443,16 +443,16 @@ static void send_async_sooner_deadline(struct kunit *test)
 	struct kmad_send_buf *soon = kt_request(f, f->agent, KMAD_METHOD_GET,
 						2, 50, 0);
 	u64 armed, late_deadline;
-	unsigned long t0;
+	unsigned long t0, flags;
 
 	late->dest.dlid = 0x100;
 	soon->dest.dlid = 0x100;
 	kt_post(f, late);
 	KUNIT_ASSERT_TRUE(test, ks_wait_state(late, KMAD_SS_WAIT_RESP));
-	spin_lock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
 	armed = agent->timer_at;
 	late_deadline = kmad_send_wr(late)->deadline;
-	spin_unlock(&agent->lock);
+	spin_unlock_irqrestore(&agent->lock, flags);
 	KUNIT_EXPECT_LE(test, armed, late_deadline);
 	KUNIT_EXPECT_GT(test, armed, get_jiffies_64() + msecs_to_jiffies(1000));
 
@@ -462,9 +462,10 @@ static void send_async_sooner_deadline(struct kunit *test)
 	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - t0), 1000U);
 	kt_expect_send(f, 0, soon, KMAD_SEND_RESP_TIMEOUT);
 	/* After it, the work is queued again, not past the late one. */
-	spin_lock(&agent->lock);
-	KUNIT_EXPECT_LE(test, agent->timer_at, late_deadline);
-	spin_unlock(&agent->lock);
+	spin_lock_irqsave(&agent->lock, flags);
+	armed = agent->timer_at;
+	spin_unlock_irqrestore(&agent->lock, flags);
+	KUNIT_EXPECT_LE(test, armed, late_deadline);
 	KUNIT_EXPECT_EQ(test, kt_state(late, NULL), KMAD_SS_WAIT_RESP);
 
 	KUNIT_EXPECT_EQ(test, kmad_cancel_send(late), 0);

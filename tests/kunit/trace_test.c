@@ -21,13 +21,16 @@ struct kt_tp_log {
 
 static struct kt_tp_log kt_tp;
 
+/* Tracepoints fire under kmad's irq-safe locks: so is this one. */
 static void kt_tp_add(enum kt_tp e)
 {
-	spin_lock(&kt_tp.lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&kt_tp.lock, flags);
 	if (kt_tp.n < KT_TP_MAX)
 		kt_tp.ev[kt_tp.n] = e;
 	kt_tp.n++;
-	spin_unlock(&kt_tp.lock);
+	spin_unlock_irqrestore(&kt_tp.lock, flags);
 }
 
 #define KT_PROBE(name, tp)						\
