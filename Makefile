@@ -12,6 +12,9 @@
 #                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
 #   make bench              benchmarks on a non-debug kernel in QEMU (QUICK=1)
 #   make lint               checkpatch --strict, sparse and W=1
+#   make fuzz               libFuzzer on wire.c and smi.c in user space
+#                           (FUZZ_S=<seconds per target>)
+#   make fuzz-replay        regenerate tests/fuzz/replay.h
 #   make clean
 
 KMAD_VERSION := 0.1.0
@@ -33,7 +36,8 @@ KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
 	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
-.PHONY: all modules modules_install check bench run lint clean help
+.PHONY: all modules modules_install check bench run lint fuzz fuzz-replay \
+	clean help
 
 all: modules
 
@@ -61,6 +65,15 @@ bench:
 lint:
 	@$(CURDIR)/tests/lint.sh
 
+# FUZZ_S=<seconds> per target instead of FUZZ_RUNS (10 million) executions;
+# FUZZ_TARGETS='wire' or 'smi' for one.  See tests/fuzz/run.sh.
+fuzz:
+	@FUZZ_S='$(FUZZ_S)' FUZZ_RUNS='$(FUZZ_RUNS)' FUZZ_TARGETS='$(FUZZ_TARGETS)' \
+		$(CURDIR)/tests/fuzz/run.sh
+
+fuzz-replay:
+	@python3 $(CURDIR)/tests/fuzz/mkreplay.py
+
 clean:
 	find . \( -path ./build -o -path ./.git \) -prune -o -type f \
 		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
@@ -69,4 +82,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,19p' Makefile

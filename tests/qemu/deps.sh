@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what kmad's build and test harness needs from Debian, if missing.
-#   tests/qemu/deps.sh [check|lint|stock|run]...
+#   tests/qemu/deps.sh [check|lint|stock|run|fuzz]...
 # Idempotent: when every package is present it only runs dpkg-query.
 set -euo pipefail
 
@@ -19,6 +19,9 @@ for what in "$@"; do
 	stock) pkgs+=(linux-headers-amd64 linux-image-amd64) ;;
 	# make run: the stock kernel and its headers, rsync for the build copy
 	run) pkgs+=(linux-headers-amd64 linux-image-amd64 rsync) ;;
+	# make fuzz: clang (bookworm's is clang-14) and libclang-rt-14-dev,
+	# which has the libFuzzer, ASan and UBSan runtimes it links
+	fuzz) pkgs+=(clang libclang-rt-14-dev python3) ;;
 	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
 	esac
 done
