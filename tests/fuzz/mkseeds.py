@@ -65,6 +65,11 @@ WIRE = {
     # a vendor range 2 Get, OpenIB OUI
     'vendor2-get': mad(0x30, 1, 0x01, 0x0010,
                        payload=bytes(12) + b'\0\x00\x14\x05'),
+    # rejected by the per-class method lists (step 7 of wire.c): PerfMgt
+    # has no Send, CM no Trap.  The last comparison of each list compiles
+    # to a returned flag, not a branch, so libFuzzer has no edge to find
+    'pma-send-rejected': mad(0x04, 1, 0x03, 0x0012),
+    'cm-trap-rejected': mad(0x07, 2, 0x05, 0x0010),
     # only the common header: too short
     'short-header': mad(0x01, 1, 0x01, NODE_INFO)[:24],
 }
