@@ -47,6 +47,24 @@ void kmad_agent_put(struct kmad_agent_priv *agent)
 }
 
 /**
+ * kmad_agent_queue_work() - (re)queue the agent's work to run in @delay.
+ * @agent: the agent; the caller holds a reference and the agent lock.
+ * @delay: jiffies from now.
+ *
+ * A queued work holds a reference of its own, which the run drops last:
+ * so once the count is zero no work of the agent is queued or running,
+ * and kmad_unregister_agent() needs no synchronous cancel (which, called
+ * from another agent's handler, would wait for one agent's work inside
+ * another's).
+ */
+void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay)
+{
+	lockdep_assert_held(&agent->lock);
+	if (!mod_delayed_work(kmad_wq, &agent->work, delay))
+		refcount_inc(&agent->refs);	/* was idle: now queued */
+}
+
+/**
  * kmad_agent_find_by_tid() - the agent a response is for, with a reference.
  * @qpi: the QP the response arrived on.
  * @tid: the response's TID.
@@ -193,6 +211,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	agent->state = KMAD_AGENT_ACTIVE;
 	INIT_LIST_HEAD(&agent->sends);
 	INIT_LIST_HEAD(&agent->done);
+	INIT_LIST_HEAD(&agent->recvs);
 	INIT_LIST_HEAD(&agent->port_entry);
 	agent->timer_at = U64_MAX;
 	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);
@@ -321,27 +340,49 @@ static void kmad_device_release(struct kref *ref)
  * Cancels everything the agent has outstanding and waits for it: every
  * send posted before this returns gets its send_handler call (flushed,
  * unless it had already ended), and no handler of the agent runs after it
- * returns.  Must not be called from the agent's own handlers.
+ * returns.
+ *
+ * From one of the agent's own handlers it cannot wait for itself: it
+ * refuses, does nothing, and returns -EDEADLK (the agent stays registered
+ * and usable; unregister it from elsewhere).  Handlers may unregister any
+ * other agent.
  *
  * Context: process context, may sleep.
+ * Return: 0, or -EDEADLK when called from the agent's own handler.
  */
-void kmad_unregister_agent(struct kmad_agent *agent)
+int kmad_unregister_agent(struct kmad_agent *agent)
 {
 	struct kmad_agent_priv *priv;
 	struct kmad_device *dev;
+	unsigned long flags;
 
 	if (!agent)
-		return;
+		return 0;
 	priv = kmad_agent_priv(agent);
 	dev = agent->port->dev;
+	/* Every handler of the agent runs from its work (send.c). */
+	if (current_work() == &priv->work.work) {
+		pr_warn_ratelimited("kmad: agent %#x: kmad_unregister_agent() from its own handler refused (-EDEADLK)\n",
+				    agent->hi_tid);
+		return -EDEADLK;
+	}
 
 	agent_stop(priv);
+	/* A queued run of the work holds a reference; one waiting on a far
+	 * deadline's timer would hold it that long.  Make it run now: it
+	 * delivers whatever is due and drops its reference.  Nothing queues
+	 * a deadline any more: the agent is DYING and flushed.
+	 */
+	spin_lock_irqsave(&priv->lock, flags);
+	priv->timer_at = 0;
+	kmad_agent_queue_work(priv, 0);
+	spin_unlock_irqrestore(&priv->lock, flags);
 	kmad_agent_put(priv);		/* the registration reference */
 	wait_for_completion(&priv->released);
-	cancel_delayed_work_sync(&priv->work);
 	kmad_agent_tables_destroy(priv);
 	kfree_rcu(priv, rcu);
 	kref_put(&dev->ref, kmad_device_release);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(kmad_unregister_agent);
 
@@ -479,7 +520,7 @@ void kmad_port_agents_kick(struct kmad_port *port)
 			 */
 			spin_lock_irqsave(&agent->lock, flags);
 			agent->timer_at = 0;
-			mod_delayed_work(kmad_wq, &agent->work, 0);
+			kmad_agent_queue_work(agent, 0);
 			spin_unlock_irqrestore(&agent->lock, flags);
 			kmad_agent_put(agent);
 		}

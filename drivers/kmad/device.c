@@ -19,8 +19,23 @@
 
 /* G: registered devices and clients. */
 static DEFINE_MUTEX(kmad_devices_lock);
-static LIST_HEAD(kmad_devices);
-static LIST_HEAD(kmad_clients);
+/*
+ * Writers of kmad_devices hold G and this; kmad_port_get() holds only this,
+ * so a ULP handler may look up ports while G is held by a device removal
+ * that waits for the handler.
+ */
+static DEFINE_SPINLOCK(kmad_devices_spin);
+static LIST_HEAD(kmad_devices);		/* G + kmad_devices_spin */
+static LIST_HEAD(kmad_clients);		/* G */
+/*
+ * Clients registered from a ULP handler, whose add calls are deferred to
+ * kmad_event_wq: the handler cannot take G (a removal holding G may be
+ * waiting for it).
+ */
+static DEFINE_SPINLOCK(kmad_clients_pending_lock);
+static LIST_HEAD(kmad_clients_pending);	/* kmad_clients_pending_lock */
+static void clients_pending_work(struct work_struct *work);
+static DECLARE_WORK(kmad_clients_pending_work, clients_pending_work);
 
 /* A client's data for one port, on kmad_port.client_data. */
 struct kmad_client_data {
@@ -283,7 +298,8 @@ static struct kmad_device *device_find(const char *name)
 {
 	struct kmad_device *dev;
 
-	lockdep_assert_held(&kmad_devices_lock);
+	lockdep_assert(lockdep_is_held(&kmad_devices_lock) ||
+		       lockdep_is_held(&kmad_devices_spin));
 	list_for_each_entry(dev, &kmad_devices, list)
 		if (!strcmp(dev->name, name))
 			return dev;
@@ -329,7 +345,9 @@ int kmad_device_register(struct kmad_device *dev)
 	 */
 	for (i = 0; i < dev->num_ports; i++)
 		port_change_set_dead(&dev->ports[i], false);
+	spin_lock(&kmad_devices_spin);
 	list_add_tail(&dev->list, &kmad_devices);
+	spin_unlock(&kmad_devices_spin);
 	kmad_debugfs_device_add(dev);
 	list_for_each_entry(client, &kmad_clients, list)
 		for (i = 0; i < dev->num_ports; i++)
@@ -371,7 +389,9 @@ void kmad_device_unregister(struct kmad_device *dev)
 		return;
 	}
 	WRITE_ONCE(dev->registered, false);
+	spin_lock(&kmad_devices_spin);
 	list_del_init(&dev->list);
+	spin_unlock(&kmad_devices_spin);
 	for (i = 0; i < dev->num_ports; i++) {
 		struct kmad_port *port = &dev->ports[i];
 
@@ -447,27 +467,72 @@ void kmad_device_flush(struct kmad_device *dev)
 }
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
+/* Is the caller a ULP handler (which runs from its agent's work)? */
+static bool in_agent_handler(void)
+{
+	struct work_struct *work = current_work();
+
+	return work && work->func == kmad_agent_work;
+}
+
+/* Context: G held.  Add @client and tell it of every registered port. */
+static void client_add_all(struct kmad_client *client)
+{
+	struct kmad_device *dev;
+	int i;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	list_add_tail(&client->list, &kmad_clients);
+	list_for_each_entry(dev, &kmad_devices, list)
+		for (i = 0; i < dev->num_ports; i++)
+			client_add_port(client, &dev->ports[i]);
+}
+
+/* kmad_event_wq: register the clients handlers asked for. */
+static void clients_pending_work(struct work_struct *work)
+{
+	struct kmad_client *client;
+
+	mutex_lock(&kmad_devices_lock);
+	for (;;) {
+		spin_lock(&kmad_clients_pending_lock);
+		client = list_first_entry_or_null(&kmad_clients_pending,
+						  struct kmad_client, list);
+		if (client)
+			list_del(&client->list);
+		spin_unlock(&kmad_clients_pending_lock);
+		if (!client)
+			break;
+		client_add_all(client);
+	}
+	mutex_unlock(&kmad_devices_lock);
+}
+
 /**
  * kmad_register_client() - register a ULP for port add/remove callbacks.
  * @client: the client, with @add and/or @remove set.
  *
- * @add runs at once for every port already registered.
+ * @add runs at once for every port already registered; called from a ULP
+ * handler (send_handler or recv_handler), it returns at once and the add
+ * calls run soon after from kmad's event workqueue (a handler must not
+ * wait for client callbacks: a device removal may be waiting for it).
  *
  * Context: process context, may sleep.
  * Return: 0 or -EINVAL.
  */
 int kmad_register_client(struct kmad_client *client)
 {
-	struct kmad_device *dev;
-	int i;
-
 	if (!client)
 		return -EINVAL;
+	if (in_agent_handler()) {
+		spin_lock(&kmad_clients_pending_lock);
+		list_add_tail(&client->list, &kmad_clients_pending);
+		spin_unlock(&kmad_clients_pending_lock);
+		queue_work(kmad_event_wq, &kmad_clients_pending_work);
+		return 0;
+	}
 	mutex_lock(&kmad_devices_lock);
-	list_add_tail(&client->list, &kmad_clients);
-	list_for_each_entry(dev, &kmad_devices, list)
-		for (i = 0; i < dev->num_ports; i++)
-			client_add_port(client, &dev->ports[i]);
+	client_add_all(client);
 	mutex_unlock(&kmad_devices_lock);
 	return 0;
 }
@@ -483,12 +548,26 @@ EXPORT_SYMBOL_GPL(kmad_register_client);
  */
 void kmad_unregister_client(struct kmad_client *client)
 {
+	struct kmad_client *pending;
 	struct kmad_device *dev;
 	int i;
 
 	if (!client)
 		return;
 	mutex_lock(&kmad_devices_lock);
+	/* Registered from a handler and not added yet: just forget it (the
+	 * pending work adds under G, so it cannot be halfway through).
+	 */
+	spin_lock(&kmad_clients_pending_lock);
+	list_for_each_entry(pending, &kmad_clients_pending, list) {
+		if (pending == client) {
+			list_del(&client->list);
+			spin_unlock(&kmad_clients_pending_lock);
+			mutex_unlock(&kmad_devices_lock);
+			return;
+		}
+	}
+	spin_unlock(&kmad_clients_pending_lock);
 	list_for_each_entry(dev, &kmad_devices, list)
 		for (i = 0; i < dev->num_ports; i++)
 			client_remove_port(client, &dev->ports[i]);
@@ -512,13 +591,16 @@ struct kmad_port *kmad_port_get(const char *dev_name, u8 port_num)
 
 	if (!dev_name)
 		return NULL;
-	mutex_lock(&kmad_devices_lock);
+	/* Not G: handlers may call this while a removal holding G waits
+	 * for them.
+	 */
+	spin_lock(&kmad_devices_spin);
 	dev = device_find(dev_name);
 	if (dev && port_num >= 1 && port_num <= dev->num_ports) {
 		port = &dev->ports[port_num - 1];
 		kref_get(&dev->ref);
 	}
-	mutex_unlock(&kmad_devices_lock);
+	spin_unlock(&kmad_devices_spin);
 	return port;
 }
 EXPORT_SYMBOL_GPL(kmad_port_get);

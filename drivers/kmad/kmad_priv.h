@@ -261,6 +261,10 @@ struct kmad_agent_priv {
 	enum kmad_agent_state state;		/* A */
 	struct list_head sends;			/* A: sends not yet DONE */
 	struct list_head done;			/* A: DONE, callback pending */
+	struct list_head recvs;			/* A: unsolicited MADs for
+						 * recv_handler, each with a
+						 * reference
+						 */
 	struct kmad_tid_table tids;		/* A: matchable sends by TID */
 	bool tids_resize;			/* A: @work is queued to
 						 * resize @tids
@@ -356,6 +360,7 @@ struct kmad_send_wr {
 struct kmad_recv_priv {
 	struct kmad_cqe cqe;			/* I */
 	struct kmad_qp_info *qpi;		/* I */
+	struct list_head agent_entry;		/* A: agent->recvs */
 	struct kmad_recv_wc wc;
 	struct kmad_mad mad;
 };
@@ -379,6 +384,8 @@ void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed);
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
 void kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
+void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
+			   struct kmad_recv_priv *recv);
 void kmad_agent_work(struct work_struct *work);
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 			    enum kmad_send_status status);
@@ -401,6 +408,7 @@ struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 						    const struct kmad_mad *mad,
 						    bool *class_known);
 void kmad_agent_put(struct kmad_agent_priv *agent);
+void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay);
 bool kmad_agent_get(struct kmad_agent_priv *agent);
 int kmad_port_responder_create(struct kmad_port *port);
 void kmad_port_responder_destroy(struct kmad_port *port);

@@ -235,8 +235,7 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 	if (agent) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DISPATCHED);
 		atomic64_inc(&agent->stats[KMAD_ASTAT_UNSOLICITED]);
-		agent->agent.recv_handler(&agent->agent, NULL, &recv->wc);
-		kmad_agent_put(agent);
+		kmad_agent_queue_recv(agent, recv);	/* takes our ref */
 		return;
 	}
 	answer_unsupported(qpi, recv, class_known ?

@@ -117,7 +117,7 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
 		return;
 	agent->tids_resize = true;
 	agent->timer_at = 0;
-	mod_delayed_work(kmad_wq, &agent->work, 0);
+	kmad_agent_queue_work(agent, 0);
 }
 
 /*
@@ -198,7 +198,7 @@ static void agent_arm_timer(struct kmad_agent_priv *agent)
 	if (!list_empty(&agent->done)) {
 		/* A callback is pending: run now, re-arm after. */
 		agent->timer_at = 0;
-		mod_delayed_work(kmad_wq, &agent->work, 0);
+		kmad_agent_queue_work(agent, 0);
 		return;
 	}
 	if (agent_has_clock(agent) ||
@@ -207,8 +207,8 @@ static void agent_arm_timer(struct kmad_agent_priv *agent)
 		return;
 	now = kmad_now(agent->qpi->port);
 	agent->timer_at = when;
-	mod_delayed_work(kmad_wq, &agent->work,
-			 when > now ? (unsigned long)(when - now) : 0);
+	kmad_agent_queue_work(agent,
+			      when > now ? (unsigned long)(when - now) : 0);
 }
 
 static void agent_stat_inc(struct kmad_agent_priv *agent,
@@ -243,7 +243,7 @@ static void send_defer_done(struct kmad_send_wr *wr)
 	lockdep_assert_held(&agent->lock);
 	list_add_tail(&wr->agent_entry, &agent->done);
 	agent->timer_at = 0;
-	mod_delayed_work(kmad_wq, &agent->work, 0);
+	kmad_agent_queue_work(agent, 0);
 }
 
 static void send_count_outcome(struct kmad_send_wr *wr)
@@ -272,8 +272,11 @@ static void send_count_outcome(struct kmad_send_wr *wr)
 
 /*
  * Deliver a DONE send's outcome: a parked response first, then the send
- * callback.  Runs on kmad's workqueue with no lock held.  The send may be
- * freed or reposted by the handler, so it is not touched afterwards; the
+ * callback.  Runs in the agent's work with no lock held.  While
+ * recv_handler runs the send stays DONE, so the buffer is still posted for
+ * the ULP (post: -EINVAL, cancel/modify: -EALREADY); it becomes INIT, free
+ * to be freed or posted again, just before send_handler.  The send may be
+ * freed or reposted by send_handler, so it is not touched afterwards; the
  * agent reference the send held is dropped last.
  */
 static void send_deliver(struct kmad_send_wr *wr)
@@ -292,7 +295,8 @@ static void send_deliver(struct kmad_send_wr *wr)
 		agent_note_lateness(agent, wr);
 	trace_kmad_send_callback(wr);
 	send_count_outcome(wr);
-	send_set_state(wr, KMAD_SS_INIT);
+	if (!resp)
+		send_set_state(wr, KMAD_SS_INIT);
 	spin_unlock_irqrestore(&agent->lock, flags);
 
 	if (resp) {
@@ -301,6 +305,9 @@ static void send_deliver(struct kmad_send_wr *wr)
 						  &resp->wc);
 		else
 			kmad_recv_free(resp);
+		spin_lock_irqsave(&agent->lock, flags);
+		send_set_state(wr, KMAD_SS_INIT);
+		spin_unlock_irqrestore(&agent->lock, flags);
 	}
 	agent->agent.send_handler(&agent->agent, &wc);
 	kmad_agent_put(agent);
@@ -318,13 +325,14 @@ static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
  * @status: its completion status.
  *
  * Context: CQ drain (kmad_wq), no lock held.  The send's callback, if this
- * ends it, runs here.
+ * ends it, runs later from the agent's work: no ULP handler runs in a CQ
+ * drain, so a handler may wait for anything that needs the drain
+ * (unregistering another agent of the QP, device removal).
  */
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 {
 	struct kmad_agent_priv *agent = wr->agent;
 	unsigned long flags;
-	bool done = false;
 	u64 now;
 
 	spin_lock_irqsave(&agent->lock, flags);
@@ -337,7 +345,7 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 				send_put_ref(wr);	/* no response now */
 			wr->status = send_status_from_wc(status);
 			send_set_state(wr, KMAD_SS_DONE);
-			done = true;
+			send_defer_done(wr);
 		} else if (wr->expects_resp) {
 			now = kmad_now(agent->qpi->port);
 			wr->deadline = now + msecs_to_jiffies(wr->timeout_ms);
@@ -347,14 +355,14 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 		} else {
 			wr->status = KMAD_SEND_OK;
 			send_set_state(wr, KMAD_SS_DONE);
-			done = true;
+			send_defer_done(wr);
 		}
 		break;
 	case KMAD_SS_EARLY_RESP:
 	case KMAD_SS_CANCELED:
 		send_put_ref(wr);			/* send completion */
 		send_set_state(wr, KMAD_SS_DONE);
-		done = true;
+		send_defer_done(wr);
 		break;
 	default:
 		WARN_ONCE(1, "kmad: send completion for a send in state %s\n",
@@ -362,9 +370,6 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 		break;
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
-
-	if (done)
-		send_deliver(wr);
 }
 
 /**
@@ -386,7 +391,6 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	struct kmad_tid_entry *ent;
 	struct kmad_send_wr *wr;
 	unsigned long flags;
-	bool done = false;
 
 	spin_lock_irqsave(&agent->lock, flags);
 	ent = kmad_tid_find(&agent->tids, tid);
@@ -411,14 +415,33 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 		send_set_state(wr, KMAD_SS_EARLY_RESP);
 	} else {
 		send_set_state(wr, KMAD_SS_DONE);
-		done = true;
+		send_defer_done(wr);
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
 
 	agent_stat_inc(agent, KMAD_ASTAT_RESP_MATCHED);
 	kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MATCHED);
-	if (done)
-		send_deliver(wr);
+}
+
+/**
+ * kmad_agent_queue_recv() - hand an unsolicited MAD to @agent's work.
+ * @agent: the agent it was dispatched to; the caller's reference passes to
+ *	the queued MAD and is dropped after recv_handler returns.
+ * @recv: the validated request.
+ *
+ * Context: CQ drain.  recv_handler runs from the agent's work, as every
+ * ULP handler does.
+ */
+void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
+			   struct kmad_recv_priv *recv)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&agent->lock, flags);
+	list_add_tail(&recv->agent_entry, &agent->recvs);
+	agent->timer_at = 0;
+	kmad_agent_queue_work(agent, 0);
+	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
 /*
@@ -579,12 +602,13 @@ void kmad_agent_work(struct work_struct *work)
 	struct kmad_agent_priv *agent =
 		container_of(to_delayed_work(work), struct kmad_agent_priv,
 			     work);
+	struct kmad_recv_priv *recv;
 	struct kmad_send_wr *wr;
 	unsigned long flags;
 
-	if (!kmad_agent_get(agent))
-		return;
-
+	/* The reference kmad_agent_queue_work() took for this run is ours
+	 * until the end.
+	 */
 	agent_resize_tids(agent);
 	agent_expire(agent);
 	for (;;) {
@@ -593,12 +617,24 @@ void kmad_agent_work(struct work_struct *work)
 					      struct kmad_send_wr, agent_entry);
 		if (wr)
 			list_del_init(&wr->agent_entry);
+		recv = wr ? NULL :
+			list_first_entry_or_null(&agent->recvs,
+						 struct kmad_recv_priv,
+						 agent_entry);
+		if (recv)
+			list_del_init(&recv->agent_entry);
 		spin_unlock_irqrestore(&agent->lock, flags);
-		if (!wr)
+		if (wr) {
+			send_deliver(wr);
+		} else if (recv) {
+			agent->agent.recv_handler(&agent->agent, NULL,
+						  &recv->wc);
+			kmad_agent_put(agent);	/* the dispatch's */
+		} else {
 			break;
-		send_deliver(wr);
+		}
 	}
-	kmad_agent_put(agent);
+	kmad_agent_put(agent);	/* the queued work's; touch nothing after */
 }
 
 /* The agent's TID table and deadline wheel, empty. */

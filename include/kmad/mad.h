@@ -12,8 +12,13 @@
  * Callback context: send_handler and recv_handler run in process context on
  * kmad's workqueue, never from inside a kmad call the ULP makes (post,
  * cancel, modify, unregister...), so a ULP may hold its own locks around
- * those calls.  Handlers may post, cancel and free send buffers; they must
- * not unregister their own agent.
+ * those calls.  Every handler of an agent runs from that agent's own work
+ * item, never from a CQ drain, so a handler may sleep and wait for kmad:
+ * it may post, cancel and free send buffers, call kmad_port_get(),
+ * register clients (their add callbacks then run later, from kmad's event
+ * workqueue), and register or unregister any *other* agent, also during
+ * device removal.  Unregistering its own agent from its handler is
+ * refused with -EDEADLK (never a hang).
  *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
  * kmad_alloc_send_buf() with GFP_ATOMIC, kmad_free_send_buf() and
@@ -79,8 +84,8 @@ enum kmad_qp_type {
  *
  * The three callbacks run under kmad's client lock, serialized with one
  * another and with client and device registration: they must not register
- * or unregister clients or devices, call kmad_port_get() or
- * kmad_device_flush().
+ * or unregister clients or devices, or call kmad_device_flush().  They may
+ * call kmad_port_get(), which does not take that lock.
  */
 struct kmad_client {
 	const char *name;
@@ -251,7 +256,7 @@ struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       kmad_send_handler send_handler,
 				       kmad_recv_handler recv_handler,
 				       void *context);
-void kmad_unregister_agent(struct kmad_agent *agent);
+int kmad_unregister_agent(struct kmad_agent *agent);
 
 /**
  * struct kmad_agent_stats - an agent's counters since it registered (also
