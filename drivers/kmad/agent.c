@@ -27,7 +27,7 @@
 #include "kmad_priv.h"
 
 #if IS_ENABLED(CONFIG_KUNIT)
-void (*kmad_test_port_flush_hook)(struct kmad_agent_priv *agent);
+kmad_test_flush_hook_t kmad_test_port_flush_hook;
 EXPORT_SYMBOL_GPL(kmad_test_port_flush_hook);
 #endif
 
@@ -362,8 +362,8 @@ int kmad_unregister_agent(struct kmad_agent *agent)
 	dev = agent->port->dev;
 	/* Every handler of the agent runs from its work (send.c). */
 	if (current_work() == &priv->work.work) {
-		pr_warn_ratelimited("kmad: agent %#x: kmad_unregister_agent() from its own handler refused (-EDEADLK)\n",
-				    agent->hi_tid);
+		pr_warn_ratelimited("kmad: agent %#x: %s() from its own handler refused (-EDEADLK)\n",
+				    agent->hi_tid, __func__);
 		return -EDEADLK;
 	}
 
@@ -436,7 +436,7 @@ void kmad_port_flush_agents(struct kmad_port *port)
 {
 	struct kmad_agent_priv *agent;
 #if IS_ENABLED(CONFIG_KUNIT)
-	void (*hook)(struct kmad_agent_priv *agent);
+	kmad_test_flush_hook_t hook;
 #endif
 
 	for (;;) {

@@ -400,7 +400,8 @@ const char *kmad_send_state_name(enum kmad_send_state state);
  * an agent still registered on the port and stopping that agent, so a test
  * can run the ULP's own unregister exactly there.
  */
-extern void (*kmad_test_port_flush_hook)(struct kmad_agent_priv *agent);
+typedef void (*kmad_test_flush_hook_t)(struct kmad_agent_priv *agent);
+extern kmad_test_flush_hook_t kmad_test_port_flush_hook;
 #endif
 struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
 					       u64 tid);

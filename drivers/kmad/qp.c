@@ -214,6 +214,7 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed)
 {
 	unsigned long flags;
+
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->rq_posted--;
 	if (flushed || qpi->run == KMAD_QP_RECOVERING)
