@@ -75,7 +75,7 @@ boot() {
 		-nodefaults -display none -serial stdio -no-reboot \
 		-kernel "$kdir/arch/x86/boot/bzImage" \
 		-initrd "$out/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on printk.devkmsg=on" \
+		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on printk.devkmsg=on no_timer_check" \
 		> "$out/console.log" 2>&1
 }
 start=$SECONDS

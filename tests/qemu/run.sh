@@ -176,7 +176,7 @@ mknod -m 666 "$stage/dev/null" c 1 3
 	gzip -1 > "$out/initramfs.cpio.gz"
 
 # 4. Boot.
-append="console=ttyS0 panic=-1 oops=panic"
+append="console=ttyS0 panic=-1 oops=panic no_timer_check"
 [ "${KMAD_RUN_VERBOSE:-0}" = 1 ] || append+=" quiet"
 say "modprobe kmad_sim ${sim_modargs[*]}"
 say "modprobe kmad_discover $discover_args"
