@@ -726,9 +726,10 @@ EXPORT_SYMBOL_GPL(kmad_free_send_buf);
 /*
  * A directed-route SMP leaving this port takes the SMI's send step (hop
  * pointer, path check, IBTA C14-9/C14-13) as an HCA's SMI must; one whose
- * path does not start at this port is refused.  A request whose DrSLID,
- * or a response whose DrDLID, is not permissive starts LID-routed: no
- * directed step here.
+ * path does not start at this port is refused, unchanged.  A request whose
+ * DrSLID, or a response whose DrDLID, is not permissive starts LID-routed:
+ * no directed step here.  The step writes the MAD, so it is a post's last
+ * check.
  */
 static int send_smi_step(struct kmad_agent_priv *agent,
 			 struct kmad_send_wr *wr)
@@ -795,7 +796,8 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
  * A directed-route SMP takes the SMI send step here (its hop pointer
- * advances); its path must leave through this port.
+ * advances); its path must leave through this port.  A post that fails
+ * leaves the MAD as it was, byte for byte.
  *
  * Return: 0; -EINVAL for a bad buffer or one already posted, or a
  * directed-route SMP whose path fails the SMI checks; -EBUSY if
@@ -808,6 +810,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	struct kmad_send_wr *wr;
 	struct kmad_mad_hdr *hdr;
 	unsigned long flags;
+	u64 tid;
 	int ret;
 
 	if (!buf || !buf->agent)
@@ -841,21 +844,29 @@ int kmad_post_send(struct kmad_send_buf *buf)
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	if (!kmad_method_is_response(hdr->method)) {
-		u64 tid = ((u64)agent->agent.hi_tid << 32) |
-			  (be64_to_cpu(hdr->tid) & 0xffffffffULL);
-
-		hdr->tid = cpu_to_be64(tid);
+	/* A refused post leaves the MAD as the ULP left it: every check
+	 * comes before kmad writes it.  A request's TID gets the agent's
+	 * hi_tid, and may not be that of another outstanding request.
+	 */
+	tid = be64_to_cpu(hdr->tid);
+	if (!kmad_method_is_response(hdr->method))
+		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
+	if (buf->timeout_ms && kmad_tid_find(&agent->tids, tid)) {
+		ret = -EBUSY;
+		goto out_unlock;
 	}
+	/* The last check: it moves the hop pointer only if it passes. */
 	ret = send_smi_step(agent, wr);
 	if (ret)
 		goto out_unlock;
-	wr->tid.tid = be64_to_cpu(hdr->tid);
+	hdr->tid = cpu_to_be64(tid);
+	wr->tid.tid = tid;
 	wr->expects_resp = buf->timeout_ms != 0;
 	wr->timeout_ms = buf->timeout_ms;
 	wr->retries_left = buf->retries;
 	wr->status = KMAD_SEND_OK;
 	wr->refs = wr->expects_resp ? 2 : 1;
+	/* Cannot fail: the TID is free, checked under this lock. */
 	ret = send_set_state(wr, KMAD_SS_SENDING);
 	if (ret) {
 		wr->refs = 0;

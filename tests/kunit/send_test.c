@@ -376,6 +376,93 @@ static void send_dr_path_wrong_port(struct kunit *test)
 	kmad_unregister_agent(smi);
 }
 
+/* An agent on device 0's QP0, for directed-route SMPs. */
+static struct kmad_agent *ks_smi_agent(struct kt_fix *f)
+{
+	struct kmad_agent *smi;
+
+	smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, NULL,
+				  kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(f->test, IS_ERR(smi));
+	return smi;
+}
+
+/* A directed-route Get(NodeInfo) out of port 1, one hop, TID @tid_lo. */
+static struct kmad_send_buf *ks_dr_get(struct kt_fix *f,
+				       struct kmad_agent *smi, u32 tid_lo,
+				       unsigned int timeout_ms)
+{
+	static const u8 path[] = { 1 };
+	struct kmad_dest dest = { };
+	struct kmad_send_buf *buf;
+
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(f->test, IS_ERR(buf));
+	KUNIT_ASSERT_EQ(f->test, kmad_send_buf_set_dr_path(buf, path, 1), 0);
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.class_version = KMAD_SMP_CLASS_VERSION;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.tid = cpu_to_be64(tid_lo);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	buf->timeout_ms = timeout_ms;
+	return buf;
+}
+
+/* Complete the oldest pending send of device 0's QP0 and run the drain. */
+static void ks_complete_smi(struct kt_fix *f)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_complete_send(f->fab, KT_DEV0, 0, 0,
+							KMAD_WC_SUCCESS, false),
+			0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, 0, false);
+	kt_settle(f);
+}
+
+/*
+ * A post that fails leaves the MAD byte for byte as the ULP left it: a
+ * directed-route SMP refused for a duplicate TID keeps its hop pointer and
+ * its TID.  Posted again once the first one ended, it goes out with the
+ * hop pointer one step on, as a first post does.
+ */
+static void send_failed_post_leaves_mad_untouched(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *smi = ks_smi_agent(f);
+	struct kmad_send_buf *a = ks_dr_get(f, smi, 7, 1000);
+	struct kmad_send_buf *b = ks_dr_get(f, smi, 7, 1000);
+	struct kmad_mad before;
+	struct kmad_smp seen;
+
+	kt_post(f, a);
+	before = *b->mad;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(b), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ((struct kmad_smp *)b->mad)->hop_ptr, 0);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(b->mad->mad_hdr.tid), 7ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(&before, b->mad, sizeof(before)), 0);
+
+	/* End the first one: sent, then canceled. */
+	ks_complete_smi(f);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(a), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
+
+	kt_post(f, b);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, 0, 0, &seen,
+						 sizeof(seen)),
+			(int)sizeof(seen));
+	KUNIT_EXPECT_EQ(test, seen.hop_ptr, 1);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(seen.tid),
+			((u64)smi->hi_tid << 32) | 7);
+	ks_complete_smi(f);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(b), 0);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+	kmad_unregister_agent(smi);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_early_response_waits),
@@ -390,6 +477,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_response_from_wrong_lid),
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
+	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	{}
 };
 
