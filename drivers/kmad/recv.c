@@ -172,7 +172,7 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 	struct kmad_dest dest;
 
 	if (!agent || !req || !req->mad ||
-	    kmad_method_is_response(req->mad->mad_hdr.method))
+	    kmad_mad_is_response(&req->mad->mad_hdr))
 		return ERR_PTR(-EINVAL);
 	response_dest(&dest, req);
 	buf = kmad_alloc_send_buf(agent, &dest, gfp);

@@ -787,11 +787,13 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * kmad_post_send() - send a MAD.
  * @buf: a buffer from kmad_alloc_send_buf(), not currently posted.
  *
- * For a request (method without the RESP bit), kmad puts the agent's
- * hi_tid in the upper 32 bits of the TID.  With @buf->timeout_ms set, the
- * send waits for a response matching its TID and class, resending up to
- * @buf->retries times with the same TID.  Exactly one send_handler call
- * follows a 0 return.
+ * For a request, kmad puts the agent's hi_tid in the upper 32 bits of the
+ * TID; a response (kmad_mad_is_response(), as on receive: a response
+ * method, TrapRepress, or a baseboard management MAD with bit 0 of its
+ * AttributeModifier set) keeps the requester's TID and may not have a
+ * timeout.  With @buf->timeout_ms set, the send waits for a response
+ * matching its TID and class, resending up to @buf->retries times with the
+ * same TID.  Exactly one send_handler call follows a 0 return.
  *
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
@@ -840,7 +842,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	    kmad_is_smp_class(hdr->mgmt_class) !=
 	    kmad_qpt_is_smi(agent->agent.qpt) ||
 	    /* A response is never answered, so it cannot wait for one. */
-	    (kmad_method_is_response(hdr->method) && buf->timeout_ms)) {
+	    (kmad_mad_is_response(hdr) && buf->timeout_ms)) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -849,7 +851,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 * hi_tid, and may not be that of another outstanding request.
 	 */
 	tid = be64_to_cpu(hdr->tid);
-	if (!kmad_method_is_response(hdr->method))
+	if (!kmad_mad_is_response(hdr))
 		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
 	if (buf->timeout_ms && kmad_tid_find(&agent->tids, tid)) {
 		ret = -EBUSY;

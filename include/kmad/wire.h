@@ -795,8 +795,12 @@ static inline bool kmad_method_is_response(u8 method)
  * @hdr: common MAD header
  *
  * Like kmad_method_is_response(), and also recognises baseboard
- * management responses, which are Send MADs with bit 0 of the
- * AttributeModifier set (IBTA 16.2).
+ * management responses: BM answers a Send with a Send that has bit 0 of
+ * the AttributeModifier set (IBTA 16.2).  As in ib_mad's
+ * ib_response_mad(), any BM MAD with that bit counts, whatever its
+ * method.  This is the rule kmad applies on every path: a response keeps
+ * its TID and may not wait for a response when posted, is matched to a
+ * request when received, and is never answered.
  *
  * Return: true for a response.
  */

@@ -463,6 +463,70 @@ static void send_failed_post_leaves_mad_untouched(struct kunit *test)
 	kmad_unregister_agent(smi);
 }
 
+/* What kmad_post_send() must take for a response, and for a request. */
+struct ks_resp_row {
+	const char *name;
+	u8 mgmt_class;
+	u8 method;
+	u32 attr_mod;
+	bool response;
+};
+
+static const struct ks_resp_row ks_resp_rows[] = {
+	{ "bm_send_resp_bit", KMAD_MGMT_CLASS_BM, KMAD_METHOD_SEND, 1, true },
+	{ "bm_get_resp_bit", KMAD_MGMT_CLASS_BM, KMAD_METHOD_GET, 1, true },
+	{ "bm_send_request", KMAD_MGMT_CLASS_BM, KMAD_METHOD_SEND, 2, false },
+	{ "sa_get_attr_mod_1", KT_CLASS, KMAD_METHOD_GET, 1, false },
+	{ "sa_get_resp", KT_CLASS, KMAD_METHOD_GET_RESP, 0, true },
+	{ "trap_repress", KT_CLASS, KMAD_METHOD_TRAP_REPRESS, 0, true },
+};
+
+/*
+ * Post judges "response" as receive does (kmad_mad_is_response()):
+ * baseboard management marks a response with bit 0 of the
+ * AttributeModifier, whatever the method.  A response keeps the TID the
+ * ULP gave it (the requester's) and may not wait for a response; a
+ * request gets the agent's hi_tid.
+ */
+static void send_response_judged_by_header(struct kunit *test)
+{
+	const u64 tid = 0xabcd000000000055ULL;
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf;
+	struct kmad_mad seen;
+	u64 want;
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(ks_resp_rows); i++) {
+		const struct ks_resp_row *row = &ks_resp_rows[i];
+
+		want = row->response ? tid :
+		       ((u64)f->agent->hi_tid << 32) | (tid & 0xffffffffULL);
+		buf = kt_request(f, f->agent, row->method, 0, 0, 0);
+		buf->mad->mad_hdr.mgmt_class = row->mgmt_class;
+		buf->mad->mad_hdr.tid = cpu_to_be64(tid);
+		buf->mad->mad_hdr.attr_mod = cpu_to_be32(row->attr_mod);
+		if (row->response) {
+			buf->timeout_ms = 100;
+			ret = kmad_post_send(buf);
+			KUNIT_EXPECT_EQ_MSG(test, ret, -EINVAL, "%s", row->name);
+			if (!ret) {
+				kmad_cancel_send(buf);
+				kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+			}
+			buf->timeout_ms = 0;
+		}
+		kt_post(f, buf);
+		KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN,
+							 0, &seen, sizeof(seen)),
+				(int)sizeof(seen));
+		KUNIT_EXPECT_EQ_MSG(test, be64_to_cpu(seen.mad_hdr.tid), want,
+				    "%s", row->name);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+		kmad_free_send_buf(buf);
+	}
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_early_response_waits),
@@ -478,6 +542,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
+	KUNIT_CASE(send_response_judged_by_header),
 	{}
 };
 
