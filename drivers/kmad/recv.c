@@ -9,18 +9,25 @@
  * if it matches an outstanding request of that agent (kmad_send_response());
  * otherwise it is dropped and counted.  A request goes to the agent
  * registered for its class, version and method (and OUI for vendor range 2);
- * if none takes it, a request that expects a response is answered with
- * GetResp (or the method's response) carrying "unsupported class/version" or
- * "unsupported method"; responses, traps, trap represses and sends are never
- * answered.  A request that fails validation only because of its class
- * version, or a method or method/attribute pair its class does not define,
- * is counted as dropped for that reason and answered the same way.
+ * if none takes it, a request whose method asks for a response (Get, Set,
+ * Report, and the SA's GetTable, GetTraceTable, GetMulti and Delete) is
+ * answered with its IBTA response method carrying "unsupported
+ * class/version" or "unsupported method"; responses, traps, sends and the
+ * class-specific methods of other classes are never answered.  A request
+ * that fails validation only because of its class version, or a method or
+ * method/attribute pair its class does not define, is counted as dropped
+ * for that reason and answered the same way, its version, method and
+ * attribute echoed back.  The answer to a request that passes
+ * kmad_mad_validate() passes it too.
  */
 
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
 #include "trace.h"
+
+/* Methods 0x10-0x7F are class-specific (IBTA 13.4.5). */
+#define KMAD_METHOD_CLASS_FIRST	0x10
 
 /**
  * kmad_recv_free() - free a receive buffer kmad still owns.
@@ -104,39 +111,101 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 	return ret;
 }
 
-/* Requests that expect a response, and so get one when unsupported. */
-static bool method_expects_response(u8 method)
+/*
+ * The method of the response to a request of @method in class @cls, or 0
+ * if it has none.  IBTA 13.4.5 and 15.2.2 pair them: Get and Set with
+ * GetResp, Report with ReportResp, Trap with TrapRepress, and in the SA
+ * GetTable and GetTraceTable with GetTableResp, GetMulti with
+ * GetMultiResp, Delete with DeleteResp.  Send has none, except in
+ * baseboard management, where a Send answers a Send (build_response()
+ * marks it in the AttributeModifier).  The class-specific methods of other
+ * classes (0x10-0x7F) are answered with the RESP bit set; the other
+ * common methods have no response.
+ */
+static u8 response_method(u8 cls, u8 method)
 {
 	switch (method) {
 	case KMAD_METHOD_GET:
 	case KMAD_METHOD_SET:
+		return KMAD_METHOD_GET_RESP;
 	case KMAD_METHOD_REPORT:
+		return KMAD_METHOD_REPORT_RESP;
+	case KMAD_METHOD_TRAP:
+		return KMAD_METHOD_TRAP_REPRESS;
+	case KMAD_METHOD_SEND:
+		return cls == KMAD_MGMT_CLASS_BM ? KMAD_METHOD_SEND : 0;
+	}
+	if (cls == KMAD_MGMT_CLASS_SUBN_ADM) {
+		switch (method) {
+		case KMAD_METHOD_GET_TABLE:
+		case KMAD_METHOD_GET_TRACE_TABLE:
+			return KMAD_METHOD_GET_TABLE_RESP;
+		case KMAD_METHOD_GET_MULTI:
+			return KMAD_METHOD_GET_MULTI_RESP;
+		case KMAD_METHOD_DELETE:
+			return KMAD_METHOD_DELETE_RESP;
+		default:
+			return 0;
+		}
+	}
+	if ((method & KMAD_METHOD_RESP) || method < KMAD_METHOD_CLASS_FIRST)
+		return 0;
+	return method | KMAD_METHOD_RESP;
+}
+
+/*
+ * Requests kmad answers itself, with a status saying why, when no agent
+ * takes them (IBTA 13.4.7): those whose method asks for a response, Get,
+ * Set, Report, and the SA's GetTable, GetTraceTable, GetMulti and Delete.
+ * Not a Trap (a TrapRepress would tell its sender the notice was taken),
+ * not a Send (none is due, and a baseboard management Send is its
+ * manager's to answer), not the class-specific methods of other classes
+ * (kmad cannot know which of them ask for a response), and never a
+ * response.
+ */
+static bool answers_unsupported(const struct kmad_mad_hdr *hdr)
+{
+	switch (hdr->method) {
+	case KMAD_METHOD_GET:
+	case KMAD_METHOD_SET:
+	case KMAD_METHOD_REPORT:
+		return true;
 	case KMAD_METHOD_GET_TABLE:
 	case KMAD_METHOD_GET_TRACE_TABLE:
 	case KMAD_METHOD_GET_MULTI:
 	case KMAD_METHOD_DELETE:
-		return true;
+		return hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_ADM;
 	default:
 		return false;
 	}
 }
 
-static u8 response_method(u8 method)
+/*
+ * Fill @resp as the response to @req, with @status: same TID, class,
+ * version and attribute, the response method.  -EINVAL if @req has no
+ * response.
+ */
+static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
+			  u16 status)
 {
-	return method == KMAD_METHOD_SET ? KMAD_METHOD_GET_RESP :
-					   method | KMAD_METHOD_RESP;
-}
+	const struct kmad_mad_hdr *hdr = &req->mad_hdr;
+	u8 method = 0;
 
-/* Fill @resp as the response to @req: same TID, class and attribute. */
-static void build_response(struct kmad_mad *resp, const struct kmad_mad *req,
-			   u16 status)
-{
+	if (!kmad_mad_is_response(hdr))
+		method = response_method(hdr->mgmt_class, hdr->method);
+	if (!method)
+		return -EINVAL;
 	*resp = *req;
-	if (req->mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+	if (hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		kmad_smi_make_response((struct kmad_smp *)resp);
-	resp->mad_hdr.method = response_method(req->mad_hdr.method);
-	resp->mad_hdr.status = cpu_to_be16(status |
-		(be16_to_cpu(resp->mad_hdr.status) & KMAD_SMP_DIRECTION));
+		status |= be16_to_cpu(resp->mad_hdr.status) &
+			  KMAD_SMP_DIRECTION;
+	}
+	resp->mad_hdr.method = method;
+	resp->mad_hdr.status = cpu_to_be16(status);
+	if (method == KMAD_METHOD_SEND)		/* baseboard management */
+		resp->mad_hdr.attr_mod |= cpu_to_be32(1);
+	return 0;
 }
 
 static void response_dest(struct kmad_dest *dest,
@@ -157,12 +226,19 @@ static void response_dest(struct kmad_dest *dest,
  * @req: the received request.
  * @gfp: allocation flags.
  *
- * Copies the request, sets the response method (GetResp for Get and Set,
- * else the method with the RESP bit), clears the status (sets the D bit for
- * a directed-route SMP) and addresses it to the requester.  The caller fills
- * the attribute data and posts it.
+ * Copies the request and gives it the IBTA response method: GetResp for
+ * Get and Set, ReportResp for Report, TrapRepress for Trap, and in the SA
+ * GetTableResp for GetTable and GetTraceTable, GetMultiResp for GetMulti,
+ * DeleteResp for Delete; a baseboard management Send is answered by a Send
+ * with bit 0 of the AttributeModifier set, and a class-specific method of
+ * another class by the method with the RESP bit.  Clears the status (sets
+ * the D bit for a directed-route SMP) and addresses it to the requester.
+ * The caller fills the attribute data and posts it.
  *
- * Return: the buffer or an ERR_PTR.
+ * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments or a
+ * request that has no response (a response, a Send outside baseboard
+ * management), or whose response kmad_mad_validate() would drop (a method
+ * its class does not define); -ENOMEM.
  */
 struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 					   const struct kmad_recv_wc *req,
@@ -171,14 +247,20 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 	struct kmad_send_buf *buf;
 	struct kmad_dest dest;
 
-	if (!agent || !req || !req->mad ||
-	    kmad_mad_is_response(&req->mad->mad_hdr))
+	if (!agent || !req || !req->mad)
 		return ERR_PTR(-EINVAL);
 	response_dest(&dest, req);
 	buf = kmad_alloc_send_buf(agent, &dest, gfp);
 	if (IS_ERR(buf))
 		return buf;
-	build_response(buf->mad, req->mad, KMAD_MAD_STATUS_SUCCESS);
+	/* Nothing the receive path would drop (a method the request's class
+	 * does not define, bad directed-route hop fields).
+	 */
+	if (build_response(buf->mad, req->mad, KMAD_MAD_STATUS_SUCCESS) ||
+	    kmad_mad_validate(buf->mad, sizeof(*buf->mad), NULL)) {
+		kmad_free_send_buf(buf);
+		return ERR_PTR(-EINVAL);
+	}
 	return buf;
 }
 EXPORT_SYMBOL_GPL(kmad_create_response);
@@ -192,7 +274,7 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 	struct kmad_send_buf *buf;
 	struct kmad_dest dest;
 
-	if (!responder || !method_expects_response(hdr->method)) {
+	if (!responder || !answers_unsupported(hdr)) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
 		return;
 	}
@@ -202,8 +284,8 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
 		return;
 	}
-	build_response(buf->mad, &recv->mad, status);
-	if (kmad_post_send(buf)) {
+	if (build_response(buf->mad, &recv->mad, status) ||
+	    kmad_post_send(buf)) {
 		kmad_free_send_buf(buf);
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
 		return;

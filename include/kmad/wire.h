@@ -147,7 +147,8 @@ enum kmad_mgmt_class {
  * enum kmad_method - Method values (IBTA 13.4.5, 15.2.2)
  * @KMAD_METHOD_GET: request an attribute
  * @KMAD_METHOD_SET: write an attribute; answered by GetResp
- * @KMAD_METHOD_SEND: datagram, no response
+ * @KMAD_METHOD_SEND: datagram, no response (in baseboard management a
+ *	Send with bit 0 of the AttributeModifier set answers one without)
  * @KMAD_METHOD_TRAP: unsolicited notice; answered by TrapRepress
  * @KMAD_METHOD_REPORT: forwarded notice (SA); answered by ReportResp
  * @KMAD_METHOD_TRAP_REPRESS: answer to a Trap; a response although the

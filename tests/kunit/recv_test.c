@@ -244,6 +244,236 @@ static void recv_dr_smp_failing_smi_dropped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, 0), 0U);
 }
 
+/*
+ * A request; the method of kmad's answer when no agent takes it (0: no
+ * answer); the method kmad_create_response() gives its response (0: it
+ * refuses, -EINVAL).  IBTA 13.4.5 and 15.2.2 pair them: Get and Set with
+ * GetResp, Report with ReportResp, Trap with TrapRepress, the SA's
+ * GetTable and GetTraceTable with GetTableResp, GetMulti with
+ * GetMultiResp, Delete with DeleteResp; Send has no response, except in
+ * baseboard management, where a Send with bit 0 of the AttributeModifier
+ * set answers one without.
+ */
+struct kr_resp_row {
+	const char *name;
+	u8 mgmt_class;
+	u8 class_version;
+	u8 method;
+	u16 attr_id;
+	u8 answer;
+	u8 resp;
+};
+
+#define KR_ROW(n, cls, ver, m, attr, ans, r) {				\
+	.name = n, .mgmt_class = KMAD_MGMT_CLASS_##cls,			\
+	.class_version = ver, .method = m, .attr_id = attr,		\
+	.answer = ans, .resp = r }
+#define KR_M(m)		KMAD_METHOD_##m
+
+static const struct kr_resp_row kr_resp_rows[] = {
+	KR_ROW("sa_get", SUBN_ADM, 2, KR_M(GET), KMAD_SA_ATTR_NODE_REC,
+	       KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("sa_set", SUBN_ADM, 2, KR_M(SET), KMAD_SA_ATTR_SERVICE_REC,
+	       KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("sa_report", SUBN_ADM, 2, KR_M(REPORT), KMAD_ATTR_NOTICE,
+	       KR_M(REPORT_RESP), KR_M(REPORT_RESP)),
+	KR_ROW("sa_get_table", SUBN_ADM, 2, KR_M(GET_TABLE),
+	       KMAD_SA_ATTR_NODE_REC, KR_M(GET_TABLE_RESP),
+	       KR_M(GET_TABLE_RESP)),
+	KR_ROW("sa_get_trace_table", SUBN_ADM, 2, KR_M(GET_TRACE_TABLE),
+	       KMAD_SA_ATTR_TRACE_REC, KR_M(GET_TABLE_RESP),
+	       KR_M(GET_TABLE_RESP)),
+	KR_ROW("sa_get_multi", SUBN_ADM, 2, KR_M(GET_MULTI),
+	       KMAD_SA_ATTR_MULTI_PATH_REC, KR_M(GET_MULTI_RESP),
+	       KR_M(GET_MULTI_RESP)),
+	KR_ROW("sa_delete", SUBN_ADM, 2, KR_M(DELETE),
+	       KMAD_SA_ATTR_SERVICE_REC, KR_M(DELETE_RESP),
+	       KR_M(DELETE_RESP)),
+	KR_ROW("sa_get_resp", SUBN_ADM, 2, KR_M(GET_RESP),
+	       KMAD_SA_ATTR_NODE_REC, 0, 0),
+	KR_ROW("sa_send", SUBN_ADM, 2, KR_M(SEND), KMAD_SA_ATTR_NODE_REC, 0, 0),
+	KR_ROW("perf_get", PERF_MGMT, 1, KR_M(GET),
+	       KMAD_PMA_ATTR_PORT_COUNTERS, KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("perf_method_0x12", PERF_MGMT, 1, 0x12,
+	       KMAD_PMA_ATTR_PORT_COUNTERS, 0, 0),
+	KR_ROW("dm_get", DEVICE_MGMT, 1, KR_M(GET), KMAD_ATTR_CLASS_PORT_INFO,
+	       KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("dm_trap", DEVICE_MGMT, 1, KR_M(TRAP), KMAD_ATTR_NOTICE,
+	       0, KR_M(TRAP_REPRESS)),
+	KR_ROW("dm_method_0x12", DEVICE_MGMT, 1, 0x12,
+	       KMAD_ATTR_CLASS_PORT_INFO, 0, 0x92),
+	KR_ROW("cm_get", CM, 2, KR_M(GET), KMAD_ATTR_CLASS_PORT_INFO,
+	       KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("cm_send", CM, 2, KR_M(SEND), 0x0010, 0, 0),
+	KR_ROW("bm_send", BM, 1, KR_M(SEND), 0x0010, 0, KR_M(SEND)),
+	KR_ROW("vendor2_method_0x10", VENDOR_RANGE2_START, 1, 0x10, 0x0010,
+	       0, 0x90),
+	KR_ROW("smp_get", SUBN_LID_ROUTED, 1, KR_M(GET),
+	       KMAD_SMP_ATTR_NODE_INFO, KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("smp_set", SUBN_LID_ROUTED, 1, KR_M(SET),
+	       KMAD_SMP_ATTR_PORT_INFO, KR_M(GET_RESP), KR_M(GET_RESP)),
+	KR_ROW("smp_trap", SUBN_LID_ROUTED, 1, KR_M(TRAP), KMAD_ATTR_NOTICE,
+	       0, KR_M(TRAP_REPRESS)),
+	KR_ROW("dr_smp_get", SUBN_DIRECTED_ROUTE, 1, KR_M(GET),
+	       KMAD_SMP_ATTR_NODE_INFO, KR_M(GET_RESP), KR_M(GET_RESP)),
+};
+
+static void kr_resp_desc(const struct kr_resp_row *row, char *desc)
+{
+	strscpy(desc, row->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(kr_resp, kr_resp_rows, kr_resp_desc);
+
+/* The row's request, as it arrives (a directed-route one at hop 0). */
+static void kr_request(const struct kr_resp_row *row, struct kmad_mad *mad)
+{
+	struct kmad_smp *smp = (struct kmad_smp *)mad;
+
+	kt_mad(mad, row->mgmt_class, row->class_version, row->method);
+	mad->mad_hdr.attr_id = cpu_to_be16(row->attr_id);
+	if (row->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		smp->dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+		smp->dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	}
+}
+
+/* Is @resp a response to @req that kmad_mad_validate() lets through? */
+static void kr_expect_valid_response(struct kunit *test,
+				     const struct kmad_mad *req,
+				     const struct kmad_mad *resp, u8 method)
+{
+	enum kmad_mad_verdict why;
+
+	KUNIT_EXPECT_EQ(test, resp->mad_hdr.method, method);
+	KUNIT_EXPECT_EQ_MSG(test, kmad_mad_validate(resp, sizeof(*resp), &why),
+			    0, "dropped as %s", kmad_mad_verdict_name(why));
+	KUNIT_EXPECT_TRUE(test, kmad_mad_is_response(&resp->mad_hdr));
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(resp->mad_hdr.tid),
+			be64_to_cpu(req->mad_hdr.tid));
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(resp->mad_hdr.attr_id),
+			be16_to_cpu(req->mad_hdr.attr_id));
+}
+
+/*
+ * kmad answers a request no agent takes with the IBTA response method,
+ * which its own validator lets through, or not at all.
+ */
+static void recv_answer_method(struct kunit *test)
+{
+	const struct kr_resp_row *row = test->param_value;
+	struct kt_fix *f = test->priv;
+	u32 qpn = kmad_is_smp_class(row->mgmt_class) ? 0 : KT_QPN;
+	struct kmad_mad req, seen;
+
+	kr_request(row, &req);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, qpn, &req,
+					      sizeof(req),
+					      kmad_port_lid(f->port[KT_DEV0]),
+					      qpn), 0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV1, qpn, false);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	if (!row->answer) {
+		KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1,
+							     qpn), 0U);
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, qpn), 1U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV1, qpn, 0, &seen,
+						 sizeof(seen)),
+			(int)sizeof(seen));
+	kr_expect_valid_response(test, &req, &seen, row->answer);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV1, qpn, 0,
+						     KMAD_WC_SUCCESS, false), 0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV1, qpn, false);
+	kt_settle(f);
+}
+
+/*
+ * kmad_create_response() gives a request the IBTA response method, in a
+ * MAD kmad_mad_validate() lets through, and refuses what has no response.
+ */
+static void recv_create_response_method(struct kunit *test)
+{
+	const struct kr_resp_row *row = test->param_value;
+	struct kt_fix *f = test->priv;
+	struct kmad_recv_wc wc = { .slid = 5, .src_qpn = KT_QPN };
+	struct kmad_send_buf *buf;
+	struct kmad_mad req;
+
+	kr_request(row, &req);
+	wc.mad = &req;
+	buf = kmad_create_response(f->agent, &wc, GFP_KERNEL);
+	if (!row->resp) {
+		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(buf), -EINVAL);
+		if (!IS_ERR(buf)) {
+			kunit_info(test, "made method %#x\n",
+				   buf->mad->mad_hdr.method);
+			kmad_free_send_buf(buf);
+		}
+		return;
+	}
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	kr_expect_valid_response(test, &req, buf->mad, row->resp);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * Baseboard management end to end: device 0 sends a BM Send request,
+ * device 1's agent answers it with kmad_create_response() (a Send with
+ * bit 0 of the AttributeModifier set, the request's TID kept), and device
+ * 0 matches the answer to its request.
+ */
+static void recv_bm_response_round_trip(struct kunit *test)
+{
+	struct kmad_reg_req reg = {
+		.mgmt_class = KMAD_MGMT_CLASS_BM,
+		.class_version = 1,
+	};
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *req = kt_request(f, f->agent, KMAD_METHOD_SEND,
+					       12, 1000, 0);
+	struct kmad_recv_wc wc = { .src_qpn = KT_QPN };
+	struct kmad_send_buf *resp;
+	struct kmad_agent *a;
+	struct kmad_mad got;
+
+	__set_bit(KMAD_METHOD_SEND, reg.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &reg,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	req->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_BM;
+	req->mad->mad_hdr.class_version = 1;
+	kt_post(f, req);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN, 0,
+						 &got, sizeof(got)),
+			(int)sizeof(got));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, true);
+	kt_event(f, KT_DEV1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_recv(f, 0, NULL, KMAD_METHOD_SEND);
+
+	wc.mad = &got;
+	wc.slid = kmad_port_lid(f->port[KT_DEV0]);
+	resp = kmad_create_response(a, &wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(resp));
+	KUNIT_EXPECT_EQ(test, resp->mad->mad_hdr.method, KMAD_METHOD_SEND);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(resp->mad->mad_hdr.attr_mod), 1U);
+	kt_post(f, resp);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(resp->mad->mad_hdr.tid),
+			be64_to_cpu(got.mad_hdr.tid));
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, true);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 4);
+	kt_expect_send(f, 1, resp, KMAD_SEND_OK);
+	kt_expect_recv(f, 2, req, KMAD_METHOD_SEND);
+	kt_expect_send(f, 3, req, KMAD_SEND_OK);
+	kmad_free_send_buf(resp);
+	kmad_free_send_buf(req);
+	kmad_unregister_agent(a);
+}
+
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
 	KUNIT_CASE(recv_unsupported_class),
@@ -253,6 +483,9 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_unmatched_response),
 	KUNIT_CASE(recv_create_response_round_trip),
 	KUNIT_CASE(recv_dr_smp_failing_smi_dropped),
+	KUNIT_CASE(recv_bm_response_round_trip),
+	KUNIT_CASE_PARAM(recv_answer_method, kr_resp_gen_params),
+	KUNIT_CASE_PARAM(recv_create_response_method, kr_resp_gen_params),
 	{}
 };
 
