@@ -377,10 +377,12 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
  * @agent: the agent whose hi_tid the response carries (a reference held).
  * @recv: the validated response; ownership passes to this function.
  *
- * Context: CQ drain.  Matches by TID (O(1) average, tid.c),
- * management class and, unless the request was directed-route, the LID it
- * was sent to.  A response that arrives before the send completion
- * is parked on the send until the send completion.
+ * Context: CQ drain.  Matches by TID (O(1) average, tid.c) and
+ * management class, not by the LID the response comes from: IBTA lets a
+ * port answer from any LID of its LMC range, which the requester cannot
+ * know, and ib_mad does not compare the responder's LID either (see
+ * Documentation/send-lifecycle.rst).  A response that arrives before the
+ * send completion is parked on the send until the send completion.
  */
 void kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv)
@@ -395,12 +397,8 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	spin_lock_irqsave(&agent->lock, flags);
 	ent = kmad_tid_find(&agent->tids, tid);
 	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
-	/* Same TID and class, and for a LID-routed request, from the LID it
-	 * was sent to (directed-route responses may come from anywhere).
-	 */
-	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class ||
-	    (wr->buf.dest.dlid != KMAD_PERMISSIVE_LID &&
-	     wr->buf.dest.dlid != recv->wc.slid)) {
+	/* Same TID and class; from whichever LID. */
+	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
 		spin_unlock_irqrestore(&agent->lock, flags);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		kmad_recv_free(recv);

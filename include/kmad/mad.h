@@ -40,6 +40,9 @@
  * - A response that arrives before the send completion waits for it: the
  *   ULP sees recv_handler for the response, then send_handler, both after
  *   the send completion.
+ * - A response matches an outstanding request of the agent by TID and
+ *   management class, whatever LID it comes from: IBTA lets a port answer
+ *   from any LID of its LMC range, and ib_mad does not check it either.
  * - kmad_unregister_agent() cancels everything outstanding, waits for it,
  *   and every send posted before it returned -- including ones posted while
  *   it ran -- gets its callback; after it returns no handler runs.

@@ -278,27 +278,69 @@ static void send_overflow_keeps_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)depth + 2);
 }
 
-/* A response from another LID than the request went to does not match. */
-static void send_response_from_wrong_lid(struct kunit *test)
+/* Inject into device 0 a GetResp to @req, from @slid, of class @cls. */
+static void ks_respond_from(struct kt_fix *f, struct kmad_send_buf *req,
+			    u16 slid, u8 cls, u8 class_version)
+{
+	struct kmad_mad resp = *req->mad;
+
+	resp.mad_hdr.mgmt_class = cls;
+	resp.mad_hdr.class_version = class_version;
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
+						 sizeof(resp), slid, KT_QPN),
+			0);
+	kt_event(f, KT_DEV0);
+}
+
+/*
+ * A LID-routed response matches its request by TID and class, whatever
+ * LID it comes from: IBTA lets a port answer from any LID of its LMC
+ * range, which the requester cannot know, and ib_mad does not compare the
+ * responder's LID either.  Here device 1's port answers from its LID + 1
+ * (LMC 1), from its base LID to a request sent to LID + 1 (kmad itself
+ * answers from the base LID), and from a LID unrelated to it.  Another
+ * class with the same TID does not match.
+ */
+static void send_response_from_any_lid(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
-					       9, 1000, 0);
-	struct kmad_mad resp;
+	u16 lid = kmad_port_lid(f->port[KT_DEV1]);
+	const struct {
+		u16 dlid;
+		u16 slid;
+	} rows[] = {
+		{ lid, lid + 1 },
+		{ lid + 1, lid },
+		{ lid, 77 },
+	};
+	struct kmad_send_buf *buf;
+	int i;
 
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		buf = kt_request(f, f->agent, KMAD_METHOD_GET, 20 + i, 1000, 0);
+		buf->dest.dlid = rows[i].dlid;
+		kt_post(f, buf);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+		ks_respond_from(f, buf, rows[i].slid, KT_CLASS, KT_VERSION);
+		KUNIT_ASSERT_EQ_MSG(test, kt_events(f), 2 * (i + 1),
+				    "request to LID %u, response from %u",
+				    rows[i].dlid, rows[i].slid);
+		kt_expect_recv(f, 2 * i, buf, KMAD_METHOD_GET_RESP);
+		kt_expect_send(f, 2 * i + 1, buf, KMAD_SEND_OK);
+		kmad_free_send_buf(buf);
+	}
+
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 30, 1000, 0);
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	resp = *buf->mad;
-	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
-	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
-					      sizeof(resp), 77, KT_QPN), 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	ks_respond_from(f, buf, lid, KMAD_MGMT_CLASS_PERF_MGMT,
+			KMAD_PMA_CLASS_VERSION);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
-	kt_respond(f, buf, 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2 * i + 1);
+	kt_expect_send(f, 2 * i, buf, KMAD_SEND_CANCELED);
 	kmad_free_send_buf(buf);
 }
 
@@ -538,7 +580,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_duplicate_tid_busy),
 	KUNIT_CASE(send_bad_arguments),
 	KUNIT_CASE(send_overflow_keeps_order),
-	KUNIT_CASE(send_response_from_wrong_lid),
+	KUNIT_CASE(send_response_from_any_lid),
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
