@@ -799,10 +799,11 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * advances); its path must leave through this port.  A post that fails
  * leaves the MAD as it was, byte for byte.
  *
- * Return: 0; -EINVAL for a bad buffer or one already posted, or a
- * directed-route SMP whose path fails the SMI checks; -EBUSY if
- * another outstanding request of the agent has the same TID, -ESHUTDOWN if
- * the agent is unregistering or its port is going away.
+ * Return: 0; -EINVAL for a bad buffer or one already posted, a timeout
+ * above %KMAD_MAX_TIMEOUT_MS, or a directed-route SMP whose path fails
+ * the SMI checks; -EBUSY if another outstanding request of the agent has
+ * the same TID, -ESHUTDOWN if the agent is unregistering or its port is
+ * going away.
  */
 int kmad_post_send(struct kmad_send_buf *buf)
 {
@@ -836,6 +837,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	}
 	/* Only now may the MAD be read: a posted one may be in DMA. */
 	if (wr->state != KMAD_SS_INIT ||
+	    buf->timeout_ms > KMAD_MAX_TIMEOUT_MS ||
 	    hdr->base_version != KMAD_MGMT_BASE_VERSION ||
 	    kmad_is_smp_class(hdr->mgmt_class) !=
 	    kmad_qpt_is_smi(agent->agent.qpt) ||
@@ -932,7 +934,8 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
 /**
  * kmad_modify_send() - change the response timeout of a posted send.
  * @buf: the send.
- * @timeout_ms: new timeout; 0 cancels (as kmad_cancel_send()).
+ * @timeout_ms: new timeout, at most %KMAD_MAX_TIMEOUT_MS; 0 cancels (as
+ *	kmad_cancel_send()).
  *
  * A send waiting for its response gets a new deadline @timeout_ms from
  * now; one still being sent uses @timeout_ms once its send completes.
@@ -940,8 +943,9 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  *
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
- * Return: 0; -EINVAL if the send is not posted or was posted without a
- * timeout; -EALREADY if its outcome is already decided.
+ * Return: 0; -EINVAL if @timeout_ms is above %KMAD_MAX_TIMEOUT_MS, or the
+ * send is not posted or was posted without a timeout; -EALREADY if its
+ * outcome is already decided.
  */
 int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 {
@@ -951,7 +955,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	int ret = 0;
 	u64 now;
 
-	if (!buf || !buf->agent)
+	if (!buf || !buf->agent || timeout_ms > KMAD_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	if (!timeout_ms)
 		return kmad_cancel_send(buf);

@@ -51,6 +51,7 @@
 #define KMAD_MAD_H
 
 #include <linux/bitops.h>
+#include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/types.h>
 #include <kmad/wire.h>
@@ -164,13 +165,20 @@ struct kmad_dest {
 #define KMAD_PERMISSIVE_LID 0xffff
 
 /**
+ * KMAD_MAX_TIMEOUT_MS - the longest response timeout, in milliseconds
+ * (2^31 - 1, 24.8 days): msecs_to_jiffies() makes any longer one an
+ * infinite timeout, so kmad_post_send() and kmad_modify_send() refuse it.
+ */
+#define KMAD_MAX_TIMEOUT_MS INT_MAX
+
+/**
  * struct kmad_send_buf - a MAD to send, owned by the ULP between
  * kmad_alloc_send_buf() and kmad_free_send_buf().
  * @agent: the agent it was allocated for.
  * @mad: the 256-byte MAD, filled by the ULP before posting.
  * @dest: destination.
  * @timeout_ms: 0: no response expected; else how long to wait for one
- *	after each transmission.
+ *	after each transmission, at most %KMAD_MAX_TIMEOUT_MS.
  * @retries: how many times to resend after a timeout (same TID).
  * @context: for the ULP.
  *

@@ -569,6 +569,54 @@ static void send_response_judged_by_header(struct kunit *test)
 	}
 }
 
+/* Expect kmad_post_send() to refuse @buf; end it if it was posted. */
+static void ks_post_refused(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	int ret = kmad_post_send(buf);
+
+	KUNIT_EXPECT_EQ_MSG(f->test, ret, -EINVAL, "timeout_ms %u",
+			    buf->timeout_ms);
+	if (!ret) {
+		kmad_cancel_send(buf);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+}
+
+/*
+ * timeout_ms runs up to KMAD_MAX_TIMEOUT_MS (msecs_to_jiffies() makes
+ * anything larger an infinite timeout).  Post and modify refuse one more;
+ * the largest is accepted by both and expires exactly on time.
+ */
+static void send_timeout_range(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       40, KMAD_MAX_TIMEOUT_MS + 1U, 0);
+
+	ks_post_refused(f, buf);
+	buf->timeout_ms = UINT_MAX;
+	ks_post_refused(f, buf);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+
+	buf->timeout_ms = KMAD_MAX_TIMEOUT_MS;
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, KMAD_MAX_TIMEOUT_MS + 1U),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, KMAD_MAX_TIMEOUT_MS), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, KMAD_MAX_TIMEOUT_MS + 1U),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, KMAD_MAX_TIMEOUT_MS), 0);
+	kmad_sim_advance_clock(f->fab, KMAD_MAX_TIMEOUT_MS - 1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_early_response_waits),
@@ -585,6 +633,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	KUNIT_CASE(send_response_judged_by_header),
+	KUNIT_CASE(send_timeout_range),
 	{}
 };
 
