@@ -13,7 +13,9 @@
  * are placed again one or more levels down ("cascade"), so each entry
  * moves at most KMAD_WHEEL_LEVELS - 1 times.  Expiries beyond the top
  * level's span are parked in its farthest slot and placed again from
- * there.  (The layout is the classic one of Varghese and Lauck, which
+ * there.  An advance further than the whole wheel spans (a clock that
+ * jumped) does not turn it slot by slot: it visits every pending entry
+ * once.  (The layout is the classic one of Varghese and Lauck, which
  * Linux's timers used before 4.8; unlike today's timer wheel it keeps
  * exact expiry times instead of trading them for fewer cascades.)
  *
@@ -24,12 +26,15 @@
 #include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/bug.h>
+#include <linux/list_sort.h>
 #include <linux/slab.h>
 
 #include "wheel.h"
 
 /* kmad_wheel_entry.slot of an entry on the due list. */
 #define KMAD_WHEEL_DUE		KMAD_WHEEL_NR_SLOTS
+/* Ticks the whole wheel spans: further expiries are parked in the top. */
+#define KMAD_WHEEL_SPAN		(1ULL << (KMAD_WHEEL_LEVELS * KMAD_WHEEL_BITS))
 
 static unsigned int level_shift(unsigned int level)
 {
@@ -61,6 +66,7 @@ int kmad_wheel_init(struct kmad_wheel *w, u64 now, gfp_t gfp)
 	INIT_LIST_HEAD(&w->due);
 	bitmap_zero(w->pending, KMAD_WHEEL_NR_SLOTS);
 	w->clk = now;
+	w->moves = 0;
 	w->count = 0;
 	return 0;
 }
@@ -91,9 +97,9 @@ static void wheel_place(struct kmad_wheel *w, struct kmad_wheel_entry *e)
 		if (delta < (1ULL << level_shift(level + 1)))
 			break;
 	}
-	if (delta >= (1ULL << level_shift(KMAD_WHEEL_LEVELS)))
+	if (delta >= KMAD_WHEEL_SPAN)
 		/* Beyond the top level: park in its farthest slot. */
-		t = w->clk + (1ULL << level_shift(KMAD_WHEEL_LEVELS)) - 1;
+		t = w->clk + KMAD_WHEEL_SPAN - 1;
 	idx = level * KMAD_WHEEL_SLOTS + wheel_index(level, t);
 	list_add_tail(&e->node, &w->slot[idx]);
 	e->slot = idx;
@@ -240,7 +246,51 @@ static void wheel_cascade(struct kmad_wheel *w, unsigned int level,
 	list_for_each_entry_safe(e, tmp, &moving, node) {
 		list_del(&e->node);
 		wheel_place(w, e);
+		w->moves++;
 	}
+}
+
+static int wheel_cmp_expires(void *priv, const struct list_head *a,
+			     const struct list_head *b)
+{
+	const struct kmad_wheel_entry *ea, *eb;
+
+	ea = list_entry(a, struct kmad_wheel_entry, node);
+	eb = list_entry(b, struct kmad_wheel_entry, node);
+	return ea->expires > eb->expires;
+}
+
+/*
+ * The clock jumped to @now, at least KMAD_WHEEL_SPAN past the wheel's:
+ * turning the wheel up to it would cascade the top level's parked slot
+ * once per KMAD_WHEEL_SPAN ticks, placing its entries again every time.
+ * Instead each pending entry is visited once: one expiring by @now goes
+ * to the due list, sorted by expiry (list_sort() keeps equal expiries in
+ * their order), any other is placed again from the new clock.
+ */
+static void wheel_jump(struct kmad_wheel *w, u64 now)
+{
+	struct kmad_wheel_entry *e, *tmp;
+	LIST_HEAD(pending);
+	LIST_HEAD(due);
+	unsigned int s;
+
+	for_each_set_bit(s, w->pending, KMAD_WHEEL_NR_SLOTS)
+		list_splice_tail_init(&w->slot[s], &pending);
+	bitmap_zero(w->pending, KMAD_WHEEL_NR_SLOTS);
+	w->clk = now + 1;
+	list_for_each_entry_safe(e, tmp, &pending, node) {
+		if (e->expires <= now) {
+			list_move_tail(&e->node, &due);
+			e->slot = KMAD_WHEEL_DUE;
+		} else {
+			list_del(&e->node);
+			wheel_place(w, e);
+			w->moves++;
+		}
+	}
+	list_sort(NULL, &due, wheel_cmp_expires);
+	list_splice_tail(&due, &w->due);
 }
 
 /**
@@ -251,6 +301,11 @@ static void wheel_cascade(struct kmad_wheel *w, unsigned int level,
  * Entries whose expiry is at or before @now move to the due list, in
  * expiry order; kmad_wheel_first_due() returns them.  They stay in the
  * wheel until kmad_wheel_del().
+ *
+ * What it costs does not grow with how far @now is: within the wheel's
+ * span (2^24 ticks), one step per pending slot reached and each entry
+ * moved at most once per level; beyond it, one pass over the pending
+ * entries and a sort of those handed out.
  */
 void kmad_wheel_advance(struct kmad_wheel *w, u64 now)
 {
@@ -258,6 +313,10 @@ void kmad_wheel_advance(struct kmad_wheel *w, u64 now)
 	unsigned int level, idx;
 	u64 t;
 
+	if (now >= w->clk && now - w->clk >= KMAD_WHEEL_SPAN) {
+		wheel_jump(w, now);
+		return;
+	}
 	while (wheel_next_pending(w, &t) && t <= now) {
 		w->clk = t;
 		/* At a slot boundary, cascade the levels whose index turns

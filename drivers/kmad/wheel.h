@@ -40,9 +40,13 @@ struct kmad_wheel_entry {
  * @pending: bit per slot: its list is not empty.
  * @due: expired entries, in expiry order, until kmad_wheel_del().
  * @slot: KMAD_WHEEL_NR_SLOTS slot lists, level by level (a 4 KiB array).
+ * @moves: how many times an entry was placed again after its add (by a
+ *	cascade or a clock jump), since kmad_wheel_init(): what advancing
+ *	cost, which tests check.
  */
 struct kmad_wheel {
 	u64 clk;
+	u64 moves;
 	unsigned int count;
 	DECLARE_BITMAP(pending, KMAD_WHEEL_NR_SLOTS);
 	struct list_head due;

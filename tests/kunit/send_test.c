@@ -617,6 +617,68 @@ static void send_timeout_range(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* Entries the agent's deadline wheel has placed again since it began. */
+static u64 ks_wheel_moves(struct kmad_agent *agent)
+{
+	struct kmad_agent_priv *priv = kmad_agent_priv(agent);
+	unsigned long flags;
+	u64 moves;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	moves = priv->deadlines.moves;
+	spin_unlock_irqrestore(&priv->lock, flags);
+	return moves;
+}
+
+/*
+ * The provider's clock jumps UINT_MAX ms ahead (about 2^62 ticks: an
+ * infinite timeout to msecs_to_jiffies()), past sends waiting 100 ms, a
+ * minute and KMAD_MAX_TIMEOUT_MS.  They all time out at once, in deadline
+ * order, and the wheel placed each again at most once per level, not once
+ * per 2^24 ticks jumped.  A send posted after the jump times out 100 ms
+ * later.
+ */
+static void send_clock_jump(struct kunit *test)
+{
+	static const unsigned int timeouts[] = {
+		KMAD_MAX_TIMEOUT_MS, 60000, 100,
+	};
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf[ARRAY_SIZE(timeouts)], *late;
+	u64 moves;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		buf[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 50 + i,
+				    timeouts[i], 0);
+		kt_post(f, buf[i]);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+	moves = ks_wheel_moves(f->agent);
+	kmad_sim_advance_clock(f->fab, UINT_MAX);
+	kt_settle(f);
+	KUNIT_EXPECT_LE(test, ks_wheel_moves(f->agent) - moves,
+			(u64)ARRAY_SIZE(timeouts) * KMAD_WHEEL_LEVELS);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 3);
+	kt_expect_send(f, 0, buf[2], KMAD_SEND_RESP_TIMEOUT);
+	kt_expect_send(f, 1, buf[1], KMAD_SEND_RESP_TIMEOUT);
+	kt_expect_send(f, 2, buf[0], KMAD_SEND_RESP_TIMEOUT);
+
+	late = kt_request(f, f->agent, KMAD_METHOD_GET, 60, 100, 0);
+	kt_post(f, late);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 99);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 3);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 4);
+	kt_expect_send(f, 3, late, KMAD_SEND_RESP_TIMEOUT);
+	for (i = 0; i < ARRAY_SIZE(timeouts); i++)
+		kmad_free_send_buf(buf[i]);
+	kmad_free_send_buf(late);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_early_response_waits),
@@ -634,6 +696,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	KUNIT_CASE(send_response_judged_by_header),
 	KUNIT_CASE(send_timeout_range),
+	KUNIT_CASE(send_clock_jump),
 	{}
 };
 

@@ -229,19 +229,31 @@ static void wheel_del_everywhere(struct kunit *test)
 					     KMAD_WHEEL_NR_SLOTS));
 }
 
-/*
- * Random adds (over every level and beyond), removals and advances (by
- * small steps, big jumps, and to kmad_wheel_next()), checked against the
- * array after every advance.
- */
-static void wheel_random_against_model(struct kunit *test)
+/* A random number below 2^@bits; one draw for fewer than 32 bits. */
+static u64 wt_rand_bits(struct rnd_state *rnd, unsigned int bits)
 {
-	struct wt *t = test->priv;
+	u64 r = prandom_u32_state(rnd);
+
+	if (bits < 32)
+		return r & ((1U << bits) - 1);
+	r = r << 32 | prandom_u32_state(rnd);
+	return r & ((1ULL << bits) - 1);
+}
+
+/*
+ * Random adds (up to 2^@add_bits ticks ahead), removals and advances (by
+ * small steps, jumps of up to 2^@jump_bits ticks, and to
+ * kmad_wheel_next()), checked against the array after every advance.
+ */
+static void wt_random(struct wt *t, u64 seed, unsigned int add_bits,
+		      unsigned int jump_bits)
+{
+	struct kunit *test = t->test;
 	struct rnd_state rnd;
 	int op, i;
 	u64 when;
 
-	prandom_seed_state(&rnd, 0x6b6d6164);
+	prandom_seed_state(&rnd, seed);
 	for (op = 0; op < 10000; op++) {
 		u32 r = prandom_u32_state(&rnd);
 
@@ -249,10 +261,10 @@ static void wheel_random_against_model(struct kunit *test)
 		switch (r % 8) {
 		case 0: case 1: case 2:
 			if (!t->ent[i].in) {
-				u32 bits = prandom_u32_state(&rnd) % 27;
+				u32 bits = prandom_u32_state(&rnd) % add_bits;
 
 				wt_add(t, i, t->now + 1 +
-				       (prandom_u32_state(&rnd) & ((1U << bits) - 1)));
+				       wt_rand_bits(&rnd, bits));
 			}
 			break;
 		case 3:
@@ -263,8 +275,7 @@ static void wheel_random_against_model(struct kunit *test)
 			wt_advance(t, t->now + prandom_u32_state(&rnd) % 100);
 			break;
 		case 6:
-			wt_advance(t, t->now + (prandom_u32_state(&rnd) &
-						((1U << 22) - 1)));
+			wt_advance(t, t->now + wt_rand_bits(&rnd, jump_bits));
 			break;
 		case 7:
 			if (kmad_wheel_next(&t->w, &when))
@@ -277,12 +288,56 @@ static void wheel_random_against_model(struct kunit *test)
 	wt_run_out(t);
 }
 
+/* Over every level and beyond, with jumps within the wheel's span. */
+static void wheel_random_against_model(struct kunit *test)
+{
+	wt_random(test->priv, 0x6b6d6164, 27, 22);
+}
+
+/* The same with jumps far beyond the span (2^24 ticks). */
+static void wheel_random_huge_jumps_against_model(struct kunit *test)
+{
+	wt_random(test->priv, 0x6a756d70, 34, 36);
+}
+
+/*
+ * An advance far beyond the wheel's span (2^24 ticks) costs one pass over
+ * the entries, not one cascade per 2^24 ticks jumped: what expired comes
+ * out in expiry order, everything else is placed again once, and still
+ * comes out exactly on time, even 2^62 ticks ahead.
+ */
+static void wheel_huge_jump(struct kunit *test)
+{
+	static const u64 deltas[] = {
+		3, 100, 5000, 1 << 20, 1ULL << 30, 1ULL << 40, 1ULL << 41,
+		1ULL << 62,
+	};
+	struct wt *t = test->priv;
+	u64 base = t->now, moves = t->w.moves;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(deltas); i++)
+		wt_add(t, i, base + deltas[i]);
+	/* 2^36 ticks: 2^12 turns of the top level. */
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 36)), 5);
+	KUNIT_ASSERT_LE(test, t->w.moves - moves, 3ULL);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 41) - 1), 1);
+	KUNIT_ASSERT_LE(test, t->w.moves - moves, 5ULL);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 41)), 1);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 62) - 1), 0);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 62)), 1);
+	KUNIT_EXPECT_LE(test, t->w.moves - moves, 6ULL);
+	KUNIT_EXPECT_EQ(test, t->w.count, 0U);
+}
+
 static struct kunit_case wheel_cases[] = {
 	KUNIT_CASE(wheel_boundaries_exact),
 	KUNIT_CASE(wheel_next_never_late),
 	KUNIT_CASE(wheel_order_and_late),
 	KUNIT_CASE(wheel_del_everywhere),
 	KUNIT_CASE(wheel_random_against_model),
+	KUNIT_CASE(wheel_random_huge_jumps_against_model),
+	KUNIT_CASE(wheel_huge_jump),
 	{}
 };
 
