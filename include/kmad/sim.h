@@ -73,6 +73,13 @@ enum kmad_sim_notify {
 };
 
 /*
+ * The longest packet kmad_sim_inject() takes (an IB MTU).  A MAD is
+ * %KMAD_MAD_SIZE bytes and so is every receive buffer kmad posts: a longer
+ * packet fits none, and its receive completes with %KMAD_WC_LOC_ERR.
+ */
+#define KMAD_SIM_MAX_PACKET	4096
+
+/*
  * KMAD_SIM_QP() - the qpn argument of the control functions for QP @qpn
  * (0 or 1) of port @port of an HCA; KMAD_SIM_QP(1, qpn) is plain @qpn.
  */

@@ -142,7 +142,9 @@ static void sim_bad_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 2, 1, &mad, 256, 1, 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 0, 2, &mad, 256, 1, 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_inject(NULL, 0, 1, &mad, 256, 1, 1), -EINVAL);
-	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 0, 1, &mad, 257, 1, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 0, 1, &mad,
+					      KMAD_SIM_MAX_PACKET + 1, 1, 1),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_peek_send(s->fab, 0, 1, 0, &mad, 256), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0,
 						     KMAD_WC_SUCCESS, true),
@@ -180,6 +182,28 @@ static void sim_inject_event(struct kunit *test)
 	kmad_sim_settle(s->fab);
 	kmad_sim_get_stats(s->fab, 1, &st);
 	KUNIT_EXPECT_EQ(test, st.cq_events, 2ULL);
+}
+
+/* A packet longer than the receive buffer takes it all the same and
+ * completes it with a local error; nothing is delivered.
+ */
+static void sim_inject_oversized(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	u8 *pkt = kunit_kzalloc(test, KMAD_MAD_SIZE + 1, GFP_KERNEL);
+	struct kmad_sim_stats st;
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	st_mad((struct kmad_mad *)pkt, KMAD_METHOD_GET_RESP, 5);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 1, 1, pkt,
+					      KMAD_MAD_SIZE + 1, 1, 1),
+			-EMSGSIZE);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 1U);
+	KUNIT_EXPECT_TRUE(test, kmad_sim_event_pending(s->fab, 1, 1));
+	kmad_sim_get_stats(s->fab, 1, &st);
+	KUNIT_EXPECT_EQ(test, st.recv_errors, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.delivered, 0ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->recvs), 0);
 }
 
 static void st_hook_inject(void *arg)
@@ -466,6 +490,7 @@ static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_qp0_permissive),
 	KUNIT_CASE(sim_bad_args),
 	KUNIT_CASE(sim_inject_event),
+	KUNIT_CASE(sim_inject_oversized),
 	KUNIT_CASE(sim_ibta_hook),
 	KUNIT_CASE(sim_missed_hook),
 	KUNIT_CASE(sim_missed_plain),

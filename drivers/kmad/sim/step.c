@@ -55,8 +55,9 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
  * @fab: the fabric.
  * @dev: device index.
  * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
- * @mad: the MAD.
- * @len: its length, 1 to %KMAD_MAD_SIZE.
+ * @mad: the MAD: min(@len, %KMAD_MAD_SIZE) bytes are read from it.
+ * @len: the packet's length, 1 to %KMAD_SIM_MAX_PACKET.  Above
+ *	%KMAD_MAD_SIZE it is longer than any receive buffer kmad posts.
  * @slid: the source LID to report.
  * @src_qpn: the source QP to report.
  *
@@ -64,6 +65,9 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
  * P_Key index 0), which raises an event as the notification rules say.
  * No fault injection, no Q_Key check and no firmware apply: the MAD
  * reaches kmad even if it is a request the port's SMA or PMA would answer.
+ * A packet longer than the buffer takes the buffer all the same and
+ * completes it with %KMAD_WC_LOC_ERR (counted as recv_errors), as an HCA
+ * reports a local length error.
  *
  * Context: any.
  * Return: 0; -ENOBUFS if no receive buffer is posted (or the QP is not in
@@ -77,7 +81,7 @@ int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 	enum sim_rx_result res;
 	struct sim_qp *qp;
 
-	if (!mad || !len || len > KMAD_MAD_SIZE)
+	if (!mad || !len || len > KMAD_SIM_MAX_PACKET)
 		return -EINVAL;
 	qp = kmad_sim_qp_get(fab, dev, qpn);
 	if (IS_ERR(qp))
@@ -88,7 +92,7 @@ int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 	pkt.src_qpn = src_qpn;
 	pkt.dst_qpn = qpn;
 	pkt.copies = 1;
-	memcpy(pkt.mad, mad, len);
+	memcpy(pkt.mad, mad, min_t(size_t, len, KMAD_MAD_SIZE));
 	res = kmad_sim_qp_receive(qp, &pkt);
 	kmad_sim_qp_put(qp);
 
