@@ -95,6 +95,7 @@ enum kmad_port_stat {
 	KMAD_PSTAT_CANCELED,		/* sends ended as canceled */
 	KMAD_PSTAT_FLUSHED,		/* sends ended as flushed */
 	KMAD_PSTAT_RECV_FLUSHED,	/* receive buffers flushed */
+	KMAD_PSTAT_RECV_ERRORS,		/* receives failed otherwise: dropped */
 	KMAD_PSTAT_RECV_NOBUF,		/* receive buffer allocation failures */
 	KMAD_PSTAT_QP_RECOVERIES,	/* QP error recoveries */
 	KMAD_PSTAT_CQ_EVENTS,		/* completion events */

@@ -20,7 +20,8 @@
  * not back to their agents; once the provider holds nothing more, the
  * recovery work resets the QP to RTS, reposts receive buffers and posts the
  * replay list ahead of the overflow list.  On a DYING QP (port removal)
- * flushed sends complete as flushed instead.
+ * flushed sends complete as flushed instead.  Only a flush means the QP
+ * is in error: a receive that fails otherwise is dropped by recv.c.
  */
 
 #include <linux/delay.h>

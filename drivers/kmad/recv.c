@@ -381,17 +381,28 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	struct kmad_recv_priv *recv = container_of(wc->cqe,
 						   struct kmad_recv_priv, cqe);
 	struct kmad_qp_info *qpi = cq->info;
+	bool flushed = wc->status == KMAD_WC_FLUSH_ERR;
 	enum kmad_mad_verdict why;
-
 	u16 answer;
 
-	kmad_qp_recv_returned(qpi, wc->status != KMAD_WC_SUCCESS);
-	if (wc->status != KMAD_WC_SUCCESS) {
+	/* Only a flush means the QP is in error; any other error failed
+	 * this receive alone (e.g. a packet longer than the buffer).
+	 */
+	kmad_qp_recv_returned(qpi, flushed);
+	if (flushed) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_FLUSHED);
 		kmad_recv_free(recv);
 		return;
 	}
 	kmad_recv_refill(qpi);
+	if (wc->status != KMAD_WC_SUCCESS) {
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_ERRORS);
+		pr_debug_ratelimited("kmad: %s port %u QP%u: receive failed with status %d, dropped\n",
+				     qpi->port->dev->name, qpi->port->port_num,
+				     qpi->qp.qpn, wc->status);
+		kmad_recv_free(recv);
+		return;
+	}
 
 	if (kmad_mad_validate(&recv->mad, min_t(u32, wc->byte_len,
 						sizeof(recv->mad)), &why)) {

@@ -100,6 +100,8 @@ static void debugfs_stats_count(struct kunit *test)
 				  "%s", text);
 	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "\ndropped_short 0\n"),
 				  "%s", text);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "\nrecv_errors 0\n"),
+				  "%s", text);
 	agent = kt_sprintf(test,
 			   "agent %#x qp1 class 0x00 posted 1 completed 1 responses 1 ",
 			   f->agent->hi_tid);

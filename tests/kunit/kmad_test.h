@@ -272,6 +272,30 @@ static inline enum kmad_send_state kt_state(struct kmad_send_buf *buf,
 	return state;
 }
 
+/* Where a QP is in its life, read under its lock. */
+static inline enum kmad_qp_run kt_qp_run(struct kmad_qp_info *qpi)
+{
+	enum kmad_qp_run run;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	run = qpi->run;
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	return run;
+}
+
+/* How many receive buffers the provider holds for a QP. */
+static inline unsigned int kt_qp_rq_posted(struct kmad_qp_info *qpi)
+{
+	unsigned int n;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	n = qpi->rq_posted;
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	return n;
+}
+
 static inline int kt_events(struct kt_fix *f)
 {
 	int n;

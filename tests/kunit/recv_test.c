@@ -474,6 +474,51 @@ static void recv_bm_response_round_trip(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/* A receive that completes with a local error (here a packet longer than
+ * the buffer) is no flush: it is dropped and counted, its buffer is
+ * replaced, the QP does not go into recovery, and a request and its
+ * response still flow afterwards.
+ */
+static void recv_local_error_dropped(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	s64 errors = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_ERRORS);
+	s64 flushed = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_FLUSHED);
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	u8 *pkt = kunit_kzalloc(test, KMAD_MAD_SIZE + 1, GFP_KERNEL);
+	struct kmad_send_buf *req;
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	kt_mad((struct kmad_mad *)pkt, KT_CLASS, KT_VERSION,
+	       KMAD_METHOD_GET_RESP);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, pkt,
+					      KMAD_MAD_SIZE + 1,
+					      kmad_port_lid(f->port[KT_DEV1]),
+					      KT_QPN), -EMSGSIZE);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_ERRORS),
+			errors + 1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_FLUSHED),
+			flushed);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+
+	f->free_on_send = true;
+	req = kt_request(f, f->agent, KMAD_METHOD_GET, 7, 100, 0);
+	kt_post(f, req);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			1U);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_respond(f, req, KMAD_MAD_STATUS_SUCCESS);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, req, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, req, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries);
+}
+
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
 	KUNIT_CASE(recv_unsupported_class),
@@ -486,6 +531,7 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_bm_response_round_trip),
 	KUNIT_CASE_PARAM(recv_answer_method, kr_resp_gen_params),
 	KUNIT_CASE_PARAM(recv_create_response_method, kr_resp_gen_params),
+	KUNIT_CASE(recv_local_error_dropped),
 	{}
 };
 
