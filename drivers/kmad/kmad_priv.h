@@ -318,11 +318,17 @@ enum kmad_send_state {
  * @KMAD_HW_WAITING: on the overflow or replay list, not yet given to the
  *	provider.
  * @KMAD_HW_POSTED: the provider holds it; a CQE will come.
+ * @KMAD_HW_CANCELED: the provider holds it, and it was canceled or flushed
+ *	meanwhile (its send state is %KMAD_SS_CANCELED): its CQE ends it,
+ *	even a flush after a QP error, which is not replayed.  Set under A
+ *	and Q by kmad_qp_cancel(), so the CQ drain, which holds only Q,
+ *	sees it.
  */
 enum kmad_hw_state {
 	KMAD_HW_IDLE,
 	KMAD_HW_WAITING,
 	KMAD_HW_POSTED,
+	KMAD_HW_CANCELED,
 };
 
 struct kmad_recv_priv;
@@ -376,7 +382,7 @@ int kmad_qp_create(struct kmad_qp_info *qpi);
 void kmad_qp_stop(struct kmad_qp_info *qpi);
 void kmad_qp_destroy(struct kmad_qp_info *qpi);
 void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr);
-bool kmad_qp_unqueue(struct kmad_qp_info *qpi, struct kmad_send_wr *wr);
+bool kmad_qp_cancel(struct kmad_qp_info *qpi, struct kmad_send_wr *wr);
 void kmad_cq_drain_work(struct work_struct *work);
 void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc);
 void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed);

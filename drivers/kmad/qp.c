@@ -15,13 +15,15 @@
  * harmless.  A drain handles at most KMAD_CQ_BUDGET CQEs per run, then
  * requeues itself behind other work so one busy CQ cannot starve others.
  *
- * Error recovery: a flushed send completion on a running QP (or a fatal QP
+ * Error recovery: a flushed completion on a running QP (or a fatal QP
  * event) puts the QP in RECOVERING.  Flushed sends go to the replay list,
- * not back to their agents; once the provider holds nothing more, the
- * recovery work resets the QP to RTS, reposts receive buffers and posts the
- * replay list ahead of the overflow list.  On a DYING QP (port removal)
- * flushed sends complete as flushed instead.  Only a flush means the QP
- * is in error: a receive that fails otherwise is dropped by recv.c.
+ * not back to their agents, except sends canceled meanwhile
+ * (KMAD_HW_CANCELED), which end at their flush; once the provider holds
+ * nothing more, the recovery work resets the QP to RTS, reposts receive
+ * buffers and posts the replay list ahead of the overflow list.  On a
+ * DYING QP (port removal) flushed sends complete as flushed instead.
+ * Only a flush means the QP is in error: a receive that fails otherwise
+ * is dropped by recv.c.
  */
 
 #include <linux/delay.h>
@@ -117,16 +119,22 @@ void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 }
 
 /**
- * kmad_qp_unqueue() - take back a send the provider does not hold yet.
+ * kmad_qp_cancel() - a send was canceled or flushed: take it back if the
+ * provider does not hold it yet, else mark it so that its CQE ends it.
  * @qpi: its QP.
- * @wr: the send.
+ * @wr: the send, just made %KMAD_SS_CANCELED.
+ *
+ * A send the provider holds is marked %KMAD_HW_CANCELED: if the QP goes
+ * to error, its flushed CQE completes it instead of putting it on the
+ * replay list.  The mark is made under both locks, so the drain, which
+ * holds only Q (it cannot take A there: A -> Q), reads it safely.
  *
  * Context: the send's agent lock held (lock order A -> Q).
  * Return: true if @wr was waiting for a slot and is now idle, so its send
  * completion is the caller's to report; false if the provider holds it (a
  * CQE will come) or it already completed.
  */
-bool kmad_qp_unqueue(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
+bool kmad_qp_cancel(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 {
 	bool taken = false;
 	unsigned long flags;
@@ -137,6 +145,8 @@ bool kmad_qp_unqueue(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 		list_del_init(&wr->qp_entry);
 		wr->hw = KMAD_HW_IDLE;
 		taken = true;
+	} else if (wr->hw == KMAD_HW_POSTED) {
+		wr->hw = KMAD_HW_CANCELED;
 	}
 	spin_unlock_irqrestore(&qpi->lock, flags);
 	return taken;
@@ -172,26 +182,31 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 					       cqe);
 	unsigned long flags;
 	struct kmad_qp_info *qpi = cq->info;
-	bool replay = false, kick;
+	bool replay = false, canceled, flushed, kick;
 
 	spin_lock_irqsave(&qpi->lock, flags);
-	if (WARN_ON_ONCE(wr->hw != KMAD_HW_POSTED)) {
+	if (WARN_ON_ONCE(wr->hw != KMAD_HW_POSTED &&
+			 wr->hw != KMAD_HW_CANCELED)) {
 		spin_unlock_irqrestore(&qpi->lock, flags);
 		return;
 	}
+	canceled = wr->hw == KMAD_HW_CANCELED;
 	qpi->sq_posted--;
 	wr->hw = KMAD_HW_IDLE;
-	if (wc->status == KMAD_WC_FLUSH_ERR &&
-	    (qpi->run == KMAD_QP_RUNNING || qpi->run == KMAD_QP_RECOVERING)) {
+	flushed = wc->status == KMAD_WC_FLUSH_ERR &&
+		  (qpi->run == KMAD_QP_RUNNING ||
+		   qpi->run == KMAD_QP_RECOVERING);
+	if (flushed && !canceled) {
 		/* The hardware never sent it: send it again after recovery. */
 		wr->hw = KMAD_HW_WAITING;
 		list_add_tail(&wr->qp_entry, &qpi->replay);
 		replay = true;
-		qp_start_recovery(qpi);
-	} else if (qpi->run == KMAD_QP_RECOVERING) {
-		/* This may have been the last thing the provider held. */
-		qp_start_recovery(qpi);
 	}
+	/* A flush puts the QP in recovery; any CQE may have been the last
+	 * thing the provider held for a recovery to go on.
+	 */
+	if (flushed || qpi->run == KMAD_QP_RECOVERING)
+		qp_start_recovery(qpi);
 	kick = qp_post_waiting(qpi);
 	spin_unlock_irqrestore(&qpi->lock, flags);
 

@@ -463,9 +463,10 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 		wr->status = status;
 		send_set_state(wr, KMAD_SS_CANCELED);
 		/* Under the agent lock, so the send cannot complete and be
-		 * posted again in between.
+		 * posted again in between.  If the provider holds it, its
+		 * CQE ends it, even a flush: it is not sent again.
 		 */
-		if (kmad_qp_unqueue(agent->qpi, wr)) {
+		if (kmad_qp_cancel(agent->qpi, wr)) {
 			send_put_ref(wr);		/* send completion */
 			send_set_state(wr, KMAD_SS_DONE);
 			send_defer_done(wr);
