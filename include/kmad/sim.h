@@ -280,6 +280,9 @@ int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 		    const void *mad, size_t len, u16 slid, u32 src_qpn);
 int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
 		      u32 qpn);
+int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, enum kmad_qp_state state,
+			    unsigned int count);
 void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 			struct kmad_sim_stats *stats);
 

@@ -152,12 +152,20 @@ static void sim_bad_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 0, 1, false), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 0, 7, true), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_qp_error(s->fab, 3, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 3, 0, KMAD_QPS_RESET, 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 0, 2, KMAD_QPS_RESET, 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 0, 1, 7, 1),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(s->fab, 9, 0), 0U);
 	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 0, 9), 0U);
 	kmad_sim_set_notify(s->fab, 5, 0, KMAD_SIM_NOTIFY_MISSED);
 	kmad_sim_set_arm_hook(s->fab, 0, 5, NULL, NULL);
 	kmad_sim_remove_device(s->fab, 1);
 	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 1, 1, &mad, 256, 1, 1), -ENODEV);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 1, 1, KMAD_QPS_RESET, 1),
+			-ENODEV);
 	KUNIT_EXPECT_NULL(test, kmad_sim_device(s->fab, 1));
 	kmad_sim_remove_device(s->fab, 1);
 }

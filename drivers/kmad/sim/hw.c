@@ -9,6 +9,10 @@
  * field it guards; F, the fabric's leaf lock, is taken inside it to draw
  * faults and read the latency.
  *
+ * A test can make modify_qp() to a given state fail
+ * (kmad_sim_fail_modify_qp()): a failed call returns -EIO and leaves the
+ * QP as it was.
+ *
  * QP states.  RESET: posting a send or a receive fails with -EINVAL;
  * arriving MADs are dropped.  RTS: normal.  ERR: entered from any state
  * by modify_qp(), by kmad_sim_qp_error() or by a CQ overflow; every send
@@ -445,6 +449,12 @@ static int sim_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 	int ret = 0;
 
 	spin_lock_irqsave(&qp->cq->lock, flags);
+	if (state <= KMAD_QPS_ERR && qp->modify_fails[state]) {
+		/* kmad_sim_fail_modify_qp(): refuse, change nothing. */
+		qp->modify_fails[state]--;
+		spin_unlock_irqrestore(&qp->cq->lock, flags);
+		return -EIO;
+	}
 	switch (state) {
 	case KMAD_QPS_RESET:
 		sim_qp_reset_locked(qp);

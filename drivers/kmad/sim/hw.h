@@ -155,6 +155,8 @@ struct sim_cq {
  * @sq_unpolled: sends posted whose CQE kmad has not polled; a send queue
  *	slot is busy until then, as on an HCA (C).
  * @rq_unpolled: the same for receives (C).
+ * @modify_fails: per target state, how many of the next modify_qp()
+ *	calls to it fail (kmad_sim_fail_modify_qp()) (C).
  * @send_slots: @sq_depth send slots (I).
  * @recv_slots: @rq_depth receive slots (I).
  * @tx_work: async mode: transmits @wire in order once each send is due.
@@ -178,6 +180,7 @@ struct sim_qp {
 	struct list_head free_recvs;
 	unsigned int sq_unpolled;
 	unsigned int rq_unpolled;
+	unsigned int modify_fails[KMAD_QPS_ERR + 1];
 	struct sim_send *send_slots;
 	struct sim_recv *recv_slots;
 	struct delayed_work tx_work;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kmad_sim: controls addressed to one QP by (device index, qpn), in both
- * modes (notification mode, injection, QP errors) and step mode only
- * (the wire, CQ events, the arm hook, the virtual clock).
+ * modes (notification mode, injection, QP errors, modify_qp failures) and
+ * step mode only (the wire, CQ events, the arm hook, the virtual clock).
  *
  * Each control takes a reference on the QP (kmad_sim_qp_get()), works
  * under the QP's CQ lock (C, see hw.h), and calls kmad, if at all, after
@@ -137,6 +137,44 @@ int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kmad_sim_qp_error);
+
+/**
+ * kmad_sim_fail_modify_qp() - make a QP's next moves to a state fail, as
+ * an HCA's modify_qp may.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
+ * @state: the target state whose moves fail.
+ * @count: how many of kmad's next modify_qp() calls to @state on the QP
+ *	fail (UINT_MAX: in effect all); 0 ends failures still to come.
+ *	Replaces the count set before for @state.
+ *
+ * A failed call returns -EIO and changes nothing: a move to RESET forgets
+ * nothing, a move to the error state flushes nothing.
+ *
+ * Context: any.
+ * Return: 0; -EINVAL (also for a bad @state) or -ENODEV.
+ */
+int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, enum kmad_qp_state state,
+			    unsigned int count)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	if (state != KMAD_QPS_RESET && state != KMAD_QPS_RTS &&
+	    state != KMAD_QPS_ERR)
+		return -EINVAL;
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	qp->modify_fails[state] = count;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_fail_modify_qp);
 
 /**
  * kmad_sim_pending_sends() - how many sends wait on a QP's wire.
