@@ -64,6 +64,12 @@ struct dentry;
 #define KMAD_CQ_BUDGET		64
 /* CQEs polled per provider call. */
 #define KMAD_POLL_BATCH		16
+/* Resets a QP recovery tries before it gives the QP up (KMAD_QP_FAILED),
+ * and the wait before the first retry, doubled before each next one
+ * (10 + 20 + 40 + 80 ms in all).
+ */
+#define KMAD_QP_RECOVER_TRIES		5
+#define KMAD_QP_RECOVER_BACKOFF_MS	10
 
 /* The kmad/ directory in debugfs; NULL or an error pointer if unavailable. */
 extern struct dentry *kmad_debugfs_root;
@@ -111,12 +117,18 @@ enum kmad_port_stat {
  * @KMAD_QP_RECOVERING: went to error; flushed sends wait on the replay list
  *	and new sends on the overflow list until the QP is back in RTS.
  * @KMAD_QP_DYING: the port is going away; flushed sends complete as flushed.
+ * @KMAD_QP_FAILED: recovery gave up: the provider failed to reset the QP
+ *	to RTS KMAD_QP_RECOVER_TRIES times.  It holds nothing and is given
+ *	nothing: every send queued on it ends at once with
+ *	%KMAD_SEND_LOCAL_ERROR, and no MAD is received, until the port goes
+ *	away.
  */
 enum kmad_qp_run {
 	KMAD_QP_DOWN,
 	KMAD_QP_RUNNING,
 	KMAD_QP_RECOVERING,
 	KMAD_QP_DYING,
+	KMAD_QP_FAILED,
 };
 
 struct kmad_qp_info;
@@ -154,7 +166,10 @@ struct kmad_qp_info {
 	struct list_head failed;	/* Q: sends the provider refused */
 	unsigned int rq_depth;		/* I */
 	unsigned int rq_posted;		/* Q: receive buffers the provider holds */
-	struct work_struct recover_work;
+	struct delayed_work recover_work;
+	unsigned int recover_tries;	/* W: recover_work; failed resets
+					 * since the last recovery
+					 */
 	unsigned long flags;		/* atomic bitops: KMAD_QP_* bits */
 };
 

@@ -20,7 +20,9 @@
  * not back to their agents, except sends canceled meanwhile
  * (KMAD_HW_CANCELED), which end at their flush; once the provider holds
  * nothing more, the recovery work resets the QP to RTS, reposts receive
- * buffers and posts the replay list ahead of the overflow list.  On a
+ * buffers and posts the replay list ahead of the overflow list.  A reset
+ * that fails is retried with backoff; after KMAD_QP_RECOVER_TRIES the QP
+ * is FAILED and every send queued on it ends with a local error.  On a
  * DYING QP (port removal) flushed sends complete as flushed instead.
  * Only a flush means the QP is in error: a receive that fails otherwise
  * is dropped by recv.c.
@@ -109,6 +111,10 @@ void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 		wr->hw_status = KMAD_WC_FLUSH_ERR;
 		list_add_tail(&wr->qp_entry, &qpi->failed);
 		kick = true;
+	} else if (qpi->run == KMAD_QP_FAILED) {
+		wr->hw_status = KMAD_WC_LOC_ERR;
+		list_add_tail(&wr->qp_entry, &qpi->failed);
+		kick = true;
 	} else {
 		list_add_tail(&wr->qp_entry, &qpi->overflow);
 		kick = qp_post_waiting(qpi);
@@ -166,7 +172,7 @@ static void qp_start_recovery(struct kmad_qp_info *qpi)
 	if (qpi->run == KMAD_QP_RUNNING)
 		qpi->run = KMAD_QP_RECOVERING;
 	if (qpi->run == KMAD_QP_RECOVERING && qp_quiet(qpi))
-		queue_work(kmad_wq, &qpi->recover_work);
+		queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
 }
 
 /**
@@ -304,7 +310,7 @@ void kmad_cq_drain_work(struct work_struct *work)
 		 */
 		if (qpi->run == KMAD_QP_RECOVERING) {
 			set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
-			queue_work(kmad_wq, &qpi->recover_work);
+			queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
 		}
 		spin_unlock_irqrestore(&qpi->lock, flags);
 	}
@@ -380,9 +386,47 @@ void kmad_qp_event(struct kmad_qp *qp, enum kmad_qp_event_type event)
 }
 EXPORT_SYMBOL_GPL(kmad_qp_event);
 
+/*
+ * The provider failed to reset the QP to RTS.  Try again later, backing
+ * off, or after KMAD_QP_RECOVER_TRIES tries give the QP up: it becomes
+ * FAILED, and every send waiting for it (replay and overflow lists), and
+ * every send queued on it later, ends with a local error from the drain.
+ * Context: recover_work.
+ */
+static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
+{
+	struct kmad_send_wr *wr;
+	unsigned long flags;
+	unsigned int delay_ms;
+
+	if (++qpi->recover_tries < KMAD_QP_RECOVER_TRIES) {
+		delay_ms = KMAD_QP_RECOVER_BACKOFF_MS << (qpi->recover_tries - 1);
+		pr_warn_ratelimited("kmad: %s port %u QP%u: recovery failed: %d; retrying in %u ms\n",
+				    qpi->port->dev->name, qpi->port->port_num,
+				    qpi->qp.qpn, err, delay_ms);
+		queue_delayed_work(kmad_wq, &qpi->recover_work,
+				   msecs_to_jiffies(delay_ms));
+		return;
+	}
+	pr_err("kmad: %s port %u QP%u: recovery failed %u times (last: %d); giving the QP up: its sends fail until the port goes away\n",
+	       qpi->port->dev->name, qpi->port->port_num, qpi->qp.qpn,
+	       qpi->recover_tries, err);
+	spin_lock_irqsave(&qpi->lock, flags);
+	if (qpi->run == KMAD_QP_RECOVERING) {
+		qpi->run = KMAD_QP_FAILED;
+		list_splice_tail_init(&qpi->replay, &qpi->failed);
+		list_splice_tail_init(&qpi->overflow, &qpi->failed);
+		list_for_each_entry(wr, &qpi->failed, qp_entry)
+			wr->hw_status = KMAD_WC_LOC_ERR;
+	}
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	queue_work(kmad_wq, &qpi->cq.drain_work);
+}
+
 static void qp_recover_work(struct work_struct *work)
 {
-	struct kmad_qp_info *qpi = container_of(work, struct kmad_qp_info,
+	struct kmad_qp_info *qpi = container_of(to_delayed_work(work),
+						struct kmad_qp_info,
 						recover_work);
 	unsigned long flags;
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
@@ -404,11 +448,10 @@ static void qp_recover_work(struct work_struct *work)
 	if (!ret)
 		ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RTS);
 	if (ret) {
-		pr_err_ratelimited("kmad: %s port %u QP%u: recovery failed: %d\n",
-				   qpi->port->dev->name, qpi->port->port_num,
-				   qpi->qp.qpn, ret);
+		qp_recover_failed(qpi, ret);
 		return;
 	}
+	qpi->recover_tries = 0;
 
 	spin_lock_irqsave(&qpi->lock, flags);
 	if (qpi->run == KMAD_QP_RECOVERING)
@@ -443,7 +486,8 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	INIT_LIST_HEAD(&qpi->overflow);
 	INIT_LIST_HEAD(&qpi->replay);
 	INIT_LIST_HEAD(&qpi->failed);
-	INIT_WORK(&qpi->recover_work, qp_recover_work);
+	INIT_DELAYED_WORK(&qpi->recover_work, qp_recover_work);
+	qpi->recover_tries = 0;
 	qpi->sq_depth = port->attr.sq_depth ?: KMAD_DEFAULT_SQ_DEPTH;
 	qpi->rq_depth = port->attr.rq_depth ?: KMAD_DEFAULT_RQ_DEPTH;
 	qpi->run = KMAD_QP_DOWN;
@@ -511,7 +555,7 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 		wr->hw_status = KMAD_WC_FLUSH_ERR;
 	spin_unlock_irqrestore(&qpi->lock, flags);
 
-	cancel_work_sync(&qpi->recover_work);
+	cancel_delayed_work_sync(&qpi->recover_work);
 	ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 	do {
 		queue_work(kmad_wq, &qpi->cq.drain_work);
@@ -538,7 +582,7 @@ void kmad_qp_destroy(struct kmad_qp_info *qpi)
 	unsigned long flags;
 
 	cancel_work_sync(&qpi->cq.drain_work);
-	cancel_work_sync(&qpi->recover_work);
+	cancel_delayed_work_sync(&qpi->recover_work);
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_DOWN;
 	spin_unlock_irqrestore(&qpi->lock, flags);

@@ -4,7 +4,18 @@
  * simulated fabric.
  */
 
+#include <linux/delay.h>
+
 #include "kmad_test.h"
+
+/* Recovery backs off in real time: how long a test waits for it. */
+#define KT_RECOVERY_WAIT_MS	5000
+
+static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
+		    enum kmad_port_stat s)
+{
+	return atomic64_read(&f->port[dev]->stats[s]);
+}
 
 /* A send canceled while the hardware holds it, then flushed by a QP
  * error, is not sent again after recovery: it ends CANCELED when its
@@ -33,8 +44,112 @@ static void qp_canceled_send_not_replayed(struct kunit *test)
 	kt_expect_send(f, 1, b, KMAD_SEND_OK);
 }
 
+/* Settle until @n sends wait on device 0's wire; false after the wait. */
+static bool kt_wait_pending(struct kt_fix *f, unsigned int n)
+{
+	int i;
+
+	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
+		kt_settle(f);
+		if (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN) == n)
+			return true;
+		msleep(20);
+	}
+	return false;
+}
+
+/* Settle until the log holds @n events; false after the wait. */
+static bool kt_wait_events(struct kt_fix *f, int n)
+{
+	int i;
+
+	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
+		kt_settle(f);
+		if (kt_events(f) >= n)
+			return true;
+		msleep(20);
+	}
+	return false;
+}
+
+/* Recovery retries a QP reset that failed: a modify_qp failure costs one
+ * retry, after which the QP is back in RTS with its receive buffers, and
+ * its flushed sends are posted again.
+ */
+static void qp_recovery_retries_failed_reset(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	int i;
+
+	f->free_on_send = true;
+	for (i = 0; i < 2; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_RESET, 1), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test, kt_wait_pending(f, 2));
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	for (i = 0; i < 2; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_OK);
+}
+
+/* A QP whose reset keeps failing is given up after a bounded number of
+ * tries: every send waiting on it (flushed, or posted during recovery),
+ * and every send posted later, ends with a local error, and the QP stays
+ * FAILED.
+ */
+static void qp_recovery_gives_up(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	struct kmad_send_buf *a, *b, *c, *d;
+
+	f->free_on_send = true;
+	a = kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0);
+	b = kt_request(f, f->agent, KMAD_METHOD_SET, 2, 0, 0);
+	c = kt_request(f, f->agent, KMAD_METHOD_SET, 3, 0, 0);
+	d = kt_request(f, f->agent, KMAD_METHOD_SET, 4, 0, 0);
+	kt_post(f, a);
+	kt_post(f, b);
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_RESET, UINT_MAX),
+			0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	kt_settle(f);
+	kt_post(f, c);
+	KUNIT_ASSERT_TRUE(test, kt_wait_events(f, 3));
+	kt_expect_send(f, 0, a, KMAD_SEND_LOCAL_ERROR);
+	kt_expect_send(f, 1, b, KMAD_SEND_LOCAL_ERROR);
+	kt_expect_send(f, 2, c, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_FAILED);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), 0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries);
+
+	kt_post(f, d);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 4);
+	kt_expect_send(f, 3, d, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_RESET, 0), 0);
+}
+
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
+	KUNIT_CASE(qp_recovery_retries_failed_reset),
+	KUNIT_CASE(qp_recovery_gives_up),
 	{}
 };
 
