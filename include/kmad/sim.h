@@ -148,6 +148,15 @@ struct kmad_sim_node_info {
  * @cq_depth: CQEs per CQ (0: the depth kmad asks for, large enough for
  *	sq_depth + rq_depth).  A smaller value makes overflows possible:
  *	see &kmad_sim_stats.cq_overflows.
+ * @qp_created: optional, for tests: called each time kmad has created a
+ *	QP, before kmad moves it to RTS, arms its CQ or posts a receive
+ *	buffer, with the fabric (also while kmad_sim_create() builds it),
+ *	the device index, the QP in the qpn form of the control functions
+ *	and @qp_created_arg.  It runs in kmad's context (process context,
+ *	device registration) with no sim lock held, and may call the
+ *	control functions on that QP, e.g. kmad_sim_set_arm_hook() to act at
+ *	kmad's first arming of its CQ.
+ * @qp_created_arg: its argument.
  */
 struct kmad_sim_config {
 	const char *name;
@@ -161,6 +170,9 @@ struct kmad_sim_config {
 	unsigned int sq_depth;
 	unsigned int rq_depth;
 	unsigned int cq_depth;
+	void (*qp_created)(struct kmad_sim_fabric *fab, unsigned int dev,
+			   u32 qpn, void *arg);
+	void *qp_created_arg;
 };
 
 /**

@@ -214,6 +214,53 @@ static void sim_inject_oversized(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&s->recvs), 0);
 }
 
+struct st_created {
+	int calls;
+	int reachable;			/* calls that found their QP */
+	u32 seen[2][4];			/* qpns by device, in call order */
+};
+
+static void st_qp_created(struct kmad_sim_fabric *fab, unsigned int dev,
+			  u32 qpn, void *arg)
+{
+	struct st_created *c = arg;
+
+	if (dev < 2 && c->calls < 8)
+		c->seen[dev][c->calls % 4] = qpn;
+	c->calls++;
+	/* The QP is already published: the controls reach it. */
+	if (!kmad_sim_fail_modify_qp(fab, dev, qpn, KMAD_QPS_RESET, 0))
+		c->reachable++;
+}
+
+/* The qp_created callback runs once per QP kmad creates, with an address
+ * the control functions take, while kmad_sim_create() builds the fabric.
+ */
+static void sim_qp_created_hook(struct kunit *test)
+{
+	struct st_created c = {};
+	struct kmad_sim_config cfg = {
+		.name = "stc_",
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.hca_ports = 2,
+		.mode = KMAD_SIM_STEP,
+		.qp_created = st_qp_created,
+		.qp_created_arg = &c,
+	};
+	struct kmad_sim_fabric *fab;
+
+	fab = kmad_sim_create(&cfg);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(fab));
+	kmad_sim_destroy(fab);
+	KUNIT_EXPECT_EQ(test, c.calls, 8);
+	KUNIT_EXPECT_EQ(test, c.reachable, 8);
+	KUNIT_EXPECT_EQ(test, c.seen[0][0], KMAD_SIM_QP(1, 0));
+	KUNIT_EXPECT_EQ(test, c.seen[0][1], KMAD_SIM_QP(1, 1));
+	KUNIT_EXPECT_EQ(test, c.seen[0][2], KMAD_SIM_QP(2, 0));
+	KUNIT_EXPECT_EQ(test, c.seen[0][3], KMAD_SIM_QP(2, 1));
+	KUNIT_EXPECT_EQ(test, c.seen[1][3], KMAD_SIM_QP(2, 1));
+}
+
 static void st_hook_inject(void *arg)
 {
 	struct st *s = arg;
@@ -499,6 +546,7 @@ static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_bad_args),
 	KUNIT_CASE(sim_inject_event),
 	KUNIT_CASE(sim_inject_oversized),
+	KUNIT_CASE(sim_qp_created_hook),
 	KUNIT_CASE(sim_ibta_hook),
 	KUNIT_CASE(sim_missed_hook),
 	KUNIT_CASE(sim_missed_plain),

@@ -404,6 +404,10 @@ static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	if (ret)
 		goto err_free_recv_slots;
 	kmad_qp_set_priv(kqp, qp);
+	if (sdev->fab->cfg.qp_created)
+		sdev->fab->cfg.qp_created(sdev->fab, sdev->node->index,
+					  KMAD_SIM_QP(port_num, qpn),
+					  sdev->fab->cfg.qp_created_arg);
 	return 0;
 
 err_free_recv_slots:
