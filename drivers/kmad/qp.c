@@ -15,6 +15,9 @@
  * harmless.  A drain handles at most KMAD_CQ_BUDGET CQEs per run, then
  * requeues itself behind other work so one busy CQ cannot starve others.
  *
+ * A new QP's CQ is armed before its receive buffers are posted, so that
+ * with an IBTA HCA the first receive cannot complete unseen.
+ *
  * Error recovery: a flushed completion on a running QP (or a fatal QP
  * event) puts the QP in RECOVERING.  Flushed sends go to the replay list,
  * not back to their agents, except sends canceled meanwhile
@@ -468,8 +471,8 @@ static void qp_recover_work(struct work_struct *work)
 }
 
 /**
- * kmad_qp_create() - create a port's QP and CQ, bring it to RTS and post
- * its receive buffers.
+ * kmad_qp_create() - create a port's QP and CQ, bring it to RTS, arm the
+ * CQ and post its receive buffers.
  * @qpi: the QP info, with port and qpt set.
  *
  * Context: process context (device registration).
@@ -510,11 +513,16 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_RUNNING;
 	spin_unlock_irqrestore(&qpi->lock, flags);
-	ret = kmad_recv_refill(qpi);
-	if (ret)
-		goto err_stop;
+	/* Arm before the first receive buffer is posted: on a CQ that
+	 * raises events only for CQEs arriving after arming (IBTA), a
+	 * receive completing before the arming would raise none, and no
+	 * drain would run to reap it.
+	 */
 	ret = ops->req_notify_cq(&qpi->cq, KMAD_CQ_NEXT_COMP);
 	if (ret < 0)
+		goto err_stop;
+	ret = kmad_recv_refill(qpi);
+	if (ret)
 		goto err_stop;
 	return 0;
 

@@ -188,6 +188,78 @@ static void cq_qp_error_recovered(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_OK);
 }
 
+struct kt_first_arm {
+	struct kmad_sim_fabric *fab;
+	int hooked;		/* arm hooks set */
+	int inject;		/* what the arm hook's MAD met */
+};
+
+/* A MAD arrives on device 0's QP1 as kmad first arms its CQ. */
+static void kt_first_arm_inject(void *arg)
+{
+	struct kt_first_arm *p = arg;
+	struct kmad_mad mad = {};
+
+	mad.mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad.mad_hdr.mgmt_class = KT_CLASS;
+	mad.mad_hdr.class_version = KT_VERSION;
+	mad.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	p->inject = kmad_sim_inject(p->fab, KT_DEV0, KT_QPN, &mad, sizeof(mad),
+				    2, KT_QPN);
+}
+
+static void kt_first_arm_qp_created(struct kmad_sim_fabric *fab,
+				    unsigned int dev, u32 qpn, void *arg)
+{
+	struct kt_first_arm *p = arg;
+
+	if (dev != KT_DEV0 || qpn != KT_QPN)
+		return;
+	p->fab = fab;
+	kmad_sim_set_arm_hook(fab, dev, qpn, kt_first_arm_inject, p);
+	p->hooked++;
+}
+
+/* A new QP's CQ is armed before its first receive buffer is posted, so
+ * that on an IBTA ("next CQE only") CQ the first receive cannot complete
+ * unseen: a MAD arriving at the first arming finds no buffer, and the
+ * first one after creation raises an event.
+ */
+static void cq_armed_before_first_receive(struct kunit *test)
+{
+	struct kt_first_arm p = { .inject = 1 };
+	struct kmad_sim_config cfg = {
+		.name = "kt_arm_",
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = KMAD_SIM_STEP,
+		.notify = KMAD_SIM_NOTIFY_IBTA,
+		.rq_depth = KT_RQ_DEPTH,
+		.qp_created = kt_first_arm_qp_created,
+		.qp_created_arg = &p,
+	};
+	struct kmad_sim_fabric *fab;
+	struct kmad_mad mad = {};
+
+	fab = kmad_sim_create(&cfg);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(fab));
+	KUNIT_EXPECT_EQ(test, p.hooked, 1);
+	KUNIT_EXPECT_EQ(test, p.inject, -ENOBUFS);
+	/* Nothing sits in the CQ without an event to reap it. */
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(fab, KT_DEV0, KT_QPN), 0U);
+
+	mad.mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad.mad_hdr.mgmt_class = KT_CLASS;
+	mad.mad_hdr.class_version = KT_VERSION;
+	mad.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(fab, KT_DEV0, KT_QPN, &mad,
+					      sizeof(mad), 2, KT_QPN), 0);
+	KUNIT_EXPECT_TRUE(test, kmad_sim_event_pending(fab, KT_DEV0, KT_QPN));
+	kmad_sim_fire_cq_event(fab, KT_DEV0, KT_QPN, false);
+	kmad_sim_settle(fab);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(fab, KT_DEV0, KT_QPN), 0U);
+	kmad_sim_destroy(fab);
+}
+
 static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(cq_ibta_cqe_before_rearm_not_stranded),
 	KUNIT_CASE(cq_missed_events_extra_event_harmless),
@@ -195,6 +267,7 @@ static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(cq_empty_event),
 	KUNIT_CASE(cq_budget_fairness),
 	KUNIT_CASE(cq_qp_error_recovered),
+	KUNIT_CASE(cq_armed_before_first_receive),
 	{}
 };
 
