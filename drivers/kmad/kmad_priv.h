@@ -393,6 +393,12 @@ u64 kmad_now(struct kmad_port *port);
 void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s);
 
 /* qp.c */
+#if IS_ENABLED(CONFIG_KUNIT)
+/* KUnit seam in QP teardown (kmad_qp_destroy(), kmad_qp_create()'s error
+ * path): see qp.c.
+ */
+void kmad_test_set_qp_destroy_hook(void (*hook)(struct kmad_qp_info *qpi));
+#endif
 int kmad_qp_create(struct kmad_qp_info *qpi);
 void kmad_qp_stop(struct kmad_qp_info *qpi);
 void kmad_qp_destroy(struct kmad_qp_info *qpi);

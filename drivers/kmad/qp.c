@@ -29,12 +29,46 @@
  * DYING QP (port removal) flushed sends complete as flushed instead.
  * Only a flush means the QP is in error: a receive that fails otherwise
  * is dropped by recv.c.
+ *
+ * Teardown marks the QP DOWN before it cancels the drain, so that a drain
+ * queued by a late CQ event finds it down (qp_mark_down()).
  */
 
 #include <linux/delay.h>
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
+
+#if IS_ENABLED(CONFIG_KUNIT)
+static void (*qp_destroy_hook)(struct kmad_qp_info *qpi);
+
+/**
+ * kmad_test_set_qp_destroy_hook() - KUnit seam in QP teardown.
+ * @hook: the function, or NULL.
+ *
+ * QP teardown calls @hook once it has marked the QP down and cancelled its
+ * drain, before the provider destroys the QP, so that a test can raise a
+ * CQ event exactly there.
+ */
+void kmad_test_set_qp_destroy_hook(void (*hook)(struct kmad_qp_info *qpi))
+{
+	WRITE_ONCE(qp_destroy_hook, hook);
+}
+EXPORT_SYMBOL_GPL(kmad_test_set_qp_destroy_hook);
+
+static void qp_test_destroy_hook(struct kmad_qp_info *qpi)
+{
+	void (*hook)(struct kmad_qp_info *qpi);
+
+	hook = READ_ONCE(qp_destroy_hook);
+	if (hook)
+		hook(qpi);
+}
+#else
+static inline void qp_test_destroy_hook(struct kmad_qp_info *qpi)
+{
+}
+#endif
 
 static const struct kmad_provider_ops *qp_ops(struct kmad_qp_info *qpi)
 {
@@ -470,6 +504,35 @@ static void qp_recover_work(struct work_struct *work)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 }
 
+/*
+ * First step of teardown: mark the QP down, then wait for its works.  In
+ * that order: a drain already past its check of the run state finishes
+ * before this returns, and every drain queued from now on (by a CQ event
+ * the provider still raises) finds the QP down and touches neither QP nor
+ * CQ, so the provider may destroy them.
+ */
+static void qp_mark_down(struct kmad_qp_info *qpi)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	qpi->run = KMAD_QP_DOWN;
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	cancel_work_sync(&qpi->cq.drain_work);
+	qp_test_destroy_hook(qpi);
+	cancel_delayed_work_sync(&qpi->recover_work);
+}
+
+/*
+ * Last step of teardown, once the provider destroyed the CQ: an event it
+ * raised until then may have queued one more drain.  That drain finds
+ * the QP down and does nothing, but must not run after the QP is freed.
+ */
+static void qp_forget_drain(struct kmad_qp_info *qpi)
+{
+	cancel_work_sync(&qpi->cq.drain_work);
+}
+
 /**
  * kmad_qp_create() - create a port's QP and CQ, bring it to RTS, arm the
  * CQ and post its receive buffers.
@@ -529,10 +592,11 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 err_stop:
 	kmad_qp_stop(qpi);
 err_destroy_qp:
+	qp_mark_down(qpi);
 	ops->destroy_qp(&qpi->qp);
 err_destroy_cq:
 	ops->destroy_cq(&qpi->cq);
-	qpi->run = KMAD_QP_DOWN;
+	qp_forget_drain(qpi);
 	return ret;
 }
 
@@ -587,15 +651,11 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 void kmad_qp_destroy(struct kmad_qp_info *qpi)
 {
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
-	unsigned long flags;
 
-	cancel_work_sync(&qpi->cq.drain_work);
-	cancel_delayed_work_sync(&qpi->recover_work);
-	spin_lock_irqsave(&qpi->lock, flags);
-	qpi->run = KMAD_QP_DOWN;
-	spin_unlock_irqrestore(&qpi->lock, flags);
+	qp_mark_down(qpi);
 	ops->destroy_qp(&qpi->qp);
 	ops->destroy_cq(&qpi->cq);
+	qp_forget_drain(qpi);
 }
 
 void kmad_qp_set_priv(struct kmad_qp *qp, void *priv)

@@ -146,10 +146,56 @@ static void qp_recovery_gives_up(struct kunit *test)
 						      KMAD_QPS_RESET, 0), 0);
 }
 
+struct kt_destroy_probe {
+	struct kmad_qp_info *qpi;	/* the QP to probe */
+	bool ran;
+	s64 empty_before, empty_after;
+};
+
+static struct kt_destroy_probe *kt_probe;
+
+/* Raise a CQ event on the QP being destroyed and let its drain run. */
+static void kt_destroy_hook(struct kmad_qp_info *qpi)
+{
+	struct kt_destroy_probe *p = kt_probe;
+
+	if (!p || qpi != p->qpi)
+		return;
+	p->ran = true;
+	p->empty_before = atomic64_read(&qpi->port->stats[KMAD_PSTAT_CQ_EMPTY_EVENTS]);
+	kmad_cq_event(&qpi->cq);
+	flush_work(&qpi->cq.drain_work);
+	p->empty_after = atomic64_read(&qpi->port->stats[KMAD_PSTAT_CQ_EMPTY_EVENTS]);
+}
+
+/* Teardown marks the QP down before it cancels the drain: a CQ event
+ * that comes once the drain is cancelled queues a drain that finds the
+ * QP down and leaves the CQ alone (it neither polls nor re-arms it).
+ */
+static void qp_destroy_event_after_drain_cancel(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_destroy_probe p = {
+		.qpi = &f->port[KT_DEV1]->qpi[KMAD_QPT_GSI],
+	};
+
+	kt_probe = &p;
+	kmad_test_set_qp_destroy_hook(kt_destroy_hook);
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	kmad_test_set_qp_destroy_hook(NULL);
+	kt_probe = NULL;
+
+	KUNIT_ASSERT_TRUE(test, p.ran);
+	KUNIT_EXPECT_EQ(test, p.empty_after, p.empty_before);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_CQ_EMPTY_EVENTS),
+			p.empty_before);
+}
+
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
+	KUNIT_CASE(qp_destroy_event_after_drain_cancel),
 	{}
 };
 
