@@ -56,6 +56,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/prandom.h>
+#include <linux/string.h>
 #include <linux/timer.h>
 
 #include "kmad_test.h"
@@ -129,6 +130,43 @@ MODULE_PARM_DESC(dims, "matrix dimensions, a mask (default 63): 1 send_handler f
 static unsigned int race_post_ms = RACE_POST_MS;
 module_param_named(post_ms, race_post_ms, uint, 0444);
 MODULE_PARM_DESC(post_ms, "how long each case posts, in ms (default 2500)");
+
+/*
+ * The test kernel's KUnit runs a module's suites while the module is
+ * still COMING, before the kernel parses its parameters (it does right
+ * after: 6.1 stable has upstream's 2810c1e99867, and not yet the fix that
+ * runs them once the module is LIVE).  So read ours from the raw
+ * argument string; the kernel then sets the same values.
+ */
+static int race_suite_init(struct kunit_suite *suite)
+{
+#ifdef MODULE
+	char *args, *next, *param, *val;
+	int ret = 0;
+
+	args = kstrdup(THIS_MODULE->args ?: "", GFP_KERNEL);
+	if (!args)
+		return -ENOMEM;
+	next = skip_spaces(args);
+	while (*next && !ret) {
+		next = next_arg(next, &param, &val);
+		if (!val)
+			ret = -EINVAL;
+		else if (!strcmp(param, "seed"))
+			ret = kstrtoull(val, 0, &race_seed);
+		else if (!strcmp(param, "dims"))
+			ret = kstrtouint(val, 0, &race_dims);
+		else if (!strcmp(param, "post_ms"))
+			ret = kstrtouint(val, 0, &race_post_ms);
+	}
+	kfree(args);
+	if (ret)
+		pr_err("kmad_race: bad module parameters\n");
+	return ret;
+#else
+	return 0;
+#endif
+}
 
 struct race_ctx;
 
@@ -1513,6 +1551,7 @@ static struct kunit_case race_cases[] = {
 
 static struct kunit_suite race_suite = {
 	.name = "kmad_race",
+	.suite_init = race_suite_init,
 	.exit = race_exit,
 	.test_cases = race_cases,
 };
