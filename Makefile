@@ -48,10 +48,11 @@ modules:
 modules_install: modules
 	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=$(or $(INSTALL_MOD_DIR),updates/kmad) modules_install
 
-# SUITE=<glob> runs a subset; KMAD_EXTRA_TESTS=<dir> adds outside KUnit modules.
+# SUITE=<glob> runs a subset; KMAD_EXTRA_TESTS=<dir> adds outside KUnit modules;
+# KMAD_TEST_ARGS='<module> <param>=<value>...' sets test module parameters.
 check:
 	@SUITE='$(SUITE)' KMAD_EXTRA_TESTS='$(KMAD_EXTRA_TESTS)' \
-		$(CURDIR)/tests/qemu/check.sh
+		KMAD_TEST_ARGS='$(KMAD_TEST_ARGS)' $(CURDIR)/tests/qemu/check.sh
 
 # TOPO=<name> FAULTS=<spec> SIM_ARGS=... DISCOVER_ARGS=...: see tests/qemu/run.sh.
 run:

@@ -8,6 +8,9 @@
 # Environment:
 #   SUITE=<glob>            run only the KUnit suites matching the glob
 #   KMAD_EXTRA_TESTS=<dir>  also build and run the KUnit modules in <dir>
+#   KMAD_TEST_ARGS='<module> <param>=<value>...[; <module> ...]'
+#                           module parameters for test modules, e.g.
+#                           'kmad_race_test seed=0x1234 post_ms=10000'
 #   KMAD_TIMEOUT=<seconds>  hard limit for the guest (default 900)
 #   KMAD_CACHE=<dir>        kernel cache (default /var/cache/kmad)
 set -euo pipefail
@@ -65,6 +68,20 @@ core=("$root/drivers/kmad/kmad.ko" "$root/drivers/kmad/sim/kmad_sim.ko"
 	cat "$out/load"
 } > "$out/load.all"
 mapfile -t tests < "$out/modules"
+# Append KMAD_TEST_ARGS' parameters to their modules' lines of the load list.
+if [ -n "${KMAD_TEST_ARGS:-}" ]; then
+	IFS=';' read -ra specs <<< "$KMAD_TEST_ARGS"
+	for spec in "${specs[@]}"; do
+		read -r mod args <<< "$spec"
+		[ -n "$mod" ] || continue
+		grep -qx "$mod" "$out/load.all" || {
+			echo "KMAD_TEST_ARGS: module $mod is not loaded (SUITE=$suite)" >&2
+			exit 1
+		}
+		sed -i "s|^$mod\$|$mod $args|" "$out/load.all"
+		echo ">> $mod $args"
+	done
+fi
 "$here/initramfs.sh" "$out/initramfs.cpio.gz" "$out/load.all" "${core[@]}" "${tests[@]}"
 
 echo ">> booting $kdir/arch/x86/boot/bzImage in QEMU (TCG, 2 vCPUs, timeout ${timeout}s)"
