@@ -65,6 +65,21 @@ void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay)
 }
 
 /**
+ * kmad_agent_run_now() - run the agent's work as soon as possible.
+ * @agent: the agent; the caller holds a reference and the agent lock.
+ *
+ * For callbacks to deliver, a table to resize, or a clock that moved.
+ * Setting timer_at with the queueing, under the lock, keeps a later
+ * deadline from postponing this run (agent_arm_timer()).
+ */
+void kmad_agent_run_now(struct kmad_agent_priv *agent)
+{
+	lockdep_assert_held(&agent->lock);
+	agent->timer_at = 0;
+	kmad_agent_queue_work(agent, 0);
+}
+
+/**
  * kmad_agent_find_by_tid() - the agent a response is for, with a reference.
  * @qpi: the QP the response arrived on.
  * @tid: the response's TID.
@@ -374,8 +389,7 @@ int kmad_unregister_agent(struct kmad_agent *agent)
 	 * a deadline any more: the agent is DYING and flushed.
 	 */
 	spin_lock_irqsave(&priv->lock, flags);
-	priv->timer_at = 0;
-	kmad_agent_queue_work(priv, 0);
+	kmad_agent_run_now(priv);
 	spin_unlock_irqrestore(&priv->lock, flags);
 	kmad_agent_put(priv);		/* the registration reference */
 	wait_for_completion(&priv->released);
@@ -515,12 +529,8 @@ void kmad_port_agents_kick(struct kmad_port *port)
 	rcu_read_lock();
 	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
 		if (kmad_agent_get(agent)) {
-			/* Under the lock with timer_at, so that no later
-			 * deadline postpones this run (agent_arm_timer()).
-			 */
 			spin_lock_irqsave(&agent->lock, flags);
-			agent->timer_at = 0;
-			kmad_agent_queue_work(agent, 0);
+			kmad_agent_run_now(agent);
 			spin_unlock_irqrestore(&agent->lock, flags);
 			kmad_agent_put(agent);
 		}

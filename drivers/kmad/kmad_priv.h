@@ -438,6 +438,7 @@ struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 						    bool *class_known);
 void kmad_agent_put(struct kmad_agent_priv *agent);
 void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay);
+void kmad_agent_run_now(struct kmad_agent_priv *agent);
 bool kmad_agent_get(struct kmad_agent_priv *agent);
 int kmad_port_responder_create(struct kmad_port *port);
 void kmad_port_responder_destroy(struct kmad_port *port);

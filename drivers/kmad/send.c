@@ -116,8 +116,7 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
 	    kmad_tid_wanted_bits(&agent->tids) == agent->tids.bits)
 		return;
 	agent->tids_resize = true;
-	agent->timer_at = 0;
-	kmad_agent_queue_work(agent, 0);
+	kmad_agent_run_now(agent);
 }
 
 /*
@@ -197,8 +196,7 @@ static void agent_arm_timer(struct kmad_agent_priv *agent)
 	lockdep_assert_held(&agent->lock);
 	if (!list_empty(&agent->done)) {
 		/* A callback is pending: run now, re-arm after. */
-		agent->timer_at = 0;
-		kmad_agent_queue_work(agent, 0);
+		kmad_agent_run_now(agent);
 		return;
 	}
 	if (agent_has_clock(agent) ||
@@ -242,8 +240,7 @@ static void send_defer_done(struct kmad_send_wr *wr)
 
 	lockdep_assert_held(&agent->lock);
 	list_add_tail(&wr->agent_entry, &agent->done);
-	agent->timer_at = 0;
-	kmad_agent_queue_work(agent, 0);
+	kmad_agent_run_now(agent);
 }
 
 static void send_count_outcome(struct kmad_send_wr *wr)
@@ -437,8 +434,7 @@ void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 
 	spin_lock_irqsave(&agent->lock, flags);
 	list_add_tail(&recv->agent_entry, &agent->recvs);
-	agent->timer_at = 0;
-	kmad_agent_queue_work(agent, 0);
+	kmad_agent_run_now(agent);
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
