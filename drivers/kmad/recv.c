@@ -14,11 +14,15 @@
  * answered with its IBTA response method carrying "unsupported
  * class/version" or "unsupported method"; responses, traps, sends and the
  * class-specific methods of other classes are never answered.  A request
- * that fails validation only because of its class version, or a method or
- * method/attribute pair its class does not define, is counted as dropped
- * for that reason and answered the same way, its version, method and
- * attribute echoed back.  The answer to a request that passes
- * kmad_mad_validate() passes it too.
+ * that fails validation only because of its class version or a method its
+ * class does not define is counted as dropped for that reason and answered
+ * too.  An answer carries the ClassVersion its class defines, and GetResp
+ * where the class defines no other response (an undefined method, a
+ * Report outside the SA).  One whose method/attribute pair its class
+ * forbids (a CM Get of an attribute other than ClassPortInfo) is dropped
+ * and not answered: its answer would break the same rule.  kmad never
+ * sends an answer kmad_mad_validate() would drop (Documentation/
+ * ulp-guide.rst, "Requests kmad answers itself").
  */
 
 #include <linux/slab.h>
@@ -265,32 +269,84 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 }
 EXPORT_SYMBOL_GPL(kmad_create_response);
 
-/* Answer a request no agent took with @status; consumes nothing. */
+/* The SMI's receive step for a directed-route SMP arriving at this CA
+ * port (IBTA C14-9/C14-13); false if it must be dropped.
+ */
+static bool recv_smi_step(struct kmad_qp_info *qpi,
+			  struct kmad_recv_priv *recv)
+{
+	struct kmad_smi_node node;
+
+	kmad_port_smi_node(qpi->port, &node);
+	return kmad_smi_recv((struct kmad_smp *)&recv->mad, &node) ==
+	       KMAD_SMI_HANDLE;
+}
+
+/*
+ * Fill @resp as kmad's answer to @req with @status.  The answer must be
+ * one the requester's MAD layer accepts, so a ClassVersion the class does
+ * not define is answered with the one it does (the requester learns which
+ * version the port speaks), and a response method the class does not
+ * define (a ReportResp outside the SA, the answer to a method the class
+ * lacks) becomes GetResp, which every class defines, as Linux's IBTA
+ * agents (qib's and hfi1's SMA and PMA) answer any method they do not
+ * support.  Nonzero if there is no answer, or if the answer still would
+ * not pass kmad_mad_validate(): a CM request other than for ClassPortInfo
+ * (CM carries every other attribute in Send, never answered).
+ */
+static int build_unsupported(struct kmad_mad *resp, const struct kmad_mad *req,
+			     u16 status)
+{
+	u8 version = kmad_mgmt_class_version(req->mad_hdr.mgmt_class);
+	enum kmad_mad_verdict v;
+	int ret;
+
+	ret = build_response(resp, req, status);
+	if (ret)
+		return ret;
+	if (version)
+		resp->mad_hdr.class_version = version;
+	if (kmad_mad_validate(resp, sizeof(*resp), &v) &&
+	    v == KMAD_MAD_VERDICT_CLASS_METHOD)
+		resp->mad_hdr.method = KMAD_METHOD_GET_RESP;
+	return kmad_mad_validate(resp, sizeof(*resp), NULL);
+}
+
+/*
+ * Answer a request no agent took, or one dropped with verdict @why that
+ * kmad answers all the same, with @status; consumes nothing.  A
+ * directed-route SMP is answered only if it travels outbound and, when it
+ * failed validation before its SMI step, the SMI's receive step delivers
+ * it here.
+ */
 static void answer_unsupported(struct kmad_qp_info *qpi,
-			       struct kmad_recv_priv *recv, u16 status)
+			       struct kmad_recv_priv *recv, u16 status,
+			       enum kmad_mad_verdict why)
 {
 	struct kmad_agent_priv *responder = qpi->port->responder[qpi->qpt];
 	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
 	struct kmad_send_buf *buf;
 	struct kmad_dest dest;
 
-	if (!responder || !answers_unsupported(hdr)) {
-		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
-		return;
-	}
+	if (!responder || !answers_unsupported(hdr))
+		goto dropped;
+	if (hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+	    (kmad_smp_is_returning((struct kmad_smp *)&recv->mad) ||
+	     (why != KMAD_MAD_VERDICT_OK && !recv_smi_step(qpi, recv))))
+		goto dropped;
 	response_dest(&dest, &recv->wc);
 	buf = kmad_alloc_send_buf(&responder->agent, &dest, GFP_KERNEL);
-	if (IS_ERR(buf)) {
-		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
-		return;
-	}
-	if (build_response(buf->mad, &recv->mad, status) ||
+	if (IS_ERR(buf))
+		goto dropped;
+	if (build_unsupported(buf->mad, &recv->mad, status) ||
 	    kmad_post_send(buf)) {
 		kmad_free_send_buf(buf);
-		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
-		return;
+		goto dropped;
 	}
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_ANSWERED);
+	return;
+dropped:
+	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
 }
 
 static void recv_dispatch(struct kmad_qp_info *qpi,
@@ -322,14 +378,18 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 	}
 	answer_unsupported(qpi, recv, class_known ?
 			   KMAD_MAD_STATUS_UNSUPPORTED_METHOD :
-			   KMAD_MAD_STATUS_BAD_VERSION);
+			   KMAD_MAD_STATUS_BAD_VERSION, KMAD_MAD_VERDICT_OK);
 	kmad_recv_free(recv);
 }
 
 /*
  * The status with which to answer a request that failed validation only
  * because kmad does not support what it asks (IBTA answers those), or 0
- * for a MAD that is malformed and gets no answer.
+ * for a MAD that gets no answer: a malformed one, and one whose
+ * method/attribute pair its class forbids (verdict METHOD_ATTR: a CM
+ * request other than Send of an attribute other than ClassPortInfo, an SMP
+ * Trap of another attribute than Notice), whose answer would carry the
+ * same forbidden pair and be dropped by any MAD layer, kmad's or Linux's.
  */
 static u16 verdict_answer(enum kmad_mad_verdict why)
 {
@@ -338,24 +398,9 @@ static u16 verdict_answer(enum kmad_mad_verdict why)
 		return KMAD_MAD_STATUS_BAD_VERSION;
 	case KMAD_MAD_VERDICT_CLASS_METHOD:
 		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
-	case KMAD_MAD_VERDICT_METHOD_ATTR:
-		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
 	default:
 		return 0;
 	}
-}
-
-/* The SMI's receive step for a directed-route SMP arriving at this CA
- * port (IBTA C14-9/C14-13); false if it must be dropped.
- */
-static bool recv_smi_step(struct kmad_qp_info *qpi,
-			  struct kmad_recv_priv *recv)
-{
-	struct kmad_smi_node node;
-
-	kmad_port_smi_node(qpi->port, &node);
-	return kmad_smi_recv((struct kmad_smp *)&recv->mad, &node) ==
-	       KMAD_SMI_HANDLE;
 }
 
 static void recv_fill_wc(struct kmad_qp_info *qpi,
@@ -417,7 +462,7 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		    kmad_is_smp_class(recv->mad.mad_hdr.mgmt_class) ==
 		    kmad_qpt_is_smi(qpi->qpt)) {
 			recv_fill_wc(qpi, recv, wc);
-			answer_unsupported(qpi, recv, answer);
+			answer_unsupported(qpi, recv, answer, why);
 		}
 		kmad_recv_free(recv);
 		return;

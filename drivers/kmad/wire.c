@@ -65,26 +65,6 @@ static bool kmad_class_is_reserved(u8 cls)
 		cls != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
 }
 
-/* Step 4: classes with exactly one ClassVersion; 0 means "not checked". */
-static u8 kmad_class_fixed_version(u8 cls)
-{
-	switch (cls) {
-	case KMAD_MGMT_CLASS_SUBN_LID_ROUTED:
-	case KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
-		return KMAD_SMP_CLASS_VERSION;
-	case KMAD_MGMT_CLASS_SUBN_ADM:
-		return KMAD_SA_CLASS_VERSION;
-	case KMAD_MGMT_CLASS_PERF_MGMT:
-		return KMAD_PMA_CLASS_VERSION;
-	case KMAD_MGMT_CLASS_CM:
-		return KMAD_CM_CLASS_VERSION;
-	case KMAD_MGMT_CLASS_CONG_MGMT:
-		return KMAD_CC_CLASS_VERSION;
-	default:
-		return 0;
-	}
-}
-
 /* Step 5: @m is the method without the RESP bit. */
 static bool kmad_method_is_reserved(u8 m)
 {
@@ -212,7 +192,7 @@ static enum kmad_mad_verdict kmad_mad_check(const u8 *p, size_t len)
 		return KMAD_MAD_VERDICT_BASE_VERSION;
 	if (kmad_class_is_reserved(cls))
 		return KMAD_MAD_VERDICT_RESERVED_CLASS;
-	fixed = kmad_class_fixed_version(cls);
+	fixed = kmad_mgmt_class_version(cls);
 	if (fixed && class_version != fixed)
 		return KMAD_MAD_VERDICT_CLASS_VERSION;
 	if (kmad_method_is_reserved(method & KMAD_METHOD_MASK))

@@ -852,6 +852,36 @@ static inline bool kmad_is_smp_class(u8 cls)
 }
 
 /**
+ * kmad_mgmt_class_version() - the one ClassVersion a class defines
+ * @cls: management class
+ *
+ * SMP (both routings) 1, SA 2, PerfMgt 1, CM 2 and CongMgt 2: the classes
+ * whose ClassVersion kmad_mad_validate() checks.  Other classes (BM,
+ * DevMgt, SNMP, vendor, application) may have several; kmad does not
+ * check them.
+ *
+ * Return: the version, or 0 for a class kmad knows no single version of.
+ */
+static inline u8 kmad_mgmt_class_version(u8 cls)
+{
+	switch (cls) {
+	case KMAD_MGMT_CLASS_SUBN_LID_ROUTED:
+	case KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
+		return KMAD_SMP_CLASS_VERSION;
+	case KMAD_MGMT_CLASS_SUBN_ADM:
+		return KMAD_SA_CLASS_VERSION;
+	case KMAD_MGMT_CLASS_PERF_MGMT:
+		return KMAD_PMA_CLASS_VERSION;
+	case KMAD_MGMT_CLASS_CM:
+		return KMAD_CM_CLASS_VERSION;
+	case KMAD_MGMT_CLASS_CONG_MGMT:
+		return KMAD_CC_CLASS_VERSION;
+	default:
+		return 0;
+	}
+}
+
+/**
  * kmad_mad_tid_hi() - upper half of the TransactionID
  * @hdr: common MAD header
  *
