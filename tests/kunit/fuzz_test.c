@@ -1,18 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NOT BUILT YET (no entry in tests/kunit/Kbuild): this suite was written
- * against kmad before the issue 9 fixes (LOC_ERR receives, the IBTA answer
- * methods, the recv_errors counter) and fails 9 of its 21 cases on the
- * current core; see Documentation/testing.rst.  It is kept here to be
- * brought up to date, not run.
- *
  * kmad_fuzz: generated and mutated MADs (a million with count=1000000)
  * into QP0 and QP1 of a simulated HCA, checking that kmad survives them,
  * accounts for every one and answers only with valid MADs.
  *
  * Cases: fuzz_lengths (every length from 0 to 257 and some above, of three
- * kinds of MAD, into both QPs), fuzz_answer_valid (one minimal request per
- * kind of invalid answer fuzz_random finds), fuzz_dr_hops (directed-route
+ * kinds of MAD, into both QPs), fuzz_answer_valid (one request per rule of
+ * the answers kmad sends itself, with the answer it must get), fuzz_dr_hops (directed-route
  * SMPs over the hop count, hop pointer and direction), fuzz_replay (the
  * inputs of tests/fuzz/replay.h, when it exists) and fuzz_random (the
  * generator, in shards).
@@ -41,8 +35,10 @@
  * and whose lower half an outstanding request's), directed-route fields
  * around the hop-count and hop-pointer boundaries, fully random bytes, and
  * 1-4 byte mutations of any of these; lengths 256 and 1, 23, 24, 25, 255,
- * random, and 0 and oversized (257, 300, 512: the simulator refuses those
- * with -EINVAL, which is checked, and they are not counted as injected);
+ * random, 0 (the simulator refuses it with -EINVAL, which is checked; not
+ * counted as injected) and oversized (257, 300, 512: longer than every
+ * receive buffer, so the simulator completes the receive with LOC_ERR and
+ * returns -EMSGSIZE, both checked);
  * QP the class's own or the other one.  Every choice comes from a
  * xorshift64* generator seeded from the printed seed (module parameter
  * "seed"; each shard of fuzz_random derives its own), so a run repeats.
@@ -50,7 +46,8 @@
  * Accounting.  recv.c sends every receive completion down exactly one of
  * these paths and counts it on the port (KMAD_PSTAT_*, port->drops[]):
  *
- *   completed with an error status             RECV_FLUSHED
+ *   completed flushed (QP in error)            RECV_FLUSHED
+ *   completed with another error (LOC_ERR)     RECV_ERRORS
  *   kmad_mad_validate() fails with verdict v   drops[v]
  *   SMP class on QP1 or GMP class on QP0       WRONG_QP
  *   directed-route SMP the SMI step discards   SMI_DISCARDS
@@ -58,26 +55,32 @@
  *
  * A RECEIVED MAD then ends in exactly one of RESP_MATCHED, RESP_UNMATCHED
  * (a response), REQ_DISPATCHED, REQ_ANSWERED or REQ_DROPPED (a request).
- * A request dropped with verdict CLASS_VERSION, CLASS_METHOD or
- * METHOD_ATTR on a QP of its kind is answered too, so it is counted twice:
- * in drops[v] and in REQ_ANSWERED or REQ_DROPPED.  With N the MADs the
- * simulator accepted and A those twice-counted requests:
+ * A request dropped with verdict CLASS_VERSION or CLASS_METHOD on a QP of
+ * its kind is answered too, so it is counted twice: in drops[v] and in
+ * REQ_ANSWERED or REQ_DROPPED.  With N the MADs the simulator took (every
+ * length but 0) and A those twice-counted requests:
  *
- *   (1) N = RECV_FLUSHED + sum(drops[v]) + WRONG_QP + SMI_DISCARDS
- *           + RECEIVED
+ *   (1) N = RECV_FLUSHED + RECV_ERRORS + sum(drops[v]) + WRONG_QP
+ *           + SMI_DISCARDS + RECEIVED
  *   (2) RECEIVED + A = RESP_MATCHED + RESP_UNMATCHED + REQ_DISPATCHED
  *                      + REQ_ANSWERED + REQ_DROPPED
  *
- * The test predicts every term of (1), and A, from its own copy of each
- * input (kmad_mad_validate(), kmad_smi_recv()) and checks them after every
- * batch, with: RESP_MATCHED = the requesters' recv_handler calls, each for
- * the request whose TID and class it carries; REQ_DISPATCHED = the
- * registered agents' recv_handler calls, each for the agent's own class,
- * version, method and OUI; REQ_ANSWERED = the answers found on the wire,
- * each of which must pass kmad_mad_validate(), answer a request injected on
- * that QP and carry an "unsupported" status; every MAD a handler gets
- * passes kmad_mad_validate(); the simulator delivered N; no receive buffer
- * was missing, no CQE is left unpolled and every send is off the wire.
+ * The test predicts every term of (1) and (2) but the split of responses
+ * into matched and unmatched, from its own copy of each input
+ * (kmad_mad_validate() and kmad_smi_recv(), both fuzzed on the host
+ * against independent models, and its own list of registrations), and
+ * checks them after every batch, with: RESP_MATCHED = the requesters'
+ * recv_handler calls, each for the request whose TID and class it
+ * carries; REQ_DISPATCHED = the registered agents' recv_handler calls,
+ * each for the agent's own class, version, method and OUI; REQ_ANSWERED =
+ * the answers found on the wire, each of which must pass
+ * kmad_mad_validate() and be, byte for byte, the answer fz_predict_answer()
+ * predicts for a request injected on that QP (the rules of
+ * Documentation/ulp-guide.rst, "Requests kmad answers itself"), every
+ * predicted answer sent; every MAD a handler gets passes
+ * kmad_mad_validate(); the simulator delivered N less the oversized ones
+ * and counted those as recv_errors; no receive buffer was missing, no CQE
+ * is left unpolled and every send is off the wire.
  *
  * Time.  kmad allocates and frees a receive buffer for every MAD, and more
  * for every answer; under the debug kernel (KASAN, kmemleak and lockdep
@@ -228,6 +231,7 @@ enum fz_fate {
 	FZ_WRONG_QP,
 	FZ_SMI,
 	FZ_RECEIVED,
+	FZ_RECV_ERROR,		/* longer than the buffer: LOC_ERR */
 };
 
 /* One MAD injected in the current batch. */
@@ -238,7 +242,10 @@ struct fz_input {
 	u8 qp;
 	u8 fate;		/* enum fz_fate */
 	u8 verdict;		/* enum kmad_mad_verdict */
+	bool dispatched;	/* to a registered agent */
+	bool answered;		/* kmad answers it with @answer */
 	u8 mad[KMAD_MAD_SIZE];
+	u8 answer[KMAD_MAD_SIZE];
 };
 
 /* What a MAD is, before injection. */
@@ -254,11 +261,15 @@ struct fz_mad {
 struct fz_expect {
 	u64 injected;
 	u64 rejected;			/* refused by the simulator */
+	u64 recv_errors;		/* oversized: LOC_ERR receives */
 	u64 verdict[KMAD_MAD_VERDICT_COUNT];
 	u64 wrong_qp;
 	u64 smi;
 	u64 received;
 	u64 answerable;			/* A of equation (2) */
+	u64 responses;			/* received responses */
+	u64 dispatched;
+	u64 answered;
 };
 
 /* Counters read from kmad, the simulator and the handlers. */
@@ -267,6 +278,7 @@ struct fz_counts {
 	s64 drops[KMAD_MAD_VERDICT_COUNT];
 	u64 delivered;
 	u64 no_recv;
+	u64 sim_recv_errors;
 	s64 matched;
 	s64 unsolicited;
 	u64 answers;
@@ -331,9 +343,10 @@ struct fz_fix {
 	atomic64_t stray;		/* a callback nobody expects */
 
 	u64 answers;
+	struct kmad_mad last_answer;	/* the last one seen */
 	u64 bad_answers;		/* fail kmad_mad_validate() */
-	u64 orphan_answers;		/* answer no injected request */
-	u64 bad_status_answers;		/* not an "unsupported" status */
+	u64 wrong_answers;		/* not a predicted answer */
+	u64 missing_answers;		/* predicted, never sent */
 	struct fz_sig sigs[FZ_MAX_SIGS];
 	unsigned int nsigs;
 	u64 sigs_lost;
@@ -412,7 +425,8 @@ static void fz_read_counts(struct fz_fix *f, struct fz_counts *c)
 		c->drops[i] = atomic64_read(&p->drops[i]);
 	kmad_sim_get_stats(f->fab, FZ_DEV, &st);
 	c->delivered = st.delivered;
-	c->no_recv = st.dropped_no_recv + st.recv_errors;
+	c->no_recv = st.dropped_no_recv;
+	c->sim_recv_errors = st.recv_errors;
 	c->matched = atomic64_read(&f->matched);
 	c->unsolicited = atomic64_read(&f->unsolicited);
 	c->answers = f->answers;
@@ -449,6 +463,7 @@ static void fz_counts_sub(struct fz_counts *d, const struct fz_counts *a,
 		d->drops[i] = a->drops[i] - b->drops[i];
 	d->delivered = a->delivered - b->delivered;
 	d->no_recv = a->no_recv - b->no_recv;
+	d->sim_recv_errors = a->sim_recv_errors - b->sim_recv_errors;
 	d->matched = a->matched - b->matched;
 	d->unsolicited = a->unsolicited - b->unsolicited;
 	d->answers = a->answers - b->answers;
@@ -460,12 +475,16 @@ static void fz_expect_add(struct fz_expect *sum, const struct fz_expect *e)
 
 	sum->injected += e->injected;
 	sum->rejected += e->rejected;
+	sum->recv_errors += e->recv_errors;
 	for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
 		sum->verdict[i] += e->verdict[i];
 	sum->wrong_qp += e->wrong_qp;
 	sum->smi += e->smi;
 	sum->received += e->received;
 	sum->answerable += e->answerable;
+	sum->responses += e->responses;
+	sum->dispatched += e->dispatched;
+	sum->answered += e->answered;
 }
 
 /* ---- handlers ---------------------------------------------------------- */
@@ -589,14 +608,200 @@ static void fz_repost(struct fz_fix *f)
 /* ---- predicting what recv.c does --------------------------------------- */
 
 /*
- * The requests recv.c answers although it drops them: the verdicts of its
- * verdict_answer().
+ * The requests kmad answers although it drops them (Documentation/
+ * ulp-guide.rst, "Requests kmad answers itself"): a ClassVersion or a
+ * method their class does not define.  Not a method/attribute pair the
+ * class forbids: the answer would carry it too.
  */
 static bool fz_verdict_answered(enum kmad_mad_verdict v)
 {
 	return v == KMAD_MAD_VERDICT_CLASS_VERSION ||
-	       v == KMAD_MAD_VERDICT_CLASS_METHOD ||
-	       v == KMAD_MAD_VERDICT_METHOD_ATTR;
+	       v == KMAD_MAD_VERDICT_CLASS_METHOD;
+}
+
+/*
+ * The one ClassVersion of the classes IBTA gives a single one: SMP 1,
+ * SA 2, PerfMgt 1, CM 2, CongMgt 2; 0 for the others (the values, not
+ * kmad's constants, so that a wrong constant shows).
+ */
+static u8 fz_class_version(u8 cls)
+{
+	switch (cls) {
+	case 0x01:
+	case 0x81:
+	case 0x04:
+		return 1;
+	case 0x03:
+	case 0x07:
+	case 0x21:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The IBTA response method (13.4.5, 15.2.2) of a request that asks for a
+ * response, which kmad answers when no agent takes it: Get and Set with
+ * GetResp, Report with ReportResp, and in the SA GetTable and
+ * GetTraceTable with GetTableResp, GetMulti with GetMultiResp, Delete
+ * with DeleteResp.  0 for everything else (responses, Trap, Send, the
+ * class-specific methods of other classes): kmad answers none of them.
+ */
+static u8 fz_answer_method(u8 cls, u8 method)
+{
+	switch (method) {
+	case KMAD_METHOD_GET:
+	case KMAD_METHOD_SET:
+		return KMAD_METHOD_GET_RESP;
+	case KMAD_METHOD_REPORT:
+		return KMAD_METHOD_REPORT_RESP;
+	}
+	if (cls != KMAD_MGMT_CLASS_SUBN_ADM)
+		return 0;
+	switch (method) {
+	case KMAD_METHOD_GET_TABLE:
+	case KMAD_METHOD_GET_TRACE_TABLE:
+		return KMAD_METHOD_GET_TABLE_RESP;
+	case KMAD_METHOD_GET_MULTI:
+		return KMAD_METHOD_GET_MULTI_RESP;
+	case KMAD_METHOD_DELETE:
+		return KMAD_METHOD_DELETE_RESP;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Does @cls define the response method @m?  Of the classes whose methods
+ * IBTA lists, SMP, PerfMgt and CM define GetResp as their only response,
+ * the SA every response (15.2.2); kmad has no list for the others.
+ */
+static bool fz_class_has_response(u8 cls, u8 m)
+{
+	switch (cls) {
+	case KMAD_MGMT_CLASS_SUBN_LID_ROUTED:
+	case KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
+	case KMAD_MGMT_CLASS_PERF_MGMT:
+	case KMAD_MGMT_CLASS_CM:
+		return m == KMAD_METHOD_GET_RESP;
+	default:
+		return true;
+	}
+}
+
+/*
+ * Does a registered agent (fz_regs[]) take the received request @in?
+ * *@class_known: some agent on the QP has its class and version (and OUI,
+ * for vendor range 2), which makes the answer "unsupported method" rather
+ * than "unsupported class/version".
+ */
+static bool fz_dispatched(const struct fz_input *in, bool *class_known)
+{
+	const struct kmad_mad_hdr *h = (const void *)in->mad;
+	const struct kmad_vendor_mad *vm = (const void *)in->mad;
+	u8 m = h->method & KMAD_METHOD_MASK;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fz_regs); i++) {
+		const struct fz_reg *r = &fz_regs[i];
+
+		if (r->qpt != in->qp || r->cls != h->mgmt_class ||
+		    r->version != h->class_version ||
+		    (kmad_mgmt_class_is_vendor_range2(r->cls) &&
+		     memcmp(vm->oui, r->oui, sizeof(r->oui))))
+			continue;
+		*class_known = true;
+		if (m < 32 && (r->methods & BIT(m)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The answer kmad must send to the request @in, into @in->answer: the
+ * request with its IBTA response method if the class defines it, else
+ * GetResp; @status; the ClassVersion the class defines, if it defines
+ * one; everything else as received.  None to a CM request of another
+ * attribute than ClassPortInfo (CM carries every other in Send).  A
+ * directed-route SMP travels outbound, passes the SMI's receive step
+ * here, and its answer returns (D bit, hop pointer HopCount + 1, the SMI's
+ * send step when DrDLID is permissive).  False if kmad sends none.
+ */
+static bool fz_predict_answer(struct fz_fix *f, struct fz_input *in,
+			      u16 status)
+{
+	const struct kmad_mad_hdr *h = (const void *)in->mad;
+	struct kmad_mad_hdr *a = (void *)in->answer;
+	struct kmad_smp *smp = (void *)in->answer;
+	u8 method = fz_answer_method(h->mgmt_class, h->method);
+	u8 version = fz_class_version(h->mgmt_class);
+
+	memcpy(in->answer, in->mad, KMAD_MAD_SIZE);
+	if (!method)
+		return false;
+	/* CM answers nothing but ClassPortInfo: the rest is all Send. */
+	if (h->mgmt_class == KMAD_MGMT_CLASS_CM &&
+	    h->attr_id != cpu_to_be16(KMAD_ATTR_CLASS_PORT_INFO))
+		return false;
+	if (!fz_class_has_response(h->mgmt_class, method))
+		method = KMAD_METHOD_GET_RESP;
+	if (version)
+		a->class_version = version;
+	a->method = method;
+	if (a->mgmt_class != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		a->status = cpu_to_be16(status);
+		return true;
+	}
+	if (kmad_smp_is_returning(smp) ||
+	    kmad_smi_recv(smp, &f->node) != KMAD_SMI_HANDLE)
+		return false;
+	smp->status = cpu_to_be16(status | KMAD_SMP_DIRECTION);
+	smp->hop_ptr = smp->hop_cnt + 1;
+	if (smp->dr_dlid == cpu_to_be16(KMAD_PERMISSIVE_LID) &&
+	    kmad_smi_send(smp, &f->node) != KMAD_SMI_HANDLE)
+		return false;
+	return true;
+}
+
+/*
+ * A MAD kmad_mad_validate() accepts: false if it goes no further than its
+ * fate, else the status kmad's answer would carry.
+ */
+static bool fz_predict_valid(struct fz_fix *f, struct fz_input *in,
+			     bool kind_ok, u16 *status)
+{
+	const struct kmad_mad_hdr *h = (const void *)in->mad;
+	bool class_known = false;
+	struct kmad_smp copy;
+
+	if (!kind_ok) {
+		in->fate = FZ_WRONG_QP;
+		f->bexp.wrong_qp++;
+		return false;
+	}
+	if (h->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		memcpy(&copy, in->mad, sizeof(copy));
+		if (kmad_smi_recv(&copy, &f->node) != KMAD_SMI_HANDLE) {
+			in->fate = FZ_SMI;
+			f->bexp.smi++;
+			return false;
+		}
+	}
+	in->fate = FZ_RECEIVED;
+	f->bexp.received++;
+	if (kmad_mad_is_response(h)) {
+		f->bexp.responses++;
+		return false;
+	}
+	if (fz_dispatched(in, &class_known)) {
+		in->dispatched = true;
+		f->bexp.dispatched++;
+		return false;
+	}
+	*status = class_known ? KMAD_MAD_STATUS_UNSUPPORTED_METHOD :
+				KMAD_MAD_STATUS_BAD_VERSION;
+	return true;
 }
 
 static void fz_predict(struct fz_fix *f, struct fz_input *in)
@@ -605,33 +810,34 @@ static void fz_predict(struct fz_fix *f, struct fz_input *in)
 	bool kind_ok = kmad_is_smp_class(h->mgmt_class) ==
 		       kmad_qpt_is_smi(in->qp);
 	enum kmad_mad_verdict v;
-	struct kmad_smp copy;
+	u16 status;
 
 	in->verdict = KMAD_MAD_VERDICT_OK;
+	in->dispatched = false;
+	in->answered = false;
+	if (in->len > KMAD_MAD_SIZE) {
+		/* Longer than every receive buffer: a LOC_ERR receive. */
+		in->fate = FZ_RECV_ERROR;
+		f->bexp.recv_errors++;
+		return;
+	}
 	if (kmad_mad_validate(in->mad, in->len, &v)) {
 		in->verdict = v;
 		in->fate = FZ_DROPPED;
 		f->bexp.verdict[v]++;
-		if (fz_verdict_answered(v) && !kmad_mad_is_response(h) &&
-		    kind_ok)
-			f->bexp.answerable++;
-		return;
-	}
-	if (!kind_ok) {
-		in->fate = FZ_WRONG_QP;
-		f->bexp.wrong_qp++;
-		return;
-	}
-	if (h->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
-		memcpy(&copy, in->mad, sizeof(copy));
-		if (kmad_smi_recv(&copy, &f->node) != KMAD_SMI_HANDLE) {
-			in->fate = FZ_SMI;
-			f->bexp.smi++;
+		if (!fz_verdict_answered(v) || kmad_mad_is_response(h) ||
+		    !kind_ok)
 			return;
-		}
+		f->bexp.answerable++;
+		status = v == KMAD_MAD_VERDICT_CLASS_VERSION ?
+			 KMAD_MAD_STATUS_BAD_VERSION :
+			 KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
+	} else if (!fz_predict_valid(f, in, kind_ok, &status)) {
+		return;
 	}
-	in->fate = FZ_RECEIVED;
-	f->bexp.received++;
+	in->answered = fz_predict_answer(f, in, status);
+	if (in->answered)
+		f->bexp.answered++;
 }
 
 /* ---- reporting --------------------------------------------------------- */
@@ -652,49 +858,54 @@ static void fz_print_input(struct fz_fix *f, const char *why,
 	kunit_info(f->test, "%s: input #%llu of seed %#llx: QP%u len %u slid %u verdict %s\n",
 		   why, in->index, f->seed, in->qp, in->len, in->slid,
 		   kmad_mad_verdict_name(in->verdict));
-	fz_print_mad(f, "mad", in->mad, in->len);
+	fz_print_mad(f, "mad", in->mad, min_t(unsigned int, in->len,
+					      KMAD_MAD_SIZE));
 }
 
 /* ---- answers on the wire ----------------------------------------------- */
 
-/* Could recv.c answer @in: a request it received or answers anyway? */
-static bool fz_answerable(const struct fz_input *in)
+/* @in was to be answered; print the first few that were not. */
+static void fz_missing_answer(struct fz_fix *f, const struct fz_input *in)
 {
-	const struct kmad_mad_hdr *h = (const void *)in->mad;
-
-	if (kmad_mad_is_response(h))
-		return false;
-	return in->fate == FZ_RECEIVED ||
-	       (in->fate == FZ_DROPPED && fz_verdict_answered(in->verdict) &&
-		kmad_is_smp_class(h->mgmt_class) == kmad_qpt_is_smi(in->qp));
+	if (!in->answered || f->missing_answers++ >= FZ_MAX_BAD_BATCHES)
+		return;
+	fz_print_input(f, "answer expected, none sent", in);
+	fz_print_mad(f, "expected", in->answer, KMAD_MAD_SIZE);
 }
 
 /*
  * The injected request @ans answers, in this batch: answers leave in the
- * order their requests arrived, and an answer keeps the request's header
- * but for Method and Status.
+ * order their requests arrived, so it is the first request from the scan
+ * point on whose predicted answer is @ans byte for byte.  The requests
+ * passed over were to be answered and were not.
  */
 static const struct fz_input *fz_find_request(struct fz_fix *f,
 					      unsigned int qp,
 					      const struct kmad_mad *ans)
 {
-	const struct kmad_mad_hdr *a = &ans->mad_hdr;
-	const struct kmad_mad_hdr *h;
-	unsigned int j;
+	unsigned int j, k;
 
 	for (j = f->scan[qp]; j < f->nbatch[qp]; j++) {
-		h = (const void *)f->batch[qp][j].mad;
-		if (fz_answerable(&f->batch[qp][j]) &&
-		    h->base_version == a->base_version &&
-		    h->mgmt_class == a->mgmt_class &&
-		    h->class_version == a->class_version &&
-		    h->tid == a->tid && h->attr_id == a->attr_id &&
-		    h->attr_mod == a->attr_mod) {
-			f->scan[qp] = j + 1;
-			return &f->batch[qp][j];
-		}
+		const struct fz_input *in = &f->batch[qp][j];
+
+		if (!in->answered || memcmp(in->answer, ans, KMAD_MAD_SIZE))
+			continue;
+		for (k = f->scan[qp]; k < j; k++)
+			fz_missing_answer(f, &f->batch[qp][k]);
+		f->scan[qp] = j + 1;
+		return in;
 	}
 	return NULL;
+}
+
+/* The predicted answers no answer on the wire matched: never sent. */
+static void fz_missing_answers(struct fz_fix *f)
+{
+	unsigned int qp, j;
+
+	for (qp = 0; qp < 2; qp++)
+		for (j = f->scan[qp]; j < f->nbatch[qp]; j++)
+			fz_missing_answer(f, &f->batch[qp][j]);
 }
 
 static void fz_bad_answer(struct fz_fix *f, const struct fz_input *in,
@@ -735,25 +946,9 @@ static void fz_bad_answer(struct fz_fix *f, const struct fz_input *in,
 }
 
 /*
- * The Status of an answer: an "unsupported" code, and for a directed-route
- * SMP the D bit (a returning SMP).  Bit 15 is the D bit only there; for
- * every other class it belongs to the class-specific status.
+ * Every answer kmad emits must pass kmad_mad_validate() and be the answer
+ * predicted for an injected request.
  */
-static bool fz_answer_status_ok(const struct kmad_mad *ans)
-{
-	u16 status = be16_to_cpu(ans->mad_hdr.status);
-
-	if (ans->mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
-		if (!(status & KMAD_SMP_DIRECTION))
-			return false;
-		status &= ~KMAD_SMP_DIRECTION;
-	}
-	return status == KMAD_MAD_STATUS_BAD_VERSION ||
-	       status == KMAD_MAD_STATUS_UNSUPPORTED_METHOD ||
-	       status == KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
-}
-
-/* Every answer kmad emits must be a valid answer to an injected request. */
 static void fz_check_answer(struct fz_fix *f, unsigned int qp,
 			    const struct kmad_mad *ans)
 {
@@ -761,21 +956,18 @@ static void fz_check_answer(struct fz_fix *f, unsigned int qp,
 	enum kmad_mad_verdict v;
 
 	f->answers++;
-	if (!in) {
-		if (!f->orphan_answers++) {
-			kunit_info(f->test, "answer to no injected request on QP%u:\n",
-				   qp);
-			fz_print_mad(f, "answer", (const u8 *)ans, sizeof(*ans));
-		}
-		return;
-	}
-	if (!fz_answer_status_ok(ans) && !f->bad_status_answers++) {
-		fz_print_input(f, "answer with another status", in);
-		fz_print_mad(f, "answer", (const u8 *)ans, KMAD_MAD_HDR_SIZE);
-	}
+	f->last_answer = *ans;
 	if (kmad_mad_validate(ans, sizeof(*ans), &v)) {
 		f->bad_answers++;
-		fz_bad_answer(f, in, ans, v);
+		if (in)
+			fz_bad_answer(f, in, ans, v);
+	}
+	if (in)
+		return;
+	if (!f->wrong_answers++) {
+		kunit_info(f->test, "an answer on QP%u that is the predicted answer of no injected request:\n",
+			   qp);
+		fz_print_mad(f, "answer", (const u8 *)ans, sizeof(*ans));
 	}
 }
 
@@ -828,6 +1020,7 @@ static void fz_drain_wire(struct fz_fix *f)
 static const char *const fz_fate_names[] = {
 	[FZ_DROPPED] = "dropped", [FZ_WRONG_QP] = "wrong_qp",
 	[FZ_SMI] = "smi", [FZ_RECEIVED] = "received",
+	[FZ_RECV_ERROR] = "recv_error",
 };
 
 /* Print up to 16 inputs of the batch with fate @fate (or all, for -1). */
@@ -847,7 +1040,17 @@ static void fz_dump_batch(struct fz_fix *f, int fate)
 	}
 }
 
-/* Check the batch's counters against its predictions (equations 1, 2). */
+/* REQ_DROPPED as predicted: requests neither dispatched nor answered. */
+static u64 fz_req_dropped(const struct fz_expect *e)
+{
+	return e->received - e->responses - e->dispatched + e->answerable -
+	       e->answered;
+}
+
+/*
+ * Check the batch's counters against its predictions: equations (1) and
+ * (2), and each of their terms.
+ */
 static void fz_check_batch(struct fz_fix *f)
 {
 	const struct fz_expect *e = &f->bexp;
@@ -865,6 +1068,11 @@ static void fz_check_batch(struct fz_fix *f)
 			ok = false;
 			fate = FZ_DROPPED;
 		}
+	if (d->pstat[KMAD_PSTAT_RECV_ERRORS] != e->recv_errors ||
+	    d->sim_recv_errors != e->recv_errors) {
+		ok = false;
+		fate = FZ_RECV_ERROR;
+	}
 	if (d->pstat[KMAD_PSTAT_WRONG_QP] != e->wrong_qp) {
 		ok = false;
 		fate = FZ_WRONG_QP;
@@ -874,13 +1082,18 @@ static void fz_check_batch(struct fz_fix *f)
 		fate = FZ_SMI;
 	}
 	if (d->pstat[KMAD_PSTAT_RECEIVED] != e->received ||
-	    fz_outcomes(d) != e->received + e->answerable) {
+	    fz_outcomes(d) != e->received + e->answerable ||
+	    d->pstat[KMAD_PSTAT_RESP_MATCHED] +
+	    d->pstat[KMAD_PSTAT_RESP_UNMATCHED] != e->responses ||
+	    d->pstat[KMAD_PSTAT_REQ_DISPATCHED] != e->dispatched ||
+	    d->pstat[KMAD_PSTAT_REQ_ANSWERED] != e->answered ||
+	    d->pstat[KMAD_PSTAT_REQ_DROPPED] != fz_req_dropped(e)) {
 		ok = false;
 		fate = FZ_RECEIVED;
 	}
 	if (d->pstat[KMAD_PSTAT_RECV_FLUSHED] || d->pstat[KMAD_PSTAT_RECV_NOBUF] ||
 	    d->pstat[KMAD_PSTAT_QP_RECOVERIES] || d->no_recv ||
-	    d->delivered != e->injected ||
+	    d->delivered != e->injected - e->recv_errors ||
 	    d->pstat[KMAD_PSTAT_RESP_MATCHED] != d->matched ||
 	    d->pstat[KMAD_PSTAT_REQ_DISPATCHED] != d->unsolicited ||
 	    d->pstat[KMAD_PSTAT_REQ_ANSWERED] != d->answers)
@@ -894,24 +1107,31 @@ static void fz_check_batch(struct fz_fix *f)
 		KUNIT_FAIL(f->test,
 			   "batch of inputs #%llu..#%llu (seed %#llx): counters do not add up:\n"
 			   "  injected %llu, sim delivered %llu, no buffer %llu, recv flushed %lld, nobuf %lld, recoveries %lld\n"
-			   "  drops expected %llu got %lld; wrong_qp %llu/%lld; smi %llu/%lld; received %llu/%lld\n"
+			   "  recv_errors %llu/%lld (sim %llu); drops expected %llu got %lld; wrong_qp %llu/%lld; smi %llu/%lld; received %llu/%lld\n"
 			   "  outcomes expected %llu (received + A %llu) got %lld\n"
-			   "  matched %lld (handlers %lld), dispatched %lld (handlers %lld), answered %lld (on the wire %llu)\n",
+			   "  responses %llu: matched %lld (handlers %lld) + unmatched %lld\n"
+			   "  dispatched %llu/%lld (handlers %lld), answered %llu/%lld (on the wire %llu), dropped %llu/%lld\n",
 			   f->index - e->injected - e->rejected, f->index - 1,
 			   f->seed, e->injected, d->delivered, d->no_recv,
 			   d->pstat[KMAD_PSTAT_RECV_FLUSHED],
 			   d->pstat[KMAD_PSTAT_RECV_NOBUF],
 			   d->pstat[KMAD_PSTAT_QP_RECOVERIES],
-			   e->injected - e->wrong_qp - e->smi - e->received,
+			   e->recv_errors, d->pstat[KMAD_PSTAT_RECV_ERRORS],
+			   d->sim_recv_errors,
+			   e->injected - e->recv_errors - e->wrong_qp - e->smi -
+			   e->received,
 			   fz_drops(d), e->wrong_qp,
 			   d->pstat[KMAD_PSTAT_WRONG_QP], e->smi,
 			   d->pstat[KMAD_PSTAT_SMI_DISCARDS], e->received,
 			   d->pstat[KMAD_PSTAT_RECEIVED],
 			   e->received + e->answerable, e->answerable,
-			   fz_outcomes(d), d->pstat[KMAD_PSTAT_RESP_MATCHED],
-			   d->matched, d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
-			   d->unsolicited, d->pstat[KMAD_PSTAT_REQ_ANSWERED],
-			   d->answers);
+			   fz_outcomes(d), e->responses,
+			   d->pstat[KMAD_PSTAT_RESP_MATCHED], d->matched,
+			   d->pstat[KMAD_PSTAT_RESP_UNMATCHED], e->dispatched,
+			   d->pstat[KMAD_PSTAT_REQ_DISPATCHED], d->unsolicited,
+			   e->answered, d->pstat[KMAD_PSTAT_REQ_ANSWERED],
+			   d->answers, fz_req_dropped(e),
+			   d->pstat[KMAD_PSTAT_REQ_DROPPED]);
 		for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
 			if (d->drops[i] != e->verdict[i])
 				kunit_info(f->test, "  drops[%s]: expected %llu got %lld\n",
@@ -937,6 +1157,7 @@ static void fz_end_batch(struct fz_fix *f)
 	kmad_sim_settle(f->fab);
 	t1 = ktime_get();
 	fz_drain_wire(f);
+	fz_missing_answers(f);
 	t2 = ktime_get();
 	fz_check_batch(f);
 	fz_expect_add(&f->exp, &f->bexp);
@@ -956,9 +1177,10 @@ static void fz_end_batch(struct fz_fix *f)
 }
 
 /*
- * Inject @len bytes at @mad into device 1's QP @qp.  Lengths the simulator
- * refuses (0, above 256) must get -EINVAL and count as rejected; the rest
- * must be delivered and are predicted and counted.
+ * Inject @len bytes at @mad into device 1's QP @qp.  The simulator refuses
+ * length 0 with -EINVAL (counted as rejected); a packet longer than a MAD
+ * takes a receive buffer and completes it with LOC_ERR (-EMSGSIZE,
+ * <kmad/sim.h>); every other is delivered.  Both are predicted and counted.
  */
 static void fz_add(struct fz_fix *f, const u8 *mad, unsigned int len,
 		   unsigned int qp, u16 slid, u32 src_qpn)
@@ -967,7 +1189,7 @@ static void fz_add(struct fz_fix *f, const u8 *mad, unsigned int len,
 	int ret;
 
 	f->index++;
-	if (!len || len > KMAD_MAD_SIZE) {
+	if (!len || len > KMAD_SIM_MAX_PACKET) {
 		KUNIT_EXPECT_EQ(f->test, kmad_sim_inject(f->fab, FZ_DEV, qp, mad,
 							 len, slid, src_qpn),
 				-EINVAL);
@@ -981,14 +1203,15 @@ static void fz_add(struct fz_fix *f, const u8 *mad, unsigned int len,
 	in->len = len;
 	in->slid = slid;
 	in->qp = qp;
-	memcpy(in->mad, mad, len);
-	memset(in->mad + len, 0, KMAD_MAD_SIZE - len);
+	memcpy(in->mad, mad, min_t(unsigned int, len, KMAD_MAD_SIZE));
+	if (len < KMAD_MAD_SIZE)
+		memset(in->mad + len, 0, KMAD_MAD_SIZE - len);
 	fz_predict(f, in);
 	f->bexp.injected++;
-	ret = kmad_sim_inject(f->fab, FZ_DEV, qp, in->mad, len, slid, src_qpn);
-	if (ret)
-		fz_print_input(f, "refused by kmad_sim_inject()", in);
-	KUNIT_ASSERT_EQ(f->test, ret, 0);
+	ret = kmad_sim_inject(f->fab, FZ_DEV, qp, mad, len, slid, src_qpn);
+	if (ret != (len > KMAD_MAD_SIZE ? -EMSGSIZE : 0))
+		fz_print_input(f, "kmad_sim_inject() failed", in);
+	KUNIT_ASSERT_EQ(f->test, ret, len > KMAD_MAD_SIZE ? -EMSGSIZE : 0);
 }
 
 /* ---- the generator ----------------------------------------------------- */
@@ -1605,8 +1828,8 @@ static int fz_init(struct kunit *test)
 	atomic64_set(&f->stray, 0);
 	f->answers = 0;
 	f->bad_answers = 0;
-	f->orphan_answers = 0;
-	f->bad_status_answers = 0;
+	f->wrong_answers = 0;
+	f->missing_answers = 0;
 	for (i = 0; i < f->nsigs; i++)
 		f->sigs[i].n = 0;
 	f->sigs_lost = 0;
@@ -1643,14 +1866,16 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 	for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
 		drops += e->verdict[i];
 
-	kunit_info(f->test, "%s: %llu MADs injected (seed %#llx), %llu refused by the simulator (length 0 or above 256)\n",
-		   what, e->injected, f->seed, e->rejected);
-	kunit_info(f->test, "(1) N %llu = recv_flushed %lld + drops %lld + wrong_qp %lld + smi_discards %lld + received %lld = %lld\n",
-		   e->injected, d->pstat[KMAD_PSTAT_RECV_FLUSHED], fz_drops(d),
+	kunit_info(f->test, "%s: %llu MADs injected (seed %#llx), %llu of them longer than a MAD, %llu refused by the simulator (length 0)\n",
+		   what, e->injected, f->seed, e->recv_errors, e->rejected);
+	kunit_info(f->test, "(1) N %llu = recv_flushed %lld + recv_errors %lld + drops %lld + wrong_qp %lld + smi_discards %lld + received %lld = %lld\n",
+		   e->injected, d->pstat[KMAD_PSTAT_RECV_FLUSHED],
+		   d->pstat[KMAD_PSTAT_RECV_ERRORS], fz_drops(d),
 		   d->pstat[KMAD_PSTAT_WRONG_QP],
 		   d->pstat[KMAD_PSTAT_SMI_DISCARDS],
 		   d->pstat[KMAD_PSTAT_RECEIVED],
-		   d->pstat[KMAD_PSTAT_RECV_FLUSHED] + fz_drops(d) +
+		   d->pstat[KMAD_PSTAT_RECV_FLUSHED] +
+		   d->pstat[KMAD_PSTAT_RECV_ERRORS] + fz_drops(d) +
 		   d->pstat[KMAD_PSTAT_WRONG_QP] +
 		   d->pstat[KMAD_PSTAT_SMI_DISCARDS] +
 		   d->pstat[KMAD_PSTAT_RECEIVED]);
@@ -1661,14 +1886,17 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 		   d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
 		   d->pstat[KMAD_PSTAT_REQ_ANSWERED],
 		   d->pstat[KMAD_PSTAT_REQ_DROPPED], fz_outcomes(d));
+	kunit_info(f->test, "predicted: %llu responses, %llu requests dispatched, %llu answered, %llu dropped\n",
+		   e->responses, e->dispatched, e->answered,
+		   fz_req_dropped(e));
 	for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
 		if (e->verdict[i] || d->drops[i])
 			kunit_info(f->test, "  drops[%s] %lld (predicted %llu)\n",
 				   kmad_mad_verdict_name(i), d->drops[i],
 				   e->verdict[i]);
-	kunit_info(f->test, "answers on the wire %llu: %llu fail kmad_mad_validate(), %llu answer no injected request, %llu with a status other than an unsupported code (and D for directed route)\n",
-		   f->answers, f->bad_answers, f->orphan_answers,
-		   f->bad_status_answers);
+	kunit_info(f->test, "answers on the wire %llu: %llu fail kmad_mad_validate(), %llu are no predicted answer, %llu predicted answers never sent\n",
+		   f->answers, f->bad_answers, f->wrong_answers,
+		   f->missing_answers);
 	for (i = 0; i < f->nsigs; i++) {
 		const struct fz_sig *s = &f->sigs[i];
 
@@ -1687,15 +1915,27 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 		   f->t_other / NSEC_PER_MSEC,
 		   f->t_idle_settle / NSEC_PER_USEC);
 
-	KUNIT_EXPECT_EQ(f->test, d->delivered, e->injected);
+	KUNIT_EXPECT_EQ(f->test, d->delivered, e->injected - e->recv_errors);
+	KUNIT_EXPECT_EQ(f->test, d->sim_recv_errors, e->recv_errors);
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RECV_ERRORS],
+			(s64)e->recv_errors);
 	KUNIT_EXPECT_EQ(f->test, fz_drops(d), (s64)drops);
-	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RECV_FLUSHED] + fz_drops(d) +
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RECV_FLUSHED] +
+			d->pstat[KMAD_PSTAT_RECV_ERRORS] + fz_drops(d) +
 			d->pstat[KMAD_PSTAT_WRONG_QP] +
 			d->pstat[KMAD_PSTAT_SMI_DISCARDS] +
 			d->pstat[KMAD_PSTAT_RECEIVED], (s64)e->injected);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RECEIVED], (s64)e->received);
 	KUNIT_EXPECT_EQ(f->test, fz_outcomes(d),
 			(s64)(e->received + e->answerable));
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_MATCHED] +
+			d->pstat[KMAD_PSTAT_RESP_UNMATCHED], (s64)e->responses);
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
+			(s64)e->dispatched);
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_ANSWERED],
+			(s64)e->answered);
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DROPPED],
+			(s64)fz_req_dropped(e));
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_MATCHED], d->matched);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
 			d->unsolicited);
@@ -1706,8 +1946,9 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 	KUNIT_EXPECT_EQ(f->test, atomic64_read(&f->invalid), 0LL);
 	KUNIT_EXPECT_EQ(f->test, atomic64_read(&f->bad_send), 0LL);
 	KUNIT_EXPECT_EQ(f->test, atomic64_read(&f->stray), 0LL);
-	KUNIT_EXPECT_EQ(f->test, f->orphan_answers, 0ULL);
-	KUNIT_EXPECT_EQ(f->test, f->bad_status_answers, 0ULL);
+	/* Every answer is the one predicted, and every predicted one came. */
+	KUNIT_EXPECT_EQ(f->test, f->wrong_answers, 0ULL);
+	KUNIT_EXPECT_EQ(f->test, f->missing_answers, 0ULL);
 	/* Every answer kmad emits passes its own validator. */
 	KUNIT_EXPECT_EQ(f->test, f->bad_answers, 0ULL);
 }
@@ -1894,7 +2135,10 @@ static void fuzz_dr_hops(struct kunit *test)
 	fz_verdict(f, "directed route");
 }
 
-/* One request whose answer, if kmad sends one, must be valid. */
+/*
+ * One request, and the answer kmad must send to it (Documentation/
+ * ulp-guide.rst, "Requests kmad answers itself"): @ans_method 0 for none.
+ */
 struct fz_answer_case {
 	const char *name;
 	u8 cls;
@@ -1902,34 +2146,74 @@ struct fz_answer_case {
 	u8 method;
 	u16 attr;
 	u16 status;
+	u8 ans_method;
+	u16 ans_status;
+	u8 ans_version;
 };
 
 /*
- * Minimal inputs for the kinds of invalid answer fuzz_random finds, with
- * a request answered correctly first, and the Trap and Send requests kmad
- * must not answer at all.
+ * The answers kmad sends, and the requests it must not answer: each
+ * decision of the answer rules, and the kinds of invalid answer
+ * fuzz_random found before them.
  */
 static const struct fz_answer_case fz_answer_cases[] = {
 	{ "vendor Get, no agent for the class", 0x0b, 1, KMAD_METHOD_GET,
-	  0x0010 },
+	  0x0010, 0, KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_BAD_VERSION, 1 },
+	{ "DevMgt Get, ClassVersion 2, the agent has 1",
+	  KMAD_MGMT_CLASS_DEVICE_MGMT, 2, KMAD_METHOD_GET, 0x0010, 0,
+	  KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_BAD_VERSION, 2 },
 	{ "SA GetTraceTable, no agent for it", KMAD_MGMT_CLASS_SUBN_ADM, 2,
-	  KMAD_METHOD_GET_TRACE_TABLE, KMAD_SA_ATTR_PATH_REC },
+	  KMAD_METHOD_GET_TRACE_TABLE, KMAD_SA_ATTR_PATH_REC, 0,
+	  KMAD_METHOD_GET_TABLE_RESP,
+	  KMAD_MAD_STATUS_UNSUPPORTED_METHOD, 2 },
+	{ "SA Report, no agent for it", KMAD_MGMT_CLASS_SUBN_ADM, 2,
+	  KMAD_METHOD_REPORT, KMAD_ATTR_NOTICE, 0,
+	  KMAD_METHOD_REPORT_RESP,
+	  KMAD_MAD_STATUS_UNSUPPORTED_METHOD, 2 },
 	{ "SA Get with ClassVersion 1", KMAD_MGMT_CLASS_SUBN_ADM, 1,
-	  KMAD_METHOD_GET, KMAD_SA_ATTR_PATH_REC },
+	  KMAD_METHOD_GET, KMAD_SA_ATTR_PATH_REC, 0,
+	  KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_BAD_VERSION, 2 },
+	{ "CM Get of ClassPortInfo with ClassVersion 1", KMAD_MGMT_CLASS_CM,
+	  1, KMAD_METHOD_GET, KMAD_ATTR_CLASS_PORT_INFO, 0,
+	  KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_BAD_VERSION, 2 },
+	{ "directed-route SMP Get with ClassVersion 2",
+	  KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE, 2, KMAD_METHOD_GET,
+	  KMAD_SMP_ATTR_NODE_INFO, 0, KMAD_METHOD_GET_RESP,
+	  KMAD_SMP_DIRECTION | KMAD_MAD_STATUS_BAD_VERSION, 1 },
 	{ "PerfMgt Report", KMAD_MGMT_CLASS_PERF_MGMT, 1, KMAD_METHOD_REPORT,
-	  KMAD_PMA_ATTR_PORT_COUNTERS },
+	  KMAD_PMA_ATTR_PORT_COUNTERS, 0,
+	  KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_UNSUPPORTED_METHOD, 1 },
+	{ "LID-routed SMP Report", KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1,
+	  KMAD_METHOD_REPORT, KMAD_SMP_ATTR_NODE_INFO, 0,
+	  KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_UNSUPPORTED_METHOD, 1 },
+	{ "LID-routed SMP Report with ClassVersion 2",
+	  KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 2, KMAD_METHOD_REPORT,
+	  KMAD_SMP_ATTR_NODE_INFO, 0, KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_BAD_VERSION, 1 },
+	{ "CM Report of ClassPortInfo", KMAD_MGMT_CLASS_CM, 2,
+	  KMAD_METHOD_REPORT, KMAD_ATTR_CLASS_PORT_INFO, 0,
+	  KMAD_METHOD_GET_RESP, KMAD_MAD_STATUS_UNSUPPORTED_METHOD, 2 },
+	{ "CM Get with ClassVersion 1 of an attribute other than ClassPortInfo",
+	  KMAD_MGMT_CLASS_CM, 1, KMAD_METHOD_GET, 0x0010, 0, 0, 0, 0 },
 	{ "CM Get of an attribute other than ClassPortInfo",
-	  KMAD_MGMT_CLASS_CM, 2, KMAD_METHOD_GET, 0x0010 },
+	  KMAD_MGMT_CLASS_CM, 2, KMAD_METHOD_GET, 0x0010, 0, 0, 0, 0 },
 	{ "LID-routed SMP GetTable", KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1,
-	  KMAD_METHOD_GET_TABLE, KMAD_SMP_ATTR_NODE_INFO },
+	  KMAD_METHOD_GET_TABLE, KMAD_SMP_ATTR_NODE_INFO, 0, 0, 0, 0 },
 	{ "directed-route SMP Delete", KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE, 1,
-	  KMAD_METHOD_DELETE, KMAD_SMP_ATTR_NODE_INFO },
+	  KMAD_METHOD_DELETE, KMAD_SMP_ATTR_NODE_INFO, 0, 0, 0, 0 },
 	{ "vendor Get with Status 0x8000, no agent for the class", 0x0b, 1,
-	  KMAD_METHOD_GET, 0x0010, 0x8000 },
+	  KMAD_METHOD_GET, 0x0010, 0x8000, KMAD_METHOD_GET_RESP,
+	  KMAD_MAD_STATUS_BAD_VERSION, 1 },
 	{ "vendor Trap, no agent for the class", 0x0b, 1, KMAD_METHOD_TRAP,
-	  KMAD_ATTR_NOTICE },
+	  KMAD_ATTR_NOTICE, 0, 0, 0, 0 },
 	{ "vendor Send, no agent for the class", 0x0b, 1, KMAD_METHOD_SEND,
-	  0x0010 },
+	  0x0010, 0, 0, 0, 0 },
 };
 
 static void fz_answer_desc(const struct fz_answer_case *c, char *desc)
@@ -1939,7 +2223,10 @@ static void fz_answer_desc(const struct fz_answer_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(fz_answer, fz_answer_cases, fz_answer_desc);
 
-/* kmad answers @c, if at all, with a MAD its own validator accepts. */
+/*
+ * kmad answers @c as the table says (or not at all), with a MAD its own
+ * validator accepts, and the answer is the one fz_predict() predicts.
+ */
 static void fuzz_answer_valid(struct kunit *test)
 {
 	const struct fz_answer_case *c = test->param_value;
@@ -1947,6 +2234,7 @@ static void fuzz_answer_valid(struct kunit *test)
 	struct kmad_smp smp = { };
 	unsigned int qp = kmad_is_smp_class(c->cls) ? KMAD_QPT_SMI :
 						      KMAD_QPT_GSI;
+	const struct kmad_mad_hdr *a = &f->last_answer.mad_hdr;
 
 	smp.base_version = KMAD_MGMT_BASE_VERSION;
 	smp.mgmt_class = c->cls;
@@ -1957,16 +2245,30 @@ static void fuzz_answer_valid(struct kunit *test)
 	smp.attr_id = cpu_to_be16(c->attr);
 	smp.dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
 	smp.dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	memset(&f->last_answer, 0, sizeof(f->last_answer));
 	fz_add(f, (const u8 *)&smp, sizeof(smp), qp, FZ_PEER_LID, qp);
 	fz_end_batch(f);
-	kunit_info(test, "%llu answer(s) on the wire\n", f->answers);
+	kunit_info(test, "%llu answer(s) on the wire: method %#04x status %#06x ClassVersion %u\n",
+		   f->answers, a->method, be16_to_cpu(a->status),
+		   a->class_version);
+	KUNIT_EXPECT_EQ(test, f->exp.answered, c->ans_method ? 1ULL : 0ULL);
+	KUNIT_EXPECT_EQ(test, f->answers, c->ans_method ? 1ULL : 0ULL);
+	if (c->ans_method) {
+		KUNIT_EXPECT_EQ(test, a->method, c->ans_method);
+		KUNIT_EXPECT_EQ(test, be16_to_cpu(a->status), c->ans_status);
+		KUNIT_EXPECT_EQ(test, a->class_version, c->ans_version);
+		KUNIT_EXPECT_EQ(test, be64_to_cpu(a->tid),
+				0x0000abcd00000001ULL);
+		KUNIT_EXPECT_EQ(test, be16_to_cpu(a->attr_id), c->attr);
+	}
 	fz_verdict(f, c->name);
 }
 
 /*
  * Every length from 0 to 257 and some above, of a request for a
- * registered agent, one for nobody and a response, into both QPs: 0 and
- * above 256 are refused by the simulator, every other is accounted for.
+ * registered agent, one for nobody and a response, into both QPs: 0 is
+ * refused by the simulator, above 256 fails its receive with LOC_ERR
+ * (recv_errors), every other is validated; all are accounted for.
  */
 static void fuzz_lengths(struct kunit *test)
 {
@@ -2005,8 +2307,12 @@ static void fuzz_lengths(struct kunit *test)
 		}
 	}
 	fz_end_batch(f);
-	KUNIT_EXPECT_EQ(test, f->exp.injected, 3ULL * 2 * KMAD_MAD_SIZE);
-	KUNIT_EXPECT_EQ(test, f->exp.rejected, 3ULL * 2 * (2 + ARRAY_SIZE(big)));
+	/* 1-256, and 257 and the big ones complete with LOC_ERR. */
+	KUNIT_EXPECT_EQ(test, f->exp.injected,
+			3ULL * 2 * (KMAD_MAD_SIZE + 1 + ARRAY_SIZE(big)));
+	KUNIT_EXPECT_EQ(test, f->exp.recv_errors,
+			3ULL * 2 * (1 + ARRAY_SIZE(big)));
+	KUNIT_EXPECT_EQ(test, f->exp.rejected, 3ULL * 2);
 	fz_verdict(f, "lengths");
 }
 
@@ -2021,11 +2327,9 @@ static void fuzz_replay(struct kunit *test)
 		const struct kmad_fuzz_input *in = &kmad_fuzz_replay[i];
 
 		for (qp = 0; qp < 2; qp++) {
-			if (in->len > KMAD_MAD_SIZE) {
-				/* The simulator refuses it before reading. */
-				kunit_info(test, "%s: %u bytes, refused\n",
+			if (in->len > KMAD_MAD_SIZE)
+				kunit_info(test, "%s: %u bytes, longer than a MAD: a LOC_ERR receive\n",
 					   in->name, in->len);
-			}
 			fz_add(f, in->data, in->len, qp, FZ_PEER_LID, qp);
 		}
 	}
