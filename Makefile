@@ -31,7 +31,7 @@ endif
 # modules are built only when the target kernel has KUnit.
 kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
 KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
-	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_BENCH=m \
+	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_BENCH=m CONFIG_KMAD_IB=m \
 	CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir) \
 	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
