@@ -171,6 +171,7 @@ report() {	# report <step> <text>: a result, remembered
 have() { [ -f "$MODDIR/$1.ko" ]; }
 has_param() { grep -qx "$1" /kmad/interop.params 2>/dev/null; }
 loaded() { grep -q "^$1 " /proc/modules; }
+kmad_dev() { [ -d "/sys/kernel/debug/kmad/$1" ]; }
 
 # kmad_interop's result lines since mark <n>, as interop lines named
 # <prefix>/<case>.  A case FAILED in kmad_interop is a FAILED exchange.
@@ -209,11 +210,13 @@ kmad_steps() {
 		skip_all "(kmad_ib did not load)"
 		return
 	fi
-	sleep 1
-	for d in /sys/kernel/debug/kmad/*; do
-		[ -e "$d" ] && say "kmad debugfs: ${d##*/}"
-	done
-	report kmad/load "ok kmad and kmad_ib loaded"
+	# kmad_ib makes a kmad device of the same name per ib_core device.
+	if ! wait_for 10 kmad_dev rxe0 || ! wait_for 10 kmad_dev rxe1; then
+		report kmad/load "FAILED no kmad devices rxe0 and rxe1 in /sys/kernel/debug/kmad/ (there: $(echo /sys/kernel/debug/kmad/*))"
+		skip_all "(kmad_ib made no kmad devices)"
+		return
+	fi
+	report kmad/load "ok kmad and kmad_ib loaded, kmad devices rxe0 and rxe1"
 	if ! have kmad_interop; then
 		skip_all "(no tests/interop/kmad_interop.c in the tree)"
 		return
@@ -263,18 +266,25 @@ kmad_steps() {
 
 	# Device removal with kmad loaded and its cases run again, then the
 	# other order: kmad_ib, kmad_interop, kmad.
+	# If kmad_interop has a hold= parameter, hold=1 asks it to leave
+	# sends outstanding (a dead QPN, a long timeout) for the removals to
+	# find; its unload lines must then account for every callback.
 	mark 3
+	hold=
+	has_param hold && hold=hold=1
+	say "modprobe kmad_interop $INTEROP_ARGS $hold"
 	# shellcheck disable=SC2086
-	if ! modprobe kmad_ib || ! modprobe kmad_interop $INTEROP_ARGS; then
+	if ! modprobe kmad_ib || ! modprobe kmad_interop $INTEROP_ARGS $hold; then
 		report remove/rdma-link-delete "FAILED reloading kmad_ib and kmad_interop"
 	else
 		wait_for "$WAIT" since_has 3 'kmad_interop: done' ||
 			say "no second 'kmad_interop: done' line"
-		if rdma link delete rxe1; then
-			sleep 2
-			report remove/rdma-link-delete "ok rxe1 deleted with kmad loaded (the splat check judges the rest)"
-		else
+		if ! rdma link delete rxe1; then
 			report remove/rdma-link-delete "FAILED rdma link delete rxe1"
+		elif ! wait_for 10 sh -c '! [ -d /sys/kernel/debug/kmad/rxe1 ]'; then
+			report remove/rdma-link-delete "FAILED kmad device rxe1 still there 10s after rdma link delete"
+		else
+			report remove/rdma-link-delete "ok rxe1 deleted under kmad_interop${hold:+ (hold=1)}, its kmad device gone"
 		fi
 	fi
 	ok=1
