@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make lint`: checkpatch.pl --strict over every kmad C and header file,
+# `make lint`: checkpatch.pl --strict over every kmad C and header file
+# (the kernel ones: tests/interop/umad_peer.c is a user program),
 # then a sparse (C=2) and W=1 build of all modules against the debug test
 # kernel.  Any warning fails.
 set -euo pipefail
@@ -14,8 +15,9 @@ fail=0
 
 mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
 	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'samples/*.c' 'samples/*.h' \
-	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' |
-	grep -v '/trace\.h$')
+	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' \
+	'tests/interop/*.c' |
+	grep -v -e '/trace\.h$' -e '^tests/interop/umad_peer\.c$')
 echo ">> checkpatch --strict on ${#files[@]} files"
 if ! (cd "$root" && "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
 	-f "${files[@]}"); then

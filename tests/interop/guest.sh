@@ -1,0 +1,319 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of `make interop`'s initramfs (tests/interop/interop.sh).  Creates
+# rxe0/rxe1 on a veth pair, then runs the exchanges, one result line each:
+#   interop: <name>: ok|FAILED|SKIPPED <detail>
+# Every exchange is announced first ("kmad-interop: expect <name>"), so
+# that the host can tell a missing result line.  /kmad/interop.conf sets
+# KVER and INTEROP_ARGS (kmad_interop's parameters).
+#
+# No `set -e`: if /init exits the kernel panics and nothing more is
+# printed, so every step checks its own result and the script always ends
+# with finish(), which powers off.
+# shellcheck shell=dash
+
+/bin/busybox --install -s /bin
+mount -t devtmpfs devtmpfs /dev
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+
+# shellcheck source=/dev/null
+. /kmad/interop.conf
+
+IP=/bin/iproute2-ip
+WAIT=60			# seconds for a kmad_interop run
+MODDIR=/lib/modules/$KVER/updates/kmad
+
+say() { echo "kmad-interop: $*"; }
+expect() { say "expect $1"; }
+result() {
+	name=$1
+	shift
+	echo "interop: $name: $*"
+}
+finish() {
+	echo 4 > /proc/sys/kernel/printk
+	say "end"
+	sync
+	poweroff -f
+}
+# Run a command, print its output indented, return its exit code.
+run() {
+	"$@" > /tmp/out 2>&1
+	rc=$?
+	sed 's/^/    /' /tmp/out
+	return $rc
+}
+# The detail of a result: umad_peer's own line, without its prefix.
+detail() {
+	grep -m1 'umad_peer: query:' /tmp/out | sed 's/^umad_peer: query: [A-Z]* *//;s/^ok //'
+}
+wait_for() {	# wait_for <seconds> <command...>
+	t=$1
+	shift
+	while ! "$@"; do
+		[ "$t" -gt 0 ] || return 1
+		sleep 1
+		t=$((t - 1))
+	done
+}
+port_ready() {	# ACTIVE, and a non-zero GID at index 0
+	grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null &&
+		gid=$(cat "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null) &&
+		[ "$gid" != "0000:0000:0000:0000:0000:0000:0000:0000" ]
+}
+dmesg_has() { dmesg | grep -q "$1"; }
+
+say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+if [ "$(uname -r)" != "$KVER" ]; then
+	say "FAILED: modules were built for $KVER, the kernel is $(uname -r)"
+	finish
+fi
+echo 7 > /proc/sys/kernel/printk
+
+# The fabric: rxe0 on veth0, rxe1 on veth1, IPv6 link-local GIDs.  rdma_rxe
+# needs crc32_generic before it loads.
+expect setup
+for m in crc32_generic veth rdma_rxe ib_umad; do
+	if ! modprobe "$m"; then
+		result setup "FAILED modprobe $m"
+		finish
+	fi
+done
+$IP link set lo up
+if ! $IP link add veth0 type veth peer name veth1 ||
+   ! $IP link set veth0 up || ! $IP link set veth1 up; then
+	result setup "FAILED creating the veth pair"
+	finish
+fi
+# DAD done: the link-local addresses are no longer tentative.
+if ! wait_for 20 sh -c "! $IP -6 addr show | grep -q tentative"; then
+	say "IPv6 addresses still tentative after 20s"
+fi
+$IP -6 -br addr show
+if ! rdma link add rxe0 type rxe netdev veth0 ||
+   ! rdma link add rxe1 type rxe netdev veth1; then
+	result setup "FAILED rdma link add"
+	finish
+fi
+if ! wait_for 30 port_ready rxe0 || ! wait_for 30 port_ready rxe1; then
+	rdma link show
+	result setup "FAILED rxe0/rxe1 not ACTIVE with a GID within 30s"
+	finish
+fi
+rdma link show
+G0=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
+G1=$(cat /sys/class/infiniband/rxe1/ports/1/gids/0)
+say "rxe0 gid[0] $G0 ($(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/0))"
+say "rxe1 gid[0] $G1 ($(cat /sys/class/infiniband/rxe1/ports/1/gid_attrs/types/0))"
+ls /dev/infiniband
+result setup "ok rxe0 and rxe1 ACTIVE on veth0/veth1"
+
+# ---- Baseline, without kmad: the peers work with each other and ib_mad.
+
+expect baseline/umad-to-ibmad_peer
+if ! modprobe ibmad_peer dev=rxe1; then
+	result baseline/umad-to-ibmad_peer "FAILED modprobe ibmad_peer"
+elif run umad_peer query --ca rxe0 --dgid "$G1" --class 0x09 --mult 7 --count 16; then
+	result baseline/umad-to-ibmad_peer "ok $(detail), ib_mad agent on rxe1 answered"
+else
+	result baseline/umad-to-ibmad_peer "FAILED $(detail)"
+fi
+
+expect baseline/umad-to-ib_mad-unsupported
+if run umad_peer query --ca rxe0 --dgid "$G1" --class 0x0f --count 4 --expect-status 0x0c; then
+	result baseline/umad-to-ib_mad-unsupported "ok $(detail), ib_mad on rxe1 answered for an unregistered class"
+else
+	result baseline/umad-to-ib_mad-unsupported "FAILED $(detail)"
+fi
+
+expect baseline/umad-to-umad
+umad_peer serve --ca rxe1 --class 0x0a --count 8 --timeout 30 > /tmp/serve 2>&1 &
+spid=$!
+if ! wait_for 10 grep -q 'serve: ready' /tmp/serve; then
+	cat /tmp/serve
+	result baseline/umad-to-umad "FAILED umad_peer serve did not register"
+elif run umad_peer query --ca rxe0 --dgid "$G1" --class 0x0a --mult 13 --count 8; then
+	result baseline/umad-to-umad "ok $(detail), umad_peer serve on rxe1 answered"
+else
+	result baseline/umad-to-umad "FAILED $(detail)"
+fi
+wait $spid
+sed 's/^/    /' /tmp/serve
+
+expect baseline/umad-to-rxe0-qp1
+if run umad_peer query --ca rxe1 --dgid "$G0" --class 0x0b --count 2 --expect-status 0x0c; then
+	result baseline/umad-to-rxe0-qp1 "ok $(detail), rxe0's QP1 reachable, class 0x0b unclaimed"
+else
+	result baseline/umad-to-rxe0-qp1 "FAILED $(detail)"
+fi
+
+# ---- kmad: kmad_ib over the same devices, kmad_interop's cases.
+
+# The exchanges that need kmad: announced always, SKIPPED when the tree
+# has no module for them.
+KMAD_STEPS="kmad/load kmad_interop rdma-to-kmad remove/rdma-link-delete remove/rmmod-interop-first remove/rmmod-kmad_ib-first"
+for s in $KMAD_STEPS; do
+	expect "$s"
+done
+skip_all() {	# skip_all <reason>: the kmad steps not reported yet
+	for s in $KMAD_STEPS; do
+		grep -q "^$s\$" /tmp/done 2>/dev/null || result "$s" "SKIPPED $1"
+	done
+}
+report() {	# report <step> <text>: a result, remembered
+	result "$1" "$2"
+	echo "$1" >> /tmp/done
+}
+have() { [ -f "$MODDIR/$1.ko" ]; }
+has_param() { grep -qx "$1" /kmad/interop.params 2>/dev/null; }
+loaded() { grep -q "^$1 " /proc/modules; }
+kmad_dev() { [ -d "/sys/kernel/debug/kmad/$1" ]; }
+
+# kmad_interop's result lines since mark <n>, as interop lines named
+# <prefix>/<case>.  A case FAILED in kmad_interop is a FAILED exchange.
+since() { dmesg | sed -n "/kmad-interop: mark $1\$/,\$p"; }
+since_has() { since "$1" | grep -q "$2"; }
+interop_lines() {
+	since "$1" |
+		sed -n 's/.*kmad_interop: \([A-Za-z0-9_/-]*\): \(ok\|FAILED\|SKIPPED\)\(.*\)/\1 \2\3/p' |
+		while read -r c verdict rest; do
+			result "$2/$c" "$verdict$rest"
+		done
+}
+mark() { echo "kmad-interop: mark $1" > /dev/kmsg; }
+# kmad_interop's own summary since mark <n>: ok when it says "0 failed".
+interop_done() {	# interop_done <mark> <step>
+	if ! wait_for "$WAIT" since_has "$1" 'kmad_interop: done'; then
+		interop_lines "$1" "$2"
+		report "$2" "FAILED no 'kmad_interop: done' line within ${WAIT}s"
+		return
+	fi
+	interop_lines "$1" "$2"
+	done_line=$(since "$1" | grep -m1 'kmad_interop: done' | sed 's/.*kmad_interop: done *//')
+	case "$done_line" in
+	*" 0 failed"*) report "$2" "ok $done_line" ;;
+	*) report "$2" "FAILED $done_line" ;;
+	esac
+}
+
+kmad_steps() {
+	if ! have kmad || ! have kmad_ib; then
+		skip_all "(no kmad_ib.ko in the tree: issue 10 item 3 not merged)"
+		return
+	fi
+	if ! modprobe kmad_ib; then
+		report kmad/load "FAILED modprobe kmad_ib"
+		skip_all "(kmad_ib did not load)"
+		return
+	fi
+	# kmad_ib makes a kmad device of the same name per ib_core device.
+	if ! wait_for 10 kmad_dev rxe0 || ! wait_for 10 kmad_dev rxe1; then
+		report kmad/load "FAILED no kmad devices rxe0 and rxe1 in /sys/kernel/debug/kmad/ (there: $(echo /sys/kernel/debug/kmad/*))"
+		skip_all "(kmad_ib made no kmad devices)"
+		return
+	fi
+	report kmad/load "ok kmad and kmad_ib loaded, kmad devices rxe0 and rxe1"
+	if ! have kmad_interop; then
+		skip_all "(no tests/interop/kmad_interop.c in the tree)"
+		return
+	fi
+
+	# kmad's requests to rdma-core: umad_peer answers class 0x0a on rxe1.
+	umad_peer serve --ca rxe1 --class 0x0a --timeout $((WAIT + 30)) > /tmp/serve 2>&1 &
+	spid=$!
+	wait_for 10 grep -q 'serve: ready' /tmp/serve || say "umad_peer serve not ready"
+	mark 1
+	say "modprobe kmad_interop $INTEROP_ARGS"
+	# shellcheck disable=SC2086 # the arguments are words on purpose
+	if modprobe kmad_interop $INTEROP_ARGS; then
+		interop_done 1 kmad_interop
+	else
+		report kmad_interop "FAILED modprobe kmad_interop"
+	fi
+
+	# rdma-core's requests to kmad: Gets from rxe1 to rxe0's QP1 for
+	# class 0x0b, which only a kmad agent on rxe0 answers, through
+	# kmad_ib's bridge to ib_mad.  ib_mad's own "unsupported" answer
+	# means no kmad agent got the class there: the kmad side does not do
+	# it (yet), SKIPPED, not passed.
+	run umad_peer query --ca rxe1 --dgid "$G0" --class 0x0b --mult 17 --count 16
+	case $? in
+	0) report rdma-to-kmad "ok $(detail), kmad agent on rxe0 answered through the bridge" ;;
+	3) report rdma-to-kmad "SKIPPED ib_mad on rxe0 answered class 0x0b itself: no kmad agent registered it through kmad_ib's bridge" ;;
+	*) report rdma-to-kmad "FAILED $(detail)" ;;
+	esac
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	sed 's/^/    /' /tmp/serve
+
+	# Removal, first order: kmad_interop, kmad_ib, kmad.
+	mark 2
+	ok=1
+	for m in kmad_interop kmad_ib kmad; do
+		loaded "$m" || continue
+		rmmod "$m" || { ok=0; say "rmmod $m failed"; }
+	done
+	interop_lines 2 remove/rmmod-interop-first
+	if [ $ok = 1 ] && ! loaded kmad; then
+		report remove/rmmod-interop-first "ok rmmod kmad_interop, kmad_ib, kmad"
+	else
+		report remove/rmmod-interop-first "FAILED $(cut -d' ' -f1 /proc/modules | grep kmad | tr '\n' ' ')still loaded"
+	fi
+
+	# Device removal with kmad loaded and its cases run again, then the
+	# other order: kmad_ib, kmad_interop, kmad.
+	# If kmad_interop has a hold= parameter, hold=1 asks it to leave
+	# sends outstanding (a dead QPN, a long timeout) for the removals to
+	# find; its unload lines must then account for every callback.
+	mark 3
+	hold=
+	has_param hold && hold=hold=1
+	say "modprobe kmad_interop $INTEROP_ARGS $hold"
+	# shellcheck disable=SC2086
+	if ! modprobe kmad_ib || ! modprobe kmad_interop $INTEROP_ARGS $hold; then
+		report remove/rdma-link-delete "FAILED reloading kmad_ib and kmad_interop"
+	else
+		wait_for "$WAIT" since_has 3 'kmad_interop: done' ||
+			say "no second 'kmad_interop: done' line"
+		if ! rdma link delete rxe1; then
+			report remove/rdma-link-delete "FAILED rdma link delete rxe1"
+		elif ! wait_for 10 sh -c '! [ -d /sys/kernel/debug/kmad/rxe1 ]'; then
+			report remove/rdma-link-delete "FAILED kmad device rxe1 still there 10s after rdma link delete"
+		else
+			report remove/rdma-link-delete "ok rxe1 deleted under kmad_interop${hold:+ (hold=1)}, its kmad device gone"
+		fi
+	fi
+	ok=1
+	for m in kmad_ib kmad_interop kmad; do
+		loaded "$m" || continue
+		rmmod "$m" || { ok=0; say "rmmod $m failed"; }
+	done
+	interop_lines 3 remove/rmmod-kmad_ib-first
+	if [ $ok = 1 ] && ! loaded kmad; then
+		report remove/rmmod-kmad_ib-first "ok rmmod kmad_ib, kmad_interop, kmad"
+	else
+		report remove/rmmod-kmad_ib-first "FAILED rmmod"
+	fi
+}
+kmad_steps
+
+# ibmad_peer's count: it answered every Get the baseline sent it.
+expect baseline/ibmad_peer-unload
+mark 9
+if ! rmmod ibmad_peer; then
+	result baseline/ibmad_peer-unload "FAILED rmmod ibmad_peer"
+else
+	line=$(since 9 | grep -m1 'ibmad_peer: answered' | sed 's/.*ibmad_peer: //')
+	n=$(echo "$line" | sed -n 's/^answered \([0-9]*\) Gets, 0 errors$/\1/p')
+	# 16 from the baseline, more if kmad_interop asked it too.
+	if [ -n "$n" ] && [ "$n" -ge 16 ]; then
+		result baseline/ibmad_peer-unload "ok $line"
+	else
+		result baseline/ibmad_peer-unload "FAILED '$line', want 'answered N Gets, 0 errors' with N >= 16"
+	fi
+fi
+finish
