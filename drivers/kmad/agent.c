@@ -280,7 +280,8 @@ err_free:
  * (SMP class on QP1 or a GMP class on QP0, reserved class, class version 0,
  * empty method mask or method 0, OUI missing for or given to a class outside
  * 0x30-0x4F), -EBUSY if it overlaps an existing registration (same class,
- * version and OUI, a common method), -ENODEV if the port is going away.
+ * version and OUI, a common method), -EOPNOTSUPP for QP0 on a port without
+ * one (kmad_port_has_smi()), -ENODEV if the port is going away.
  */
 struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       enum kmad_qp_type qpt,
@@ -299,6 +300,8 @@ struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 		return ERR_PTR(ret);
 	if (req && req->mgmt_class && !recv_handler)
 		return ERR_PTR(-EINVAL);
+	if (kmad_qpt_is_smi(qpt) && !kmad_port_has_smi(port))
+		return ERR_PTR(-EOPNOTSUPP);
 	agent = agent_create(port, qpt, req, send_handler, recv_handler,
 			     context, false);
 	if (IS_ERR(agent))
@@ -494,6 +497,8 @@ int kmad_port_responder_create(struct kmad_port *port)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(port->responder); i++) {
+		if (!kmad_qp_exists(&port->qpi[i]))
+			continue;
 		agent = agent_create(port, i, NULL, responder_send_handler,
 				     NULL, NULL, true);
 		if (IS_ERR(agent)) {
