@@ -249,6 +249,16 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 		ret = -EBUSY;
 		goto err_unlock;
 	}
+	/* A provider whose QP1 is another MAD layer's passes requests for
+	 * the registration on (provider.h, bridge_add).
+	 */
+	if (!agent->send_only && !internal && port->dev->ops->bridge_add) {
+		ret = port->dev->ops->bridge_add(port->dev, port->port_num, qpt,
+						 &agent->reg);
+		if (ret)
+			goto err_unlock;
+		agent->bridged = true;
+	}
 	list_add_tail_rcu(&agent->port_entry, &port->agents);
 	kref_get(&port->dev->ref);
 	mutex_unlock(&port->reg_mutex);
@@ -329,6 +339,10 @@ static void agent_stop(struct kmad_agent_priv *agent)
 	if (unlink) {
 		list_del_rcu(&agent->port_entry);
 		agent->unlinked = true;
+		if (agent->bridged && !READ_ONCE(port->dev->gone))
+			port->dev->ops->bridge_del(port->dev, port->port_num,
+						   agent->agent.qpt,
+						   &agent->reg);
 	}
 	mutex_unlock(&port->reg_mutex);
 	/* Request dispatch walking the list may still see the agent until

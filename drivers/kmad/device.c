@@ -78,7 +78,8 @@ static bool ops_complete(const struct kmad_provider_ops *ops)
 	return ops && ops->create_cq && ops->destroy_cq && ops->create_qp &&
 	       ops->destroy_qp && ops->modify_qp && ops->post_send &&
 	       ops->post_recv && ops->poll_cq && ops->req_notify_cq &&
-	       !ops->create_ah == !ops->destroy_ah;
+	       !ops->create_ah == !ops->destroy_ah &&
+	       !ops->bridge_add == !ops->bridge_del;
 }
 
 /*

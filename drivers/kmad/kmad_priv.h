@@ -384,6 +384,9 @@ struct kmad_agent_priv {
 	bool unlinked;				/* P: taken off @port_entry
 						 * by the first stop
 						 */
+	bool bridged;				/* P: the provider's
+						 * bridge_add took @reg
+						 */
 	struct rcu_head rcu;
 	atomic64_t stats[KMAD_ASTAT_COUNT];
 	u64 timeout_late_max;			/* A: jiffies from a final

@@ -419,6 +419,9 @@ static void recv_fill_wc(struct kmad_qp_info *qpi,
 		recv_parse_grh(&recv->wc.grh, &recv->grh);
 }
 
+static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
+			const struct kmad_wc *wc);
+
 /**
  * kmad_recv_done() - a receive's CQE was polled.
  * @cq: the CQ.
@@ -432,8 +435,6 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 						   struct kmad_recv_priv, cqe);
 	struct kmad_qp_info *qpi = cq->info;
 	bool flushed = wc->status == KMAD_WC_FLUSH_ERR;
-	enum kmad_mad_verdict why;
-	u16 answer;
 
 	/* Only a flush means the QP is in error; any other error failed
 	 * this receive alone (e.g. a packet longer than the buffer).
@@ -445,6 +446,20 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		return;
 	}
 	kmad_recv_refill(qpi);
+	recv_handle(qpi, recv, wc);
+}
+
+/*
+ * A received MAD in @recv (GRH area and MAD filled as the provider writes
+ * them, described by @wc): validate and dispatch it, or drop it.  Takes
+ * @recv.  Context: process context (CQ drain, or a provider's bridge).
+ */
+static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
+			const struct kmad_wc *wc)
+{
+	u16 answer;
+	enum kmad_mad_verdict why;
+
 	if (wc->status != KMAD_WC_SUCCESS) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_ERRORS);
 		pr_debug_ratelimited("kmad: %s port %u QP%u: receive failed with status %d, dropped\n",
@@ -504,3 +519,59 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	recv_fill_wc(qpi, recv, wc);
 	recv_dispatch(qpi, recv);
 }
+
+/**
+ * kmad_device_bridge_recv() - a MAD received by another MAD layer for a
+ * kmad agent (see &kmad_provider_ops.bridge_add).
+ * @dev: the device.
+ * @port_num: the port the MAD arrived at (on its QP1).
+ * @wc: the sender's address: @wc->src_qpn, slid, sl, pkey_index and
+ *	dlid_path_bits; the other fields are ignored.
+ * @grh: the packet's GRH as &struct kmad_wire_grh, or NULL if it had none.
+ * @mad: the MAD.
+ * @mad_len: its length (at most 256 bytes are read).
+ *
+ * kmad copies the MAD and dispatches it as if its own QP1 had received
+ * it: to the agent registered for it, or answered "unsupported".  A
+ * response to it (kmad_create_response()) leaves from kmad's QP1 to
+ * @wc->src_qpn.
+ *
+ * Context: process context or softirq; the device registered.
+ * Return: 0, -ENODEV for a bad port or a device not registered, -ENOMEM.
+ */
+int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
+			    const struct kmad_wc *wc, const void *grh,
+			    const void *mad, u32 mad_len)
+{
+	struct kmad_recv_priv *recv;
+	struct kmad_qp_info *qpi;
+	struct kmad_wc w = {};
+
+	if (!dev || !port_num || port_num > dev->num_ports ||
+	    !READ_ONCE(dev->registered))
+		return -ENODEV;
+	qpi = &dev->ports[port_num - 1].qpi[KMAD_QPT_GSI];
+	recv = kzalloc(sizeof(*recv), GFP_ATOMIC);
+	if (!recv) {
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_NOBUF);
+		return -ENOMEM;
+	}
+	recv->qpi = qpi;
+	mad_len = min_t(u32, mad_len, sizeof(recv->mad));
+	memcpy(&recv->mad, mad, mad_len);
+	if (grh) {
+		memcpy(&recv->grh, grh, sizeof(recv->grh));
+		w.wc_flags = KMAD_WC_GRH;
+	}
+	w.status = KMAD_WC_SUCCESS;
+	w.opcode = KMAD_WC_RECV;
+	w.byte_len = KMAD_GRH_BYTES + mad_len;
+	w.src_qpn = wc->src_qpn;
+	w.slid = wc->slid;
+	w.sl = wc->sl;
+	w.pkey_index = wc->pkey_index;
+	w.dlid_path_bits = wc->dlid_path_bits;
+	recv_handle(qpi, recv, &w);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_device_bridge_recv);

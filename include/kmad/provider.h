@@ -282,6 +282,18 @@ struct kmad_hw_recv {
  *	sends waiting for it with %KMAD_SEND_LOCAL_ERROR.
  * @destroy_ah: release it; process context, after every send that used it
  *	has completed.  Required with @create_ah.
+ * @bridge_add: optional, for a provider whose ports' real QP1 belongs to
+ *	another MAD layer (the kernel's ib_mad): a ULP registers an agent
+ *	for unsolicited requests of @req's class, version, methods (and OUI)
+ *	on @qpt of @port_num; ask that layer to pass such requests on, with
+ *	kmad_device_bridge_recv().  An error fails the registration with it
+ *	(-EBUSY: the other layer has a user of one of the methods).
+ *	Process context, may sleep; kmad holds the port's registration
+ *	mutex, so it must not call kmad's registration functions.
+ * @bridge_del: that agent is going: undo @bridge_add for @req.  Process
+ *	context, same mutex held.  Not called once kmad_device_unregister()
+ *	has returned; a provider drops its bridges itself before it calls
+ *	kmad_device_unregister().
  */
 struct kmad_provider_ops {
 	struct module *owner;
@@ -303,6 +315,12 @@ struct kmad_provider_ops {
 	int (*create_ah)(struct kmad_device *dev, u8 port_num,
 			 const struct kmad_ah_attr *attr, void **ah);
 	void (*destroy_ah)(struct kmad_device *dev, u8 port_num, void *ah);
+	int (*bridge_add)(struct kmad_device *dev, u8 port_num,
+			  enum kmad_qp_type qpt,
+			  const struct kmad_reg_req *req);
+	void (*bridge_del)(struct kmad_device *dev, u8 port_num,
+			   enum kmad_qp_type qpt,
+			   const struct kmad_reg_req *req);
 };
 
 /**
@@ -348,6 +366,9 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 			     const struct kmad_port_attr *attr);
 void kmad_device_clock_changed(struct kmad_device *dev);
 void kmad_device_flush(struct kmad_device *dev);
+int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
+			    const struct kmad_wc *wc, const void *grh,
+			    const void *mad, u32 mad_len);
 
 void kmad_cq_event(struct kmad_cq *cq);
 void kmad_cq_set_priv(struct kmad_cq *cq, void *priv);
