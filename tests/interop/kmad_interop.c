@@ -23,6 +23,8 @@
  *   kmad_kmad          a kmad agent on the peer answers class 0x0c Gets
  *                      (byte i = attr_mod * 11 + i), sent to the peer's
  *                      kmad QP (peer_qpn=, or asked of kmad_ib).
+ *   bridge_busy        a kmad agent for class 0x09 Get on the peer fails
+ *                      with -EBUSY: ibmad_peer's ib_mad agent holds it.
  *   timeout_retry      Gets to a dead QPN, timeout 100 ms, 2 retries:
  *                      RESP_TIMEOUT after about 300 ms.
  *   cancel             Gets to the dead QPN, canceled at once or later:
@@ -41,8 +43,8 @@
  * runs no umad_peer serve.
  *
  * While loaded it also keeps an agent on dev= for vendor class 0x0b,
- * answering Gets with byte i = attr_mod * 17 + i: what rdma-core's
- * requests to rxe0's QP1 reach once kmad_ib bridges ib_mad (item 4).
+ * answering Gets with byte i = attr_mod * 17 + i: rdma-core's requests to
+ * rxe0's QP1 reach it through kmad_ib's bridge to ib_mad.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -433,13 +435,15 @@ static void ic_answer(struct kmad_agent *agent, struct kmad_send_buf *req,
 		kmad_free_send_buf(resp);
 }
 
+/* Answers sent, per responder: kmad_kmad's on the peer, the server's. */
 static atomic_t ic_answered = ATOMIC_INIT(0);
+static atomic_t ic_served = ATOMIC_INIT(0);
 
 static void ic_responder_send(struct kmad_agent *agent,
 			      struct kmad_send_wc *wc)
 {
 	if (wc->status == KMAD_SEND_OK)
-		atomic_inc(&ic_answered);
+		atomic_inc(agent->context);
 	kmad_free_send_buf(wc->send_buf);
 }
 
@@ -457,7 +461,8 @@ static void ic_serve_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
 
 static struct kmad_agent *ic_register_responder(struct kmad_port *port,
 						u8 mgmt_class,
-						kmad_recv_handler recv)
+						kmad_recv_handler recv,
+						atomic_t *answered)
 {
 	struct kmad_reg_req req = {
 		.mgmt_class = mgmt_class,
@@ -466,7 +471,7 @@ static struct kmad_agent *ic_register_responder(struct kmad_port *port,
 
 	set_bit(KMAD_METHOD_GET, req.method_mask);
 	return kmad_register_agent(port, KMAD_QPT_GSI, &req,
-				   ic_responder_send, recv, NULL);
+				   ic_responder_send, recv, answered);
 }
 
 typedef u32 (*ic_gsi_qpn_fn)(const char *dev_name, u8 port_num);
@@ -506,7 +511,7 @@ static void ic_case_kmad_kmad(const char *name)
 		return;
 	}
 	responder = ic_register_responder(ic_peer_port, IC_CLASS_KMAD,
-					  ic_kmad_recv);
+					  ic_kmad_recv, &ic_answered);
 	if (IS_ERR(responder)) {
 		pr_info("%s: FAILED registering the responder on %s: %ld\n",
 			name, peer, PTR_ERR(responder));
@@ -774,6 +779,35 @@ static void ic_remove_check(void)
 
 static struct kmad_agent *ic_server;
 
+/*
+ * bridge_busy: ibmad_peer's ib_mad agent holds class 0x09 Get on the peer,
+ * so a kmad agent for it there must fail with -EBUSY (kmad_ib's bridge
+ * cannot register the same methods with ib_mad).
+ */
+static void ic_case_bridge_busy(const char *name)
+{
+	struct kmad_agent *agent;
+
+	if (!ic_peer_port) {
+		pr_info("%s: FAILED no kmad port %s:1\n", name, peer);
+		ic_failed++;
+		return;
+	}
+	agent = ic_register_responder(ic_peer_port, 0x09, ic_kmad_recv,
+				      &ic_answered);
+	if (PTR_ERR_OR_ZERO(agent) == -EBUSY) {
+		pr_info("%s: ok class 0x09 Get on %s refused with -EBUSY (ibmad_peer's ib_mad agent holds it)\n",
+			name, peer);
+		ic_passed++;
+		return;
+	}
+	pr_info("%s: FAILED class 0x09 Get on %s: %d, want -EBUSY\n", name, peer,
+		PTR_ERR_OR_ZERO(agent));
+	ic_failed++;
+	if (!IS_ERR(agent))
+		kmad_unregister_agent(agent);
+}
+
 static void ic_case_ibmad_unsupported(const char *name)
 {
 	ic_exchange(name, KMAD_MGMT_CLASS_PERF_MGMT, -1, IC_STATUS_UNSUPPORTED,
@@ -800,6 +834,7 @@ static const struct {
 	{ "ibmad_peer", ic_case_ibmad_peer },
 	{ "umad_peer", ic_case_umad_peer, true },
 	{ "kmad_kmad", ic_case_kmad_kmad },
+	{ "bridge_busy", ic_case_bridge_busy },
 	{ "timeout_retry", ic_case_timeout_retry },
 	{ "cancel", ic_case_cancel },
 	{ "unregister_busy", ic_case_unregister_busy },
@@ -857,7 +892,7 @@ static int __init kmad_interop_init(void)
 		kmad_port_link_layer(ic_port) == KMAD_LINK_LAYER_ETHERNET ?
 		"RoCE" : "InfiniBand", peer, ic_peer_gid.raw, sgid_index);
 	ic_server = ic_register_responder(ic_port, IC_CLASS_SERVE,
-					  ic_serve_recv);
+					  ic_serve_recv, &ic_served);
 	if (IS_ERR(ic_server)) {
 		pr_warn("no class %#x responder on %s: %ld\n", IC_CLASS_SERVE,
 			dev, PTR_ERR(ic_server));
@@ -902,8 +937,8 @@ static void __exit kmad_interop_exit(void)
 		ic_remove_check();
 	if (ic_server)
 		kmad_unregister_agent(ic_server);
-	pr_info("unloaded (the class %#x responder on %s answered %d Gets in all)\n",
-		IC_CLASS_SERVE, dev, atomic_read(&ic_answered));
+	pr_info("unloaded (the class %#04x responder on %s answered %d Gets)\n",
+		IC_CLASS_SERVE, dev, atomic_read(&ic_served));
 	if (ic_peer_port)
 		kmad_port_put(ic_peer_port);
 	kmad_port_put(ic_port);

@@ -18,6 +18,8 @@
 #ifndef KMAD_IB_H
 #define KMAD_IB_H
 
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -39,12 +41,18 @@ struct kmad_ib_dev;
  *	and reports them with kmad_device_port_changed().
  * @gsi_qpn: number of the UD QP standing in for QP1, 0 while there is
  *	none (read by kmad_ib_gsi_qpn()).
+ * @bridge_lock: B, see bridge.c.
+ * @bridges: the port's ib_mad agents standing in for kmad agents (B).
+ * @bridges_dead: the device is going: no more bridges (B).
  */
 struct kmad_ib_port {
 	struct kmad_ib_dev *kdev;
 	u8 port_num;
 	struct work_struct change_work;
 	u32 gsi_qpn;
+	struct mutex bridge_lock;	/* B: @bridges, @bridges_dead */
+	struct list_head bridges;
+	bool bridges_dead;
 };
 
 /**
@@ -144,6 +152,15 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr);
 int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr);
 int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc);
 int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags);
+void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
+		       const struct ib_wc *iwc, void *grh);
+
+/* bridge.c */
+int kmad_ib_bridge_add(struct kmad_device *dev, u8 port_num,
+		       enum kmad_qp_type qpt, const struct kmad_reg_req *req);
+void kmad_ib_bridge_del(struct kmad_device *dev, u8 port_num,
+			enum kmad_qp_type qpt, const struct kmad_reg_req *req);
+void kmad_ib_bridges_stop(struct kmad_ib_port *port);
 
 /* ah.c */
 int kmad_ib_query_gid(struct kmad_device *dev, u8 port_num,

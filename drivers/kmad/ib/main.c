@@ -6,7 +6,8 @@
  * whose ports all speak MADs (InfiniBand or RoCE; not iWARP), a kmad
  * device of the same name with one kmad port per ib_core port.  ib_core's
  * MAD layer keeps QP0 and QP1; kmad gets a UD QP of its own per port (see
- * verbs.c) and no SMI.
+ * verbs.c) and no SMI; requests to the real QP1 for a class a kmad agent
+ * registered come through an ib_mad agent of ours (bridge.c).
  *
  * Port events (LID, SM, P_Key, GID changes, port active or down, client
  * reregister) are passed on to kmad with kmad_device_port_changed() from
@@ -80,6 +81,8 @@ static const struct kmad_provider_ops kmad_ib_ops = {
 	.query_pkey = kmad_ib_query_pkey,
 	.create_ah = kmad_ib_create_ah,
 	.destroy_ah = kmad_ib_destroy_ah,
+	.bridge_add = kmad_ib_bridge_add,
+	.bridge_del = kmad_ib_bridge_del,
 };
 
 /* Read a port's attributes as kmad wants them.  Process context. */
@@ -204,6 +207,8 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 		kdev->ports[p - 1].kdev = kdev;
 		kdev->ports[p - 1].port_num = p;
 		INIT_WORK(&kdev->ports[p - 1].change_work, port_change_work);
+		mutex_init(&kdev->ports[p - 1].bridge_lock);
+		INIT_LIST_HEAD(&kdev->ports[p - 1].bridges);
 		ret = port_attr_read(kdev, p, &attr);
 		if (!ret)
 			ret = kmad_device_set_port_attr(dev, p, &attr);
@@ -252,8 +257,11 @@ static void kmad_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	list_del(&kdev->list);
 	mutex_unlock(&kmad_ib_devs_lock);
 	ib_unregister_event_handler(&kdev->event_handler);
-	for (p = 0; p < kdev->num_ports; p++)
+	for (p = 0; p < kdev->num_ports; p++) {
 		cancel_work_sync(&kdev->ports[p].change_work);
+		/* No bridged request reaches kmad from here on. */
+		kmad_ib_bridges_stop(&kdev->ports[p]);
+	}
 	/* Flushes every QP through our ops, then destroys them. */
 	kmad_device_unregister(dev);
 	ib_dealloc_pd(kdev->pd);

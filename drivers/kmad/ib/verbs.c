@@ -395,6 +395,22 @@ static bool wc_is_ipv4(const struct ib_wc *iwc, const void *area)
 	       == 4;
 }
 
+/**
+ * kmad_ib_grh_fixup() - make the GRH area of a receive what kmad reads.
+ * @kdev: the device.
+ * @port_num: the port it arrived at.
+ * @iwc: its completion, with %IB_WC_GRH set.
+ * @grh: the %KMAD_GRH_BYTES GRH area.
+ *
+ * Rewrites an IPv4 header left by RoCEv2 (see grh_from_ipv4()).
+ */
+void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
+		       const struct ib_wc *iwc, void *grh)
+{
+	if (rdma_protocol_roce(kdev->ibdev, port_num) && wc_is_ipv4(iwc, grh))
+		grh_from_ipv4(grh);
+}
+
 static enum kmad_wc_status wc_status(enum ib_wc_status status)
 {
 	switch (status) {
@@ -441,9 +457,7 @@ static void wc_convert(struct kmad_ib_dev *kdev, const struct ib_wc *iwc,
 		wc->dlid_path_bits = iwc->dlid_path_bits;
 		if (iwc->wc_flags & IB_WC_GRH) {
 			wc->wc_flags |= KMAD_WC_GRH;
-			if (rdma_protocol_roce(kdev->ibdev, iqp->port_num) &&
-			    wc_is_ipv4(iwc, w->buf))
-				grh_from_ipv4(w->buf);
+			kmad_ib_grh_fixup(kdev, iqp->port_num, iwc, w->buf);
 		}
 	}
 	wr_put_locked(iqp, w);
