@@ -9,11 +9,13 @@
  */
 
 #include <linux/delay.h>
+#include <linux/seq_file.h>
 
 #include "kmad_test.h"
 
 #define GT_WAIT_MS	5000
 #define GT_TID		0x42
+#define GT_READ_MAX	8192
 
 /* Poll @cond (evaluated once a round), settling the fabric, for up to
  * GT_WAIT_MS.
@@ -151,6 +153,43 @@ static struct kmad_agent *gt_register_get(struct kt_fix *f, unsigned int dev)
 				   kt_send_handler, kt_recv_handler, f);
 }
 
+/* What the port's debugfs stats file shows (debugfs_test.c reads it
+ * through the VFS too; here the show function alone will do).
+ */
+static char *gt_stats_text(struct kt_fix *f, unsigned int dev)
+{
+	struct seq_file m = { .private = f->port[dev], .size = GT_READ_MAX };
+
+	m.buf = kunit_kzalloc(f->test, GT_READ_MAX + 1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(f->test, m.buf);
+	kmad_debugfs_stats_show(&m, NULL);
+	KUNIT_ASSERT_FALSE(f->test, seq_has_overflowed(&m));
+	return m.buf;
+}
+
+/* debugfs shows each QP's hardware number: its own until the provider
+ * sets another with kmad_qp_set_hw_num().
+ */
+static void gid_debugfs_hw_qpn(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp *qp = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI].qp;
+	char *text;
+
+	KUNIT_EXPECT_EQ(test, kmad_qp_hw_num(qp), 1U);
+	text = gt_stats_text(f, KT_DEV0);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "qp0_hw_qpn 0\n"), "%s",
+				  text);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "qp1_hw_qpn 1\n"), "%s",
+				  text);
+	kmad_qp_set_hw_num(qp, 0x1234);
+	KUNIT_EXPECT_EQ(test, kmad_qp_hw_num(qp), 0x1234U);
+	text = gt_stats_text(f, KT_DEV0);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "qp1_hw_qpn 4660\n"),
+				  "%s", text);
+	kmad_qp_set_hw_num(qp, 1);
+}
+
 /* Every sim port's GID 0 is fe80::/64 and its port GUID; P_Key 0 is the
  * default.
  */
@@ -229,6 +268,8 @@ static void gid_eth_port_caps(struct kunit *test)
 	buf = gt_request(f, false, 0);
 	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
 	kmad_free_send_buf(buf);
+	/* No QP0 at all. */
+	KUNIT_EXPECT_NULL(test, strstr(gt_stats_text(f, KT_DEV0), "qp0_hw_qpn"));
 }
 
 /* On Ethernet a GID-routed request reaches its peer by DGID, the peer's
@@ -480,6 +521,59 @@ static void gid_ah_failure(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* The QP fails and recovers while a send waits for its handle: the send
+ * waits on, and is posted once the handle exists, once.
+ */
+static void gid_ah_wait_survives_qp_recovery(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	s64 recoveries = gt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_pstat(f, KT_DEV0,
+						    KMAD_PSTAT_QP_RECOVERIES) >
+					    recoveries &&
+					    kt_qp_run(qpi) == KMAD_QP_RUNNING));
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A QP whose recovery gives up fails the send waiting for its handle
+ * once, with a local error; the handle's creation then finds nobody.
+ */
+static void gid_ah_wait_fails_with_qp(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = gt_request(f, false, 1000);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_RESET,
+						      KMAD_QP_RECOVER_TRIES),
+			0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kt_events(f) == 1));
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_FAILED);
+	kt_expect_send(f, 0, buf, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	gt_wait(f, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
 /* Unregistering an agent whose send waits for its handle ends it once,
  * flushed; the handle's creation then finds nobody waiting.
  */
@@ -629,6 +723,7 @@ static void gid_ah_cache_bounded(struct kunit *test)
 
 static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_sim_port_gid0),
+	KUNIT_CASE(gid_debugfs_hw_qpn),
 	KUNIT_CASE(gid_post_validation_ib),
 	KUNIT_CASE(gid_create_response_by_gid),
 	KUNIT_CASE(gid_match_rejects_no_grh),
@@ -661,6 +756,8 @@ static struct kunit_suite gid_eth_suite = {
 static struct kunit_case gid_ah_hold_cases[] = {
 	KUNIT_CASE(gid_ah_send_waits),
 	KUNIT_CASE(gid_ah_failure),
+	KUNIT_CASE(gid_ah_wait_survives_qp_recovery),
+	KUNIT_CASE(gid_ah_wait_fails_with_qp),
 	KUNIT_CASE(gid_ah_unregister_waiting),
 	KUNIT_CASE(gid_ah_port_removal_waiting),
 	{}
@@ -692,4 +789,5 @@ kunit_test_suites(&gid_ib_suite, &gid_eth_suite, &gid_ah_hold_suite,
 		  &gid_ah_auto_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("kmad KUnit: GID routing and address handles");
