@@ -100,7 +100,7 @@ static void ah_evict(struct kmad_port *port)
 
 	lockdep_assert_held(&c->lock);
 	list_for_each_entry_safe(ah, tmp, &c->lru, lru) {
-		if (c->count < KMAD_AH_CACHE_MAX)
+		if (c->count <= KMAD_AH_CACHE_MAX)
 			return;
 		if (!ah->users && ah->state == KMAD_AH_READY)
 			ah_uncache(port, ah);

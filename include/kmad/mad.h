@@ -44,11 +44,13 @@
  *   management class, and only if it came back to the address the request
  *   left from (ib_mad's rule): a request sent with a GRH is matched only by
  *   a response with a GRH whose DGID is the request's source GID (the
- *   port's GID at the request's sgid_index); a request without a GRH only
- *   by a response without one whose destination path bits equal the
- *   request's source path bits (0: kmad sends from the base LID) in the
- *   port's LMC bits.  The responder's own LID is not checked: IBTA lets it
- *   answer from any LID of its LMC range.
+ *   port's GID at the request's sgid_index, read when it was posted); a
+ *   request without a GRH only by a response without one whose
+ *   destination path bits equal the request's source path bits (0: kmad
+ *   sends from the base LID) in the port's LMC bits.  Directed-route SMPs are not checked.  The
+ *   responder's own LID is not checked: IBTA lets it answer from any LID
+ *   of its LMC range.  A response that fails the check is dropped as
+ *   unmatched.
  * - kmad_unregister_agent() cancels everything outstanding, waits for it,
  *   and every send posted before it returned -- including ones posted while
  *   it ran -- gets its callback; after it returns no handler runs.

@@ -272,10 +272,12 @@ struct kmad_hw_recv {
  *	calls kmad_device_clock_changed() after moving the clock forward;
  *	without it kmad uses jiffies and kernel timers.
  * @query_gid: read entry @index of the port's GID table; -EINVAL past its
- *	end, -EAGAIN for an empty entry.  Any context but hard interrupt.
- *	Optional: without it a port has no GIDs.
+ *	end, -EAGAIN for an empty entry.  Any context but hard interrupt,
+ *	also with interrupts disabled (kmad_post_send() reads the source GID
+ *	of a GRH send); must not sleep.  Optional: without it a port has no
+ *	GIDs.
  * @query_pkey: read entry @index of the port's P_Key table; -EINVAL past
- *	its end.  Any context but hard interrupt.  Optional: without it a
+ *	its end.  Any context but hard interrupt; must not sleep.  Optional: without it a
  *	port's table is the default P_Key 0xffff alone.
  * @create_ah: optional: make an address handle for @attr on @port_num and
  *	store it in *@ah.  Process context; may sleep.  An error fails the
