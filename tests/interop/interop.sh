@@ -28,7 +28,9 @@
 # Environment (the Makefile passes its variables of the same names):
 #   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
 #   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
-#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 240)
+#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420: a passing
+#                             run needs about 20 s, a failing one can wait
+#                             30 s per kmad_interop case)
 #   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
 set -euo pipefail
 
@@ -36,7 +38,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/interop
 qemu_dir=$root/tests/qemu
 out=$root/build/interop
-timeout=${KMAD_INTEROP_TIMEOUT:-240}
+timeout=${KMAD_INTEROP_TIMEOUT:-420}
 cases=${INTEROP_CASES:-}
 interop_args=${INTEROP_ARGS:-}
 start_all=$SECONDS
