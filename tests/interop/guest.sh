@@ -254,6 +254,9 @@ kmad_steps() {
 	if ! wait_for 10 kmad_dev rxe0 || ! wait_for 10 kmad_dev rxe1; then
 		report kmad/load "FAILED no kmad devices rxe0 and rxe1 in /sys/kernel/debug/kmad/ (there: $(echo /sys/kernel/debug/kmad/*))"
 		skip_all "(kmad_ib made no kmad devices)"
+		for m in kmad_ib kmad; do
+			bounded 60 rmmod "$m" || say "FAILED: rmmod $m"
+		done
 		return 0
 	fi
 	report kmad/load "ok kmad and kmad_ib loaded, kmad devices rxe0 and rxe1"
