@@ -64,7 +64,6 @@ port_ready() {	# ACTIVE, and a non-zero GID at index 0
 		gid=$(cat "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null) &&
 		[ "$gid" != "0000:0000:0000:0000:0000:0000:0000:0000" ]
 }
-dmesg_has() { dmesg | grep -q "$1"; }
 
 say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 if [ "$(uname -r)" != "$KVER" ]; then
@@ -202,7 +201,7 @@ interop_lines() {
 	since "$1" |
 		sed -n 's/.*kmad_interop: \([A-Za-z0-9_/-]*\): \(ok\|FAILED\|SKIPPED\)\(.*\)/\1 \2\3/p' |
 		while read -r c verdict rest; do
-			result "$2/$c" "$verdict$rest"
+			result "$2/$c" "$verdict $rest"
 		done
 }
 mark() { echo "kmad-interop: mark $1" > /dev/kmsg; }

@@ -187,7 +187,7 @@ mknod -m 666 "$stage/dev/null" c 1 3
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), stock modules: ${!seen[*]}"
 
 # 4. Boot.
-append="console=ttyS0 panic=-1 oops=panic no_timer_check"
+append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
 [ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || append+=" quiet"
 log=$out/console.log
 say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
