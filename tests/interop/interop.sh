@@ -83,11 +83,20 @@ build() {
 say "building kmad against $kdir in $src"
 t0=$SECONDS
 build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+# Only what this build made: modules.order lists it.  The copy keeps the
+# objects of modules whose source is gone (another branch's kmad_ib.ko).
+built() {	# built <modules.order> <module>: its path, if listed
+	sed 's/\.o$/.ko/' "$1" | { grep -m1 -E "(^|/)$2\.ko\$" || true; } |
+		sed "s|^\([^/]\)|$(dirname "$1")/\1|"
+}
 kos=()
 for m in kmad kmad_ib; do
-	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
+	ko=$(built "$src/modules.order" "$m")
 	[ -n "$ko" ] && kos+=("$ko")
 done
+if [ ${#kos[@]} -eq 0 ] || [[ ${kos[0]} != */kmad.ko ]]; then
+	die "kmad.ko was not built"
+fi
 say "building tests/interop (W=1) against $kdir"
 mark=$(wc -l < "$build_log")
 build "tests/interop" make -C "$kdir" M="$src/tests/interop" W=1 \
@@ -95,9 +104,10 @@ build "tests/interop" make -C "$kdir" M="$src/tests/interop" W=1 \
 if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
 	die "W=1 warnings in tests/interop (log: $build_log)"
 fi
-peer_ko=$src/tests/interop/ibmad_peer.ko
-[ -f "$peer_ko" ] || die "ibmad_peer.ko was not built"
-[ -f "$src/tests/interop/kmad_interop.ko" ] && kos+=("$src/tests/interop/kmad_interop.ko")
+peer_ko=$(built "$src/tests/interop/modules.order" ibmad_peer)
+[ -n "$peer_ko" ] || die "ibmad_peer.ko was not built"
+ko=$(built "$src/tests/interop/modules.order" kmad_interop)
+[ -n "$ko" ] && kos+=("$ko")
 build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
 say "built in $((SECONDS - t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
