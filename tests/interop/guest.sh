@@ -24,7 +24,6 @@ mount -t tmpfs tmpfs /tmp
 . /kmad/interop.conf
 
 IP=/bin/iproute2-ip
-WAIT=60			# seconds for a kmad_interop run
 MODDIR=/lib/modules/$KVER/updates/kmad
 
 say() { echo "kmad-interop: $*"; }
@@ -65,7 +64,6 @@ port_ready() {	# ACTIVE, and a non-zero GID at index 0
 		gid=$(cat "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null) &&
 		[ "$gid" != "0000:0000:0000:0000:0000:0000:0000:0000" ]
 }
-dmesg_has() { dmesg | grep -q "$1"; }
 
 say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 if [ "$(uname -r)" != "$KVER" ]; then
@@ -155,13 +153,18 @@ fi
 
 # The exchanges that need kmad: announced always, SKIPPED when the tree
 # has no module for them.
-KMAD_STEPS="kmad/load kmad_interop rdma-to-kmad remove/rdma-link-delete remove/rmmod-interop-first remove/rmmod-kmad_ib-first"
+KMAD_STEPS="kmad/load kmad_interop rdma-to-kmad remove/rmmod-interop-first remove/rdma-link-delete remove/rmmod-kmad_ib-first"
 for s in $KMAD_STEPS; do
 	expect "$s"
 done
 skip_all() {	# skip_all <reason>: the kmad steps not reported yet
 	for s in $KMAD_STEPS; do
 		grep -q "^$s\$" /tmp/done 2>/dev/null || result "$s" "SKIPPED $1"
+	done
+}
+fail_rest() {	# fail_rest <reason>: the kmad steps not reported yet
+	for s in $KMAD_STEPS; do
+		grep -q "^$s\$" /tmp/done 2>/dev/null || result "$s" "FAILED $1"
 	done
 }
 report() {	# report <step> <text>: a result, remembered
@@ -172,6 +175,23 @@ have() { [ -f "$MODDIR/$1.ko" ]; }
 has_param() { grep -qx "$1" /kmad/interop.params 2>/dev/null; }
 loaded() { grep -q "^$1 " /proc/modules; }
 kmad_dev() { [ -d "/sys/kernel/debug/kmad/$1" ]; }
+# bounded <seconds> <command...>: its exit code, or 124 if it still runs
+# then (a hang in the kernel: the run goes on to report it).
+bounded() {
+	bt=$1
+	shift
+	rm -f /tmp/bounded.rc
+	("$@"; echo $? > /tmp/bounded.rc) &
+	while [ ! -s /tmp/bounded.rc ]; do
+		if [ "$bt" -le 0 ]; then
+			say "still running after its time: $*"
+			return 124
+		fi
+		sleep 1
+		bt=$((bt - 1))
+	done
+	return "$(cat /tmp/bounded.rc)"
+}
 
 # kmad_interop's result lines since mark <n>, as interop lines named
 # <prefix>/<case>.  A case FAILED in kmad_interop is a FAILED exchange.
@@ -181,125 +201,157 @@ interop_lines() {
 	since "$1" |
 		sed -n 's/.*kmad_interop: \([A-Za-z0-9_/-]*\): \(ok\|FAILED\|SKIPPED\)\(.*\)/\1 \2\3/p' |
 		while read -r c verdict rest; do
-			result "$2/$c" "$verdict$rest"
+			result "$2/$c" "$verdict $rest"
 		done
 }
 mark() { echo "kmad-interop: mark $1" > /dev/kmsg; }
 # kmad_interop's own summary since mark <n>: ok when it says "0 failed".
 interop_done() {	# interop_done <mark> <step>
-	if ! wait_for "$WAIT" since_has "$1" 'kmad_interop: done'; then
-		interop_lines "$1" "$2"
-		report "$2" "FAILED no 'kmad_interop: done' line within ${WAIT}s"
-		return
-	fi
 	interop_lines "$1" "$2"
 	done_line=$(since "$1" | grep -m1 'kmad_interop: done' | sed 's/.*kmad_interop: done *//')
 	case "$done_line" in
+	"") report "$2" "FAILED no 'kmad_interop: done' line" ;;
 	*" 0 failed"*) report "$2" "ok $done_line" ;;
 	*) report "$2" "FAILED $done_line" ;;
 	esac
 }
+# rmmod_all <step> <module...>: unload in that order, each bounded.
+rmmod_all() {
+	step=$1
+	shift
+	order=$(echo "$*" | sed 's/ /, /g')
+	for m in "$@"; do
+		loaded "$m" || continue
+		bounded 60 rmmod "$m"
+		case $? in
+		0) ;;
+		124) report "$step" "FAILED rmmod $m hangs (order $order)"
+		     return 1 ;;
+		*) report "$step" "FAILED rmmod $m (order $order)"
+		   return 0 ;;
+		esac
+	done
+	if loaded kmad; then
+		report "$step" "FAILED kmad still loaded after rmmod $order"
+	else
+		report "$step" "ok rmmod $order"
+	fi
+}
 
+# Returns 1 after a hang: nothing more can be unloaded then.
 kmad_steps() {
 	if ! have kmad || ! have kmad_ib; then
 		skip_all "(no kmad_ib.ko in the tree: issue 10 item 3 not merged)"
-		return
+		return 0
 	fi
 	if ! modprobe kmad_ib; then
 		report kmad/load "FAILED modprobe kmad_ib"
 		skip_all "(kmad_ib did not load)"
-		return
+		return 0
 	fi
 	# kmad_ib makes a kmad device of the same name per ib_core device.
 	if ! wait_for 10 kmad_dev rxe0 || ! wait_for 10 kmad_dev rxe1; then
 		report kmad/load "FAILED no kmad devices rxe0 and rxe1 in /sys/kernel/debug/kmad/ (there: $(echo /sys/kernel/debug/kmad/*))"
 		skip_all "(kmad_ib made no kmad devices)"
-		return
+		for m in kmad_ib kmad; do
+			bounded 60 rmmod "$m" || say "FAILED: rmmod $m"
+		done
+		return 0
 	fi
 	report kmad/load "ok kmad and kmad_ib loaded, kmad devices rxe0 and rxe1"
 	if ! have kmad_interop; then
 		skip_all "(no tests/interop/kmad_interop.c in the tree)"
-		return
+		return 0
 	fi
 
 	# kmad's requests to rdma-core: umad_peer answers class 0x0a on rxe1.
-	umad_peer serve --ca rxe1 --class 0x0a --timeout $((WAIT + 30)) > /tmp/serve 2>&1 &
+	umad_peer serve --ca rxe1 --class 0x0a --timeout 300 > /tmp/serve 2>&1 &
 	spid=$!
 	wait_for 10 grep -q 'serve: ready' /tmp/serve || say "umad_peer serve not ready"
+	# kmad_interop runs its cases in its init: modprobe returns after
+	# them (each case gives up after 30 s).
 	mark 1
 	say "modprobe kmad_interop $INTEROP_ARGS"
 	# shellcheck disable=SC2086 # the arguments are words on purpose
-	if modprobe kmad_interop $INTEROP_ARGS; then
-		interop_done 1 kmad_interop
-	else
-		report kmad_interop "FAILED modprobe kmad_interop"
-	fi
+	bounded 280 modprobe kmad_interop $INTEROP_ARGS
+	case $? in
+	0) interop_done 1 kmad_interop ;;
+	124) interop_lines 1 kmad_interop
+	     report kmad_interop "FAILED modprobe kmad_interop hangs"
+	     fail_rest "(after a hang)"
+	     return 1 ;;
+	*) interop_lines 1 kmad_interop
+	   report kmad_interop "FAILED modprobe kmad_interop" ;;
+	esac
 
 	# rdma-core's requests to kmad: Gets from rxe1 to rxe0's QP1 for
-	# class 0x0b, which only a kmad agent on rxe0 answers, through
-	# kmad_ib's bridge to ib_mad.  ib_mad's own "unsupported" answer
-	# means no kmad agent got the class there: the kmad side does not do
-	# it (yet), SKIPPED, not passed.
-	run umad_peer query --ca rxe1 --dgid "$G0" --class 0x0b --mult 17 --count 16
-	case $? in
-	0) report rdma-to-kmad "ok $(detail), kmad agent on rxe0 answered through the bridge" ;;
-	3) report rdma-to-kmad "SKIPPED ib_mad on rxe0 answered class 0x0b itself: no kmad agent registered it through kmad_ib's bridge" ;;
-	*) report rdma-to-kmad "FAILED $(detail)" ;;
-	esac
+	# class 0x0b, which only a kmad agent on rxe0 answers (kmad_interop
+	# keeps one while loaded), through kmad_ib's bridge to ib_mad.
+	# ib_mad's own "unsupported" answer means no kmad agent got the
+	# class there: the kmad side does not do it (yet), SKIPPED, not
+	# passed.
+	if ! loaded kmad_interop; then
+		report rdma-to-kmad "SKIPPED kmad_interop is not loaded"
+	else
+		run umad_peer query --ca rxe1 --dgid "$G0" --class 0x0b --mult 17 --count 16
+		case $? in
+		0) report rdma-to-kmad "ok $(detail), kmad agent on rxe0 answered through the bridge" ;;
+		3) report rdma-to-kmad "SKIPPED ib_mad on rxe0 answered class 0x0b itself: no kmad agent registered it through kmad_ib's bridge" ;;
+		*) report rdma-to-kmad "FAILED $(detail)" ;;
+		esac
+	fi
 	kill "$spid" 2>/dev/null
 	wait "$spid"
 	sed 's/^/    /' /tmp/serve
 
-	# Removal, first order: kmad_interop, kmad_ib, kmad.
+	# Removal, first order: kmad_interop (its "remove" case left sends
+	# outstanding; it counts their callbacks at unload), kmad_ib, kmad.
 	mark 2
-	ok=1
-	for m in kmad_interop kmad_ib kmad; do
-		loaded "$m" || continue
-		rmmod "$m" || { ok=0; say "rmmod $m failed"; }
-	done
+	rmmod_all remove/rmmod-interop-first kmad_interop kmad_ib kmad || {
+		fail_rest "(after a hang)"
+		return 1
+	}
 	interop_lines 2 remove/rmmod-interop-first
-	if [ $ok = 1 ] && ! loaded kmad; then
-		report remove/rmmod-interop-first "ok rmmod kmad_interop, kmad_ib, kmad"
-	else
-		report remove/rmmod-interop-first "FAILED $(cut -d' ' -f1 /proc/modules | grep kmad | tr '\n' ' ')still loaded"
-	fi
 
-	# Device removal with kmad loaded and its cases run again, then the
+	# Device removal under load: kmad_ib and kmad_interop again, only
+	# its remove case (sends left outstanding on rxe0 and rxe1; hold=1
+	# when it has the parameter), then rdma link delete rxe1, then the
 	# other order: kmad_ib, kmad_interop, kmad.
-	# If kmad_interop has a hold= parameter, hold=1 asks it to leave
-	# sends outstanding (a dead QPN, a long timeout) for the removals to
-	# find; its unload lines must then account for every callback.
-	mark 3
-	hold=
-	has_param hold && hold=hold=1
-	say "modprobe kmad_interop $INTEROP_ARGS $hold"
-	# shellcheck disable=SC2086
-	if ! modprobe kmad_ib || ! modprobe kmad_interop $INTEROP_ARGS $hold; then
-		report remove/rdma-link-delete "FAILED reloading kmad_ib and kmad_interop"
-	else
-		wait_for "$WAIT" since_has 3 'kmad_interop: done' ||
-			say "no second 'kmad_interop: done' line"
-		if ! rdma link delete rxe1; then
-			report remove/rdma-link-delete "FAILED rdma link delete rxe1"
-		elif ! wait_for 10 sh -c '! [ -d /sys/kernel/debug/kmad/rxe1 ]'; then
-			report remove/rdma-link-delete "FAILED kmad device rxe1 still there 10s after rdma link delete"
-		else
-			report remove/rdma-link-delete "ok rxe1 deleted under kmad_interop${hold:+ (hold=1)}, its kmad device gone"
-		fi
-	fi
-	ok=1
-	for m in kmad_ib kmad_interop kmad; do
-		loaded "$m" || continue
-		rmmod "$m" || { ok=0; say "rmmod $m failed"; }
+	args="cases=remove"
+	for a in $INTEROP_ARGS; do
+		case "$a" in cases=*) ;; *) args="$args $a" ;; esac
 	done
-	interop_lines 3 remove/rmmod-kmad_ib-first
-	if [ $ok = 1 ] && ! loaded kmad; then
-		report remove/rmmod-kmad_ib-first "ok rmmod kmad_ib, kmad_interop, kmad"
+	has_param hold && args="$args hold=1"
+	mark 3
+	say "modprobe kmad_interop $args"
+	# shellcheck disable=SC2086
+	if ! modprobe kmad_ib || ! wait_for 10 kmad_dev rxe1 ||
+	   ! bounded 120 modprobe kmad_interop $args; then
+		report remove/rdma-link-delete "FAILED loading kmad_ib and kmad_interop $args again"
 	else
-		report remove/rmmod-kmad_ib-first "FAILED rmmod"
+		interop_lines 3 remove/rdma-link-delete
+		bounded 60 rdma link delete rxe1
+		case $? in
+		0) if wait_for 10 sh -c '! [ -d /sys/kernel/debug/kmad/rxe1 ]'; then
+			report remove/rdma-link-delete "ok rxe1 deleted under kmad_interop $args, its kmad device gone"
+		   else
+			report remove/rdma-link-delete "FAILED kmad device rxe1 still there 10s after rdma link delete"
+		   fi ;;
+		124) report remove/rdma-link-delete "FAILED rdma link delete rxe1 hangs"
+		     fail_rest "(after a hang)"
+		     return 1 ;;
+		*) report remove/rdma-link-delete "FAILED rdma link delete rxe1" ;;
+		esac
 	fi
+	mark 4
+	rmmod_all remove/rmmod-kmad_ib-first kmad_ib kmad_interop kmad || return 1
+	interop_lines 4 remove/rmmod-kmad_ib-first
+	return 0
 }
-kmad_steps
+if ! kmad_steps; then
+	say "FAILED: a hang; not unloading ibmad_peer"
+	finish
+fi
 
 # ibmad_peer's count: it answered every Get the baseline sent it.
 expect baseline/ibmad_peer-unload

@@ -28,7 +28,9 @@
 # Environment (the Makefile passes its variables of the same names):
 #   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
 #   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
-#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 240)
+#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420: a passing
+#                             run needs about 20 s, a failing one can wait
+#                             30 s per kmad_interop case)
 #   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
 set -euo pipefail
 
@@ -36,7 +38,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/interop
 qemu_dir=$root/tests/qemu
 out=$root/build/interop
-timeout=${KMAD_INTEROP_TIMEOUT:-240}
+timeout=${KMAD_INTEROP_TIMEOUT:-420}
 cases=${INTEROP_CASES:-}
 interop_args=${INTEROP_ARGS:-}
 start_all=$SECONDS
@@ -81,11 +83,20 @@ build() {
 say "building kmad against $kdir in $src"
 t0=$SECONDS
 build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+# Only what this build made: modules.order lists it.  The copy keeps the
+# objects of modules whose source is gone (another branch's kmad_ib.ko).
+built() {	# built <modules.order> <module>: its path, if listed
+	sed 's/\.o$/.ko/' "$1" | { grep -m1 -E "(^|/)$2\.ko\$" || true; } |
+		sed "s|^\([^/]\)|$(dirname "$1")/\1|"
+}
 kos=()
 for m in kmad kmad_ib; do
-	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
+	ko=$(built "$src/modules.order" "$m")
 	[ -n "$ko" ] && kos+=("$ko")
 done
+if [ ${#kos[@]} -eq 0 ] || [[ ${kos[0]} != */kmad.ko ]]; then
+	die "kmad.ko was not built"
+fi
 say "building tests/interop (W=1) against $kdir"
 mark=$(wc -l < "$build_log")
 build "tests/interop" make -C "$kdir" M="$src/tests/interop" W=1 \
@@ -93,9 +104,10 @@ build "tests/interop" make -C "$kdir" M="$src/tests/interop" W=1 \
 if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
 	die "W=1 warnings in tests/interop (log: $build_log)"
 fi
-peer_ko=$src/tests/interop/ibmad_peer.ko
-[ -f "$peer_ko" ] || die "ibmad_peer.ko was not built"
-[ -f "$src/tests/interop/kmad_interop.ko" ] && kos+=("$src/tests/interop/kmad_interop.ko")
+peer_ko=$(built "$src/tests/interop/modules.order" ibmad_peer)
+[ -n "$peer_ko" ] || die "ibmad_peer.ko was not built"
+ko=$(built "$src/tests/interop/modules.order" kmad_interop)
+[ -n "$ko" ] && kos+=("$ko")
 build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
 say "built in $((SECONDS - t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
@@ -185,7 +197,7 @@ mknod -m 666 "$stage/dev/null" c 1 3
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), stock modules: ${!seen[*]}"
 
 # 4. Boot.
-append="console=ttyS0 panic=-1 oops=panic no_timer_check"
+append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
 [ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || append+=" quiet"
 log=$out/console.log
 say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
