@@ -5,7 +5,8 @@
 # rxe0/rxe1 on a veth pair, then runs the exchanges, one result line each:
 #   interop: <name>: ok|FAILED|SKIPPED <detail>
 # Every exchange is announced first ("kmad-interop: expect <name>"), so
-# that the host can tell a missing result line.  /kmad/interop.conf sets
+# that the host can tell a missing result line; at the end both come again
+# between "kmad-interop: results begin" and "results end".  /kmad/interop.conf sets
 # KVER and INTEROP_ARGS (kmad_interop's parameters).
 #
 # No `set -e`: if /init exits the kernel panics and nothing more is
@@ -27,14 +28,25 @@ IP=/bin/iproute2-ip
 MODDIR=/lib/modules/$KVER/updates/kmad
 
 say() { echo "kmad-interop: $*"; }
-expect() { say "expect $1"; }
+expect() {
+	say "expect $1"
+	echo "$1" >> /tmp/expected
+}
 result() {
 	name=$1
 	shift
 	echo "interop: $name: $*"
+	echo "interop: $name: $*" >> /tmp/results
 }
+# The announced exchanges and every result again, in one block, with the
+# console quiet: a kernel message printed in the middle of a line above
+# cannot garble the lines the host judges.
 finish() {
 	echo 4 > /proc/sys/kernel/printk
+	say "results begin"
+	[ ! -f /tmp/expected ] || sed 's/^/kmad-interop: expect /' /tmp/expected
+	[ ! -f /tmp/results ] || cat /tmp/results
+	say "results end"
 	say "end"
 	sync
 	poweroff -f
