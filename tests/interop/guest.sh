@@ -227,6 +227,14 @@ interop_done() {	# interop_done <mark> <step>
 	*) report "$2" "FAILED $done_line" ;;
 	esac
 }
+# remove_exit <armed mark> <unload mark> <step>: if kmad_interop armed its
+# remove case after the first mark, its unload after the second must
+# have printed the count line ("remove-exit: ok|FAILED ...").
+remove_exit() {
+	since "$1" | grep -q 'kmad_interop: remove: ok' || return 0
+	since_has "$2" 'kmad_interop: remove-exit: ' ||
+		result "$3/remove-exit" "FAILED kmad_interop armed its remove case but printed no remove-exit line at unload"
+}
 # rmmod_all <step> <module...>: unload in that order, each bounded.
 rmmod_all() {
 	step=$1
@@ -324,6 +332,7 @@ kmad_steps() {
 		return 1
 	}
 	interop_lines 2 remove/rmmod-interop-first
+	remove_exit 1 2 remove/rmmod-interop-first
 
 	# Device removal under load: kmad_ib and kmad_interop again, only
 	# its remove case (sends left outstanding on rxe0 and rxe1; hold=1
@@ -358,6 +367,7 @@ kmad_steps() {
 	mark 4
 	rmmod_all remove/rmmod-kmad_ib-first kmad_ib kmad_interop kmad || return 1
 	interop_lines 4 remove/rmmod-kmad_ib-first
+	remove_exit 3 4 remove/rmmod-kmad_ib-first
 	return 0
 }
 if ! kmad_steps; then
