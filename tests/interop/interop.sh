@@ -21,16 +21,17 @@
 #   4. boot /boot/vmlinuz-<stock> in QEMU (TCG, 2 vCPUs, hard timeout);
 #      the guest creates rxe0/rxe1 on a veth pair and runs the exchanges,
 #      one "interop: <name>: ok|FAILED|SKIPPED ..." line each;
-#   5. judge the console log: any FAILED line, a missing expected line,
-#      the guest not reaching its end, or a kernel splat fails the run.
-#      The last line is the summary and the verdict.
+#   5. judge the results block the guest prints last and the console
+#      log: any FAILED line, a missing expected line, the guest not
+#      reaching its end, or a kernel splat fails the run.  The last line
+#      is the summary and the verdict.
 #
 # Environment (the Makefile passes its variables of the same names):
 #   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
 #   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
 #   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420: a passing
-#                             run needs about 20 s, a failing one can wait
-#                             30 s per kmad_interop case)
+#                             guest needs well under a minute, a failing one
+#                             can wait 30 s per kmad_interop case)
 #   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
 set -euo pipefail
 
