@@ -5,7 +5,8 @@
 # rxe0/rxe1 on a veth pair, then runs the exchanges, one result line each:
 #   interop: <name>: ok|FAILED|SKIPPED <detail>
 # Every exchange is announced first ("kmad-interop: expect <name>"), so
-# that the host can tell a missing result line.  /kmad/interop.conf sets
+# that the host can tell a missing result line; at the end both come again
+# between "kmad-interop: results begin" and "results end".  /kmad/interop.conf sets
 # KVER and INTEROP_ARGS (kmad_interop's parameters).
 #
 # No `set -e`: if /init exits the kernel panics and nothing more is
@@ -27,14 +28,25 @@ IP=/bin/iproute2-ip
 MODDIR=/lib/modules/$KVER/updates/kmad
 
 say() { echo "kmad-interop: $*"; }
-expect() { say "expect $1"; }
+expect() {
+	say "expect $1"
+	echo "$1" >> /tmp/expected
+}
 result() {
 	name=$1
 	shift
 	echo "interop: $name: $*"
+	echo "interop: $name: $*" >> /tmp/results
 }
+# The announced exchanges and every result again, in one block, with the
+# console quiet: a kernel message printed in the middle of a line above
+# cannot garble the lines the host judges.
 finish() {
 	echo 4 > /proc/sys/kernel/printk
+	say "results begin"
+	[ ! -f /tmp/expected ] || sed 's/^/kmad-interop: expect /' /tmp/expected
+	[ ! -f /tmp/results ] || cat /tmp/results
+	say "results end"
 	say "end"
 	sync
 	poweroff -f
@@ -215,6 +227,14 @@ interop_done() {	# interop_done <mark> <step>
 	*) report "$2" "FAILED $done_line" ;;
 	esac
 }
+# remove_exit <armed mark> <unload mark> <step>: if kmad_interop armed its
+# remove case after the first mark, its unload after the second must
+# have printed the count line ("remove-exit: ok|FAILED ...").
+remove_exit() {
+	since "$1" | grep -q 'kmad_interop: remove: ok' || return 0
+	since_has "$2" 'kmad_interop: remove-exit: ' ||
+		result "$3/remove-exit" "FAILED kmad_interop armed its remove case but printed no remove-exit line at unload"
+}
 # rmmod_all <step> <module...>: unload in that order, each bounded.
 rmmod_all() {
 	step=$1
@@ -312,6 +332,7 @@ kmad_steps() {
 		return 1
 	}
 	interop_lines 2 remove/rmmod-interop-first
+	remove_exit 1 2 remove/rmmod-interop-first
 
 	# Device removal under load: kmad_ib and kmad_interop again, only
 	# its remove case (sends left outstanding on rxe0 and rxe1; hold=1
@@ -346,6 +367,7 @@ kmad_steps() {
 	mark 4
 	rmmod_all remove/rmmod-kmad_ib-first kmad_ib kmad_interop kmad || return 1
 	interop_lines 4 remove/rmmod-kmad_ib-first
+	remove_exit 3 4 remove/rmmod-kmad_ib-first
 	return 0
 }
 if ! kmad_steps; then
