@@ -11,6 +11,8 @@
 #   make run                kmad_sim + kmad_discover on the stock kernel in QEMU
 #                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
 #   make bench              benchmarks on a non-debug kernel in QEMU (QUICK=1)
+#   make interop            kmad, ib_mad and libibumad over rxe, stock kernel,
+#                           in QEMU (INTEROP_CASES=... INTEROP_ARGS=...)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -31,13 +33,13 @@ endif
 # modules are built only when the target kernel has KUnit.
 kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
 KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
-	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_BENCH=m \
+	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_BENCH=m CONFIG_KMAD_IB=m \
 	CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir) \
 	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
-.PHONY: all modules modules_install check bench run lint fuzz fuzz-replay \
-	clean help
+.PHONY: all modules modules_install check bench run interop lint fuzz \
+	fuzz-replay clean help
 
 all: modules
 
@@ -63,6 +65,12 @@ run:
 bench:
 	@QUICK='$(QUICK)' REPEATS='$(REPEATS)' $(CURDIR)/tests/bench/bench.sh
 
+# INTEROP_CASES=<list> INTEROP_ARGS='k=v ...': kmad_interop's parameters;
+# see tests/interop/interop.sh and Documentation/interop.rst.
+interop:
+	@INTEROP_CASES='$(INTEROP_CASES)' INTEROP_ARGS='$(INTEROP_ARGS)' \
+		$(CURDIR)/tests/interop/interop.sh
+
 lint:
 	@$(CURDIR)/tests/lint.sh
 
@@ -83,4 +91,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,19p' Makefile
+	@sed -n '3,21p' Makefile

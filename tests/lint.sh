@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make lint`: checkpatch.pl --strict over every kmad C and header file,
+# `make lint`: checkpatch.pl --strict over every kmad C and header file
+# (the kernel ones: tests/interop/umad_peer.c is a user program),
 # then a sparse (C=2) and W=1 build of all modules against the debug test
 # kernel.  Any warning fails.
 set -euo pipefail
@@ -14,8 +15,9 @@ fail=0
 
 mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
 	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'samples/*.c' 'samples/*.h' \
-	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' |
-	grep -v '/trace\.h$')
+	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' \
+	'tests/interop/*.c' |
+	grep -v -e '/trace\.h$' -e '^tests/interop/umad_peer\.c$')
 echo ">> checkpatch --strict on ${#files[@]} files"
 if ! (cd "$root" && "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
 	-f "${files[@]}"); then
@@ -41,6 +43,35 @@ elif grep -E 'warning:|error:' "$log"; then
 	fail=1
 fi
 rm -f "$log"
+
+# kmad_ib needs a kernel with InfiniBand.  If the debug kernel has none,
+# sparse and W=1 check it (and kmad_interop) against the stock headers,
+# in a throwaway copy of the tree.
+if ! grep -qs '^CONFIG_INFINIBAND=[ym]' "$kdir/.config"; then
+	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
+		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	stock=/usr/src/$hdr_pkg
+	if [ -n "$hdr_pkg" ] && grep -qs '^CONFIG_INFINIBAND=[ym]' "$stock/.config"; then
+		echo ">> sparse (C=2) and W=1 build of kmad_ib against $stock"
+		tmp=$(mktemp -d)
+		(cd "$root" && git ls-files -co --exclude-standard -z) |
+			(cd "$root" && xargs -0 cp --parents -t "$tmp")
+		log=$(mktemp)
+		if ! { make -C "$tmp" KDIR="$stock" modules C=2 W=1 &&
+		       { [ ! -f "$tmp/tests/interop/kmad_interop.c" ] ||
+			 make -C "$stock" M="$tmp/tests/interop" C=2 W=1 \
+			      KBUILD_EXTRA_SYMBOLS="$tmp/Module.symvers" modules; }; } \
+			> "$log" 2>&1; then
+			cat "$log"
+			fail=1
+		elif grep -E 'warning:|error:' "$log"; then
+			fail=1
+		fi
+		rm -rf "$tmp" "$log"
+	else
+		echo ">> kmad_ib not checked: no kernel headers with CONFIG_INFINIBAND"
+	fi
+fi
 
 if [ "$fail" = 0 ]; then
 	echo ">> lint: clean"

@@ -249,6 +249,16 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 		ret = -EBUSY;
 		goto err_unlock;
 	}
+	/* A provider whose QP1 is another MAD layer's passes requests for
+	 * the registration on (provider.h, bridge_add).
+	 */
+	if (!agent->send_only && !internal && port->dev->ops->bridge_add) {
+		ret = port->dev->ops->bridge_add(port->dev, port->port_num, qpt,
+						 &agent->reg);
+		if (ret)
+			goto err_unlock;
+		agent->bridged = true;
+	}
 	list_add_tail_rcu(&agent->port_entry, &port->agents);
 	kref_get(&port->dev->ref);
 	mutex_unlock(&port->reg_mutex);
@@ -280,7 +290,8 @@ err_free:
  * (SMP class on QP1 or a GMP class on QP0, reserved class, class version 0,
  * empty method mask or method 0, OUI missing for or given to a class outside
  * 0x30-0x4F), -EBUSY if it overlaps an existing registration (same class,
- * version and OUI, a common method), -ENODEV if the port is going away.
+ * version and OUI, a common method), -EOPNOTSUPP for QP0 on a port without
+ * one (kmad_port_has_smi()), -ENODEV if the port is going away.
  */
 struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       enum kmad_qp_type qpt,
@@ -299,6 +310,8 @@ struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 		return ERR_PTR(ret);
 	if (req && req->mgmt_class && !recv_handler)
 		return ERR_PTR(-EINVAL);
+	if (kmad_qpt_is_smi(qpt) && !kmad_port_has_smi(port))
+		return ERR_PTR(-EOPNOTSUPP);
 	agent = agent_create(port, qpt, req, send_handler, recv_handler,
 			     context, false);
 	if (IS_ERR(agent))
@@ -326,6 +339,10 @@ static void agent_stop(struct kmad_agent_priv *agent)
 	if (unlink) {
 		list_del_rcu(&agent->port_entry);
 		agent->unlinked = true;
+		if (agent->bridged && !READ_ONCE(port->dev->gone))
+			port->dev->ops->bridge_del(port->dev, port->port_num,
+						   agent->agent.qpt,
+						   &agent->reg);
 	}
 	mutex_unlock(&port->reg_mutex);
 	/* Request dispatch walking the list may still see the agent until
@@ -494,6 +511,8 @@ int kmad_port_responder_create(struct kmad_port *port)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(port->responder); i++) {
+		if (!kmad_qp_exists(&port->qpi[i]))
+			continue;
 		agent = agent_create(port, i, NULL, responder_send_handler,
 				     NULL, NULL, true);
 		if (IS_ERR(agent)) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kmad debugfs: /sys/kernel/debug/kmad/<device>/port<N>/
- *   stats   port counters, drops by reason, one line of counters per agent
+ *   stats   port counters, drops by reason, the address handle cache's
+ *           size, each QP's hardware number, one line of counters per
+ *           agent
  *   sends   every outstanding send: agent, TID, state, refs, deadline
  */
 
@@ -34,6 +36,11 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_CQ_EVENTS] = "cq_events",
 	[KMAD_PSTAT_CQ_EMPTY_EVENTS] = "cq_empty_drains",
 	[KMAD_PSTAT_CQ_REQUEUES] = "cq_budget_requeues",
+	[KMAD_PSTAT_RESP_MISADDRESSED] = "responses_misaddressed",
+	[KMAD_PSTAT_AH_HITS] = "ah_cache_hits",
+	[KMAD_PSTAT_AH_MISSES] = "ah_cache_misses",
+	[KMAD_PSTAT_AH_FAILURES] = "ah_create_failures",
+	[KMAD_PSTAT_AH_DESTROYED] = "ah_destroyed",
 };
 
 static const char *const agent_stat_names[KMAD_ASTAT_COUNT] = {
@@ -52,11 +59,21 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 	struct kmad_port *port = m->private;
 	struct kmad_agent_priv *agent;
 	struct kmad_agent_stats st;
+	unsigned long flags;
+	unsigned int ahs;
 	int i;
 
 	for (i = 0; i < KMAD_PSTAT_COUNT; i++)
 		seq_printf(m, "%s %lld\n", port_stat_names[i],
 			   atomic64_read(&port->stats[i]));
+	spin_lock_irqsave(&port->ah.lock, flags);
+	ahs = port->ah.count;
+	spin_unlock_irqrestore(&port->ah.lock, flags);
+	seq_printf(m, "ah_cached %u\n", ahs);
+	for (i = 0; i < ARRAY_SIZE(port->qpi); i++)
+		if (kmad_qp_exists(&port->qpi[i]))
+			seq_printf(m, "qp%u_hw_qpn %u\n", port->qpi[i].qp.qpn,
+				   kmad_qp_hw_num(&port->qpi[i].qp));
 	for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
 		seq_printf(m, "dropped_%s %lld\n", kmad_mad_verdict_name(i),
 			   atomic64_read(&port->drops[i]));

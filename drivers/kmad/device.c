@@ -77,7 +77,9 @@ static bool ops_complete(const struct kmad_provider_ops *ops)
 {
 	return ops && ops->create_cq && ops->destroy_cq && ops->create_qp &&
 	       ops->destroy_qp && ops->modify_qp && ops->post_send &&
-	       ops->post_recv && ops->poll_cq && ops->req_notify_cq;
+	       ops->post_recv && ops->poll_cq && ops->req_notify_cq &&
+	       !ops->create_ah == !ops->destroy_ah &&
+	       !ops->bridge_add == !ops->bridge_del;
 }
 
 /*
@@ -105,7 +107,9 @@ static void port_change_work(struct work_struct *work)
 
 /**
  * kmad_device_alloc() - allocate a device for a provider.
- * @ops: the provider's operations; all but @ops->now are required.
+ * @ops: the provider's operations; all but @ops->now, @ops->query_gid,
+ *	@ops->query_pkey and the pair @ops->create_ah, @ops->destroy_ah are
+ *	required.
  * @name: unique device name (at most 31 characters).
  * @num_ports: number of ports, 1-255.
  * @priv_size: bytes of provider data, see kmad_device_priv().
@@ -149,6 +153,7 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 		port->qpi[KMAD_QPT_SMI].qpt = KMAD_QPT_SMI;
 		port->qpi[KMAD_QPT_GSI].port = port;
 		port->qpi[KMAD_QPT_GSI].qpt = KMAD_QPT_GSI;
+		kmad_ah_cache_init(port);
 	}
 	return dev;
 }
@@ -189,10 +194,22 @@ EXPORT_SYMBOL_GPL(kmad_device_name);
 int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 			      const struct kmad_port_attr *attr)
 {
+	struct kmad_port_attr *a;
+
 	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
-	    dev->registered)
+	    dev->registered ||
+	    (attr->link_layer != KMAD_LINK_LAYER_INFINIBAND &&
+	     attr->link_layer != KMAD_LINK_LAYER_ETHERNET))
 		return -EINVAL;
-	dev->ports[port_num - 1].attr = *attr;
+	a = &dev->ports[port_num - 1].attr;
+	*a = *attr;
+	/* RoCE has no QP0, and LIDs mean nothing there. */
+	if (a->link_layer == KMAD_LINK_LAYER_ETHERNET) {
+		a->no_smi = true;
+		a->lid = 0;
+		a->lmc = 0;
+		a->sm_lid = 0;
+	}
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kmad_device_set_port_attr);
@@ -241,7 +258,8 @@ static void port_stop(struct kmad_port *port)
 	mutex_lock(&port->reg_mutex);
 	WRITE_ONCE(port->dying, true);
 	mutex_unlock(&port->reg_mutex);
-	kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
+	if (kmad_port_has_smi(port))
+		kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
 	kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
 }
 
@@ -265,18 +283,24 @@ static void port_teardown(struct kmad_port *port)
 {
 	kmad_port_responder_destroy(port);
 	kmad_port_flush_agents(port);
-	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
+	/* The QPs are stopped: no send holds or waits for a handle. */
+	kmad_ah_cache_teardown(port);
+	if (kmad_port_has_smi(port))
+		kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
 	kmad_qp_destroy(&port->qpi[KMAD_QPT_GSI]);
 }
 
 static int port_setup(struct kmad_port *port)
 {
+	bool smi = kmad_port_has_smi(port);
 	int ret;
 
 	port->dying = false;
-	ret = kmad_qp_create(&port->qpi[KMAD_QPT_SMI]);
-	if (ret)
-		return ret;
+	if (smi) {
+		ret = kmad_qp_create(&port->qpi[KMAD_QPT_SMI]);
+		if (ret)
+			return ret;
+	}
 	ret = kmad_qp_create(&port->qpi[KMAD_QPT_GSI]);
 	if (ret)
 		goto err_smi;
@@ -287,10 +311,13 @@ static int port_setup(struct kmad_port *port)
 
 err_gsi:
 	kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
+	kmad_ah_cache_teardown(port);
 	kmad_qp_destroy(&port->qpi[KMAD_QPT_GSI]);
 err_smi:
-	kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
-	kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
+	if (smi) {
+		kmad_qp_stop(&port->qpi[KMAD_QPT_SMI]);
+		kmad_qp_destroy(&port->qpi[KMAD_QPT_SMI]);
+	}
 	return ret;
 }
 
@@ -459,10 +486,18 @@ EXPORT_SYMBOL_GPL(kmad_device_clock_changed);
  */
 void kmad_device_flush(struct kmad_device *dev)
 {
-	int i;
+	int i, round;
 
-	for (i = 0; i < 3; i++)
-		flush_workqueue(kmad_wq);
+	/* Address handle work may end sends (kmad_wq), whose completions
+	 * may free handles (the AH work again).  A creation the provider
+	 * holds is not waited for.
+	 */
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < dev->num_ports; i++)
+			kmad_ah_cache_flush_work(&dev->ports[i]);
+		for (i = 0; i < 3; i++)
+			flush_workqueue(kmad_wq);
+	}
 	flush_workqueue(kmad_event_wq);
 }
 EXPORT_SYMBOL_GPL(kmad_device_flush);
@@ -679,13 +714,16 @@ u16 kmad_port_sm_lid(const struct kmad_port *port)
 EXPORT_SYMBOL_GPL(kmad_port_sm_lid);
 
 /**
- * kmad_device_port_changed() - a port's LID, LMC or SM LID changed.
+ * kmad_device_port_changed() - a port's LID, LMC, SM LID, GIDs or P_Keys
+ * changed.
  * @dev: a registered device.
  * @port_num: 1..num_ports.
  * @attr: the port's attributes now; only lid, lmc and sm_lid are read.
  *
  * kmad_port_lid() and kmad_port_sm_lid() return the new values as soon as
- * this returns.  The port_changed callback of every client of the port
+ * this returns (an Ethernet port's stay 0), and kmad forgets the port's
+ * cached address handles: sends posted from now on get new ones.  The
+ * port_changed callback of every client of the port
  * runs afterwards, from a kmad workqueue; changes reported close together
  * may be told in one call, so clients read the values they care about.
  * The provider calls it only between kmad_device_register() and the end
@@ -705,12 +743,138 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 		return -EINVAL;
 	port = &dev->ports[port_num - 1];
 	spin_lock_irqsave(&port->attr_lock, flags);
-	WRITE_ONCE(port->attr.lid, attr->lid);
-	WRITE_ONCE(port->attr.lmc, attr->lmc);
-	WRITE_ONCE(port->attr.sm_lid, attr->sm_lid);
+	/* An Ethernet port's LIDs stay 0. */
+	if (port->attr.link_layer == KMAD_LINK_LAYER_INFINIBAND) {
+		WRITE_ONCE(port->attr.lid, attr->lid);
+		WRITE_ONCE(port->attr.lmc, attr->lmc);
+		WRITE_ONCE(port->attr.sm_lid, attr->sm_lid);
+	}
 	if (!port->change_dead)
 		queue_work(kmad_event_wq, &port->change_work);
 	spin_unlock_irqrestore(&port->attr_lock, flags);
+	/* Its GIDs or P_Keys may have changed too: new handles from now. */
+	kmad_ah_cache_flush(port);
 	return 0;
+}
+
+/**
+ * kmad_port_link_layer() - what a port's link is.
+ * @port: the port.
+ *
+ * Return: %KMAD_LINK_LAYER_INFINIBAND or %KMAD_LINK_LAYER_ETHERNET (RoCE:
+ * every MAD carries a GRH, LIDs are 0, no QP0).
+ */
+enum kmad_link_layer kmad_port_link_layer(const struct kmad_port *port)
+{
+	return port->attr.link_layer;
+}
+EXPORT_SYMBOL_GPL(kmad_port_link_layer);
+
+/**
+ * kmad_port_has_smi() - whether a port has QP0 (SMI agents, SMPs).
+ * @port: the port.
+ *
+ * Return: false on an Ethernet port or one whose provider set no_smi;
+ * registering an SMI agent there fails with -EOPNOTSUPP.
+ */
+bool kmad_port_has_smi(const struct kmad_port *port)
+{
+	return port->attr.link_layer == KMAD_LINK_LAYER_INFINIBAND &&
+	       !port->attr.no_smi;
+}
+EXPORT_SYMBOL_GPL(kmad_port_has_smi);
+
+/* Entries in the port's GID table kmad can read: none without query_gid. */
+static u32 port_gid_tbl_len(const struct kmad_port *port)
+{
+	return port->dev->ops->query_gid ? port->attr.gid_tbl_len : 0;
+}
+
+/**
+ * kmad_port_query_gid() - read an entry of a port's GID table.
+ * @port: the port.
+ * @index: the entry.
+ * @gid: filled in.
+ *
+ * Context: any but hard interrupt; does not sleep.
+ * Return: 0; -EINVAL past the end of the table (every index, if the
+ * provider has no GIDs); -EAGAIN for an empty entry; -ENODEV once the
+ * device is gone.
+ */
+int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
+			union kmad_gid *gid)
+{
+	struct kmad_device *dev;
+
+	if (!port || !gid)
+		return -EINVAL;
+	dev = port->dev;
+	if (READ_ONCE(dev->gone))
+		return -ENODEV;
+	if (index >= port_gid_tbl_len(port))
+		return -EINVAL;
+	return dev->ops->query_gid(dev, port->port_num, index, gid);
+}
+EXPORT_SYMBOL_GPL(kmad_port_query_gid);
+
+/**
+ * kmad_port_query_pkey() - read an entry of a port's P_Key table.
+ * @port: the port.
+ * @index: the entry.
+ * @pkey: filled in.
+ *
+ * Without the provider's query_pkey the table is the default P_Key
+ * 0xffff alone.
+ *
+ * Context: any but hard interrupt; does not sleep.
+ * Return: 0; -EINVAL past the end of the table; -ENODEV once the device
+ * is gone.
+ */
+int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
+			 u16 *pkey)
+{
+	struct kmad_device *dev;
+
+	if (!port || !pkey)
+		return -EINVAL;
+	dev = port->dev;
+	if (READ_ONCE(dev->gone))
+		return -ENODEV;
+	if (!dev->ops->query_pkey) {
+		if (index)
+			return -EINVAL;
+		*pkey = 0xffff;
+		return 0;
+	}
+	if (index >= port->attr.pkey_tbl_len)
+		return -EINVAL;
+	return dev->ops->query_pkey(dev, port->port_num, index, pkey);
+}
+EXPORT_SYMBOL_GPL(kmad_port_query_pkey);
+
+/**
+ * kmad_port_find_gid() - the index of a GID in a port's table.
+ * @port: the port.
+ * @gid: the GID.
+ * @index: set to the lowest index holding @gid.
+ *
+ * Context: any but hard interrupt.
+ * Return: 0, or -ENOENT if the table does not hold it.
+ */
+int kmad_port_find_gid(struct kmad_port *port, const union kmad_gid *gid,
+		       u8 *index)
+{
+	union kmad_gid cur;
+	u32 i, len = min_t(u32, port_gid_tbl_len(port), U8_MAX + 1);
+
+	for (i = 0; i < len; i++) {
+		if (kmad_port_query_gid(port, i, &cur))
+			continue;
+		if (!memcmp(&cur, gid, sizeof(cur))) {
+			*index = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 EXPORT_SYMBOL_GPL(kmad_device_port_changed);

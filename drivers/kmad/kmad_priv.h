@@ -13,6 +13,9 @@
  *   A: kmad_agent_priv.lock (irq-safe spinlock): everything about the
  *      agent's sends: their state, references, TID table, deadline wheel,
  *      done list, and the agent's own state.
+ *   H: kmad_ah_cache.lock (irq-safe spinlock): a port's address handle
+ *      cache, its entries' state, users and lists.  Taken under Q (a send
+ *      looks its handle up as it is queued); nothing is taken under it.
  *   I: immutable after creation.
  *   W: only the owning work item touches it.
  *
@@ -28,7 +31,7 @@
  * kmad_port.attr_lock is an irq-safe leaf lock too, taken in any context by
  * kmad_device_port_changed().
  *
- * Lock order: G, then P, then A, then Q: a send is queued on its QP (post,
+ * Lock order: G, then P, then A, then Q, then H: a send is queued on its QP (post,
  * retry) and taken back from it (cancel, flush) under its agent's lock, so
  * a flush that sees a send SENDING always finds it on its QP; nothing takes
  * A while holding Q.  No kmad lock is held while a ULP handler runs or
@@ -68,6 +71,12 @@ struct dentry;
  * and the wait before the first retry, doubled before each next one
  * (10 + 20 + 40 + 80 ms in all).
  */
+/* Hop limit of a GID-routed send on an Ethernet port that asked for 0. */
+#define KMAD_ETH_HOP_LIMIT	64
+/* Hop limit of a response kmad addresses by GID on InfiniBand (as ib_mad's
+ * ib_init_ah_attr_from_wc()): the requester's subnet may be any distance.
+ */
+#define KMAD_IB_RESP_HOP_LIMIT	0xff
 #define KMAD_QP_RECOVER_TRIES		5
 #define KMAD_QP_RECOVER_BACKOFF_MS	10
 
@@ -81,6 +90,13 @@ extern struct workqueue_struct *kmad_wq;
  * with G held.
  */
 extern struct workqueue_struct *kmad_event_wq;
+/*
+ * Address handle creation (ah.c), which may sleep in the provider for as
+ * long as it takes (a RoCE neighbour lookup, a simulated fabric holding it
+ * for a test): apart from kmad_wq, so that kmad_device_flush() never waits
+ * for it.
+ */
+extern struct workqueue_struct *kmad_ah_wq;
 
 /**
  * enum kmad_port_stat - per-port counters (debugfs).
@@ -107,6 +123,14 @@ enum kmad_port_stat {
 	KMAD_PSTAT_CQ_EVENTS,		/* completion events */
 	KMAD_PSTAT_CQ_EMPTY_EVENTS,	/* drains that found nothing */
 	KMAD_PSTAT_CQ_REQUEUES,		/* drains that ran out of budget */
+	KMAD_PSTAT_RESP_MISADDRESSED,	/* responses whose TID matched but
+					 * not the address (GRH, path bits):
+					 * also counted unmatched
+					 */
+	KMAD_PSTAT_AH_HITS,		/* sends that found their AH cached */
+	KMAD_PSTAT_AH_MISSES,		/* sends that had to wait for one */
+	KMAD_PSTAT_AH_FAILURES,		/* AH creations that failed */
+	KMAD_PSTAT_AH_DESTROYED,	/* AHs destroyed (evicted, flushed) */
 	KMAD_PSTAT_COUNT
 };
 
@@ -137,6 +161,7 @@ struct kmad_qp_info;
 struct kmad_qp {
 	struct kmad_qp_info *info;	/* I */
 	u32 qpn;			/* I */
+	u32 hw_qpn;			/* the provider's QP number (create_qp) */
 	void *priv;			/* provider's */
 };
 
@@ -164,6 +189,9 @@ struct kmad_qp_info {
 	struct list_head overflow;	/* Q: sends waiting for a slot */
 	struct list_head replay;	/* Q: flushed sends to post again */
 	struct list_head failed;	/* Q: sends the provider refused */
+	struct list_head ah_wait;	/* Q: sends waiting for their address
+					 * handle (kmad_ah_cache)
+					 */
 	unsigned int rq_depth;		/* I */
 	unsigned int rq_posted;		/* Q: receive buffers the provider holds */
 	struct delayed_work recover_work;
@@ -177,6 +205,62 @@ struct kmad_qp_info {
 #define KMAD_QP_FATAL_PENDING	0
 /* kmad_qp_info.flags: the recovery work must move the QP to error first. */
 #define KMAD_QP_FLUSH_PENDING	1
+
+/**
+ * enum kmad_ah_state - an address handle cache entry's life.
+ * @KMAD_AH_NEW: to be created by the cache work; sends wait for it.
+ * @KMAD_AH_CREATING: the cache work is in the provider's create_ah().
+ * @KMAD_AH_READY: created: &kmad_ah.hw is the provider's handle.
+ * @KMAD_AH_FAILED: create_ah() failed; never cached again.
+ */
+enum kmad_ah_state {
+	KMAD_AH_NEW,
+	KMAD_AH_CREATING,
+	KMAD_AH_READY,
+	KMAD_AH_FAILED,
+};
+
+/**
+ * struct kmad_ah - an address handle kmad caches for a port.
+ *
+ * Lifetime: @users counts the sends holding it (from kmad_qp_send() until
+ * the send is idle again: CQE polled, failed or taken back) and the cache
+ * work while it creates it.  A cached entry stays when unused; an entry
+ * that is no longer cached (evicted, flushed, failed) goes when its last
+ * user does: its handle is destroyed by the cache work, in process
+ * context, so never before the CQE of every send that used it.
+ */
+struct kmad_ah {
+	struct kmad_ah_attr attr;	/* I: the key */
+	enum kmad_ah_state state;	/* H */
+	bool cached;			/* H: on the cache's lru list */
+	unsigned int users;		/* H */
+	void *hw;			/* H: READY: the provider's handle */
+	struct list_head lru;		/* H: cache->lru while cached,
+					 * cache->reap once dead and unused
+					 */
+	struct list_head pend;		/* H: cache->pending while NEW */
+};
+
+/* Most address handles a port caches; unused ones beyond go, LRU first. */
+#define KMAD_AH_CACHE_MAX	256
+
+/**
+ * struct kmad_ah_cache - a port's address handles, for a provider with
+ * create_ah().
+ */
+struct kmad_ah_cache {
+	spinlock_t lock;		/* H: see the legend above */
+	struct list_head lru;		/* H: cached, least recently used
+					 * first
+					 */
+	unsigned int count;		/* H: entries on @lru */
+	struct list_head pending;	/* H: NEW entries */
+	struct list_head reap;		/* H: dead, unused, to destroy */
+	bool dead;			/* H: the port is going: no work */
+	bool in_provider;		/* H: the work is in create_ah() */
+	struct work_struct work;	/* creates and destroys handles */
+};
 
 /**
  * struct kmad_port - a port of a registered device.
@@ -200,7 +284,12 @@ struct kmad_port {
 	struct list_head client_data;	/* G: struct kmad_client_data */
 	/* kmad's own send-only agents that answer unsupported requests. */
 	struct kmad_agent_priv *responder[2];	/* I while registered */
-	struct kmad_qp_info qpi[2];	/* [KMAD_QPT_SMI], [KMAD_QPT_GSI] */
+	struct kmad_qp_info qpi[2];	/* [KMAD_QPT_SMI], [KMAD_QPT_GSI];
+					 * no SMI QP if !kmad_port_has_smi()
+					 */
+	struct kmad_ah_cache ah;	/* used if the provider has
+					 * create_ah()
+					 */
 	atomic64_t stats[KMAD_PSTAT_COUNT];
 	atomic64_t drops[KMAD_MAD_VERDICT_COUNT];
 	struct dentry *debugfs;
@@ -295,6 +384,9 @@ struct kmad_agent_priv {
 	bool unlinked;				/* P: taken off @port_entry
 						 * by the first stop
 						 */
+	bool bridged;				/* P: the provider's
+						 * bridge_add took @reg
+						 */
 	struct rcu_head rcu;
 	atomic64_t stats[KMAD_ASTAT_COUNT];
 	u64 timeout_late_max;			/* A: jiffies from a final
@@ -330,7 +422,8 @@ enum kmad_send_state {
 /**
  * enum kmad_hw_state - where a send is relative to the hardware queue.
  * @KMAD_HW_IDLE: not in the QP (before posting, or completed).
- * @KMAD_HW_WAITING: on the overflow or replay list, not yet given to the
+ * @KMAD_HW_WAITING: on the overflow, replay or ah_wait list (or the
+ *	failed list, to be completed by the drain), not yet given to the
  *	provider.
  * @KMAD_HW_POSTED: the provider holds it; a CQE will come.
  * @KMAD_HW_CANCELED: the provider holds it, and it was canceled or flushed
@@ -371,26 +464,46 @@ struct kmad_send_wr {
 	struct kmad_recv_priv *early_resp;	/* A: EARLY_RESP only */
 	enum kmad_hw_state hw;			/* Q */
 	enum kmad_wc_status hw_status;		/* Q: last send completion */
-	struct list_head qp_entry;		/* Q: overflow or replay */
+	struct list_head qp_entry;		/* Q: overflow, replay, failed
+						 * or ah_wait
+						 */
+	struct kmad_ah_attr ah_attr;		/* A: set at post: the
+						 * address, zeroed and filled
+						 */
+	union kmad_gid sgid;			/* A: set at post (GRH): our
+						 * GID at the sgid_index
+						 */
+	struct kmad_ah *ah;			/* Q: the cached handle it
+						 * holds, while not idle
+						 */
 	struct kmad_mad mad;			/* the MAD; buf.mad points here */
 };
 
 /**
  * struct kmad_recv_priv - a receive buffer and, once received, the
  * work completion handed to the ULP.
+ *
+ * The provider writes the packet from @grh on: the GRH area
+ * (%KMAD_GRH_BYTES), then the MAD right behind it.
  */
 struct kmad_recv_priv {
 	struct kmad_cqe cqe;			/* I */
 	struct kmad_qp_info *qpi;		/* I */
 	struct list_head agent_entry;		/* A: agent->recvs */
 	struct kmad_recv_wc wc;
+	struct kmad_wire_grh grh;
 	struct kmad_mad mad;
 };
+
+static_assert(offsetof(struct kmad_recv_priv, mad) -
+	      offsetof(struct kmad_recv_priv, grh) == KMAD_GRH_BYTES);
 
 /* main.c / device.c */
 bool kmad_port_clock(struct kmad_port *port, u64 *now);
 u64 kmad_now(struct kmad_port *port);
 void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s);
+int kmad_port_find_gid(struct kmad_port *port, const union kmad_gid *gid,
+		       u8 *index);
 
 /* qp.c */
 #if IS_ENABLED(CONFIG_KUNIT)
@@ -445,6 +558,19 @@ void kmad_port_responder_destroy(struct kmad_port *port);
 void kmad_port_agents_kick(struct kmad_port *port);
 void kmad_port_flush_agents(struct kmad_port *port);
 void kmad_device_put(struct kmad_device *dev);
+
+/* ah.c */
+void kmad_ah_cache_init(struct kmad_port *port);
+bool kmad_ah_cache_used(const struct kmad_port *port);
+struct kmad_ah *kmad_ah_get(struct kmad_port *port,
+			    const struct kmad_ah_attr *attr, bool *ready);
+void kmad_ah_put(struct kmad_port *port, struct kmad_ah *ah);
+void kmad_ah_cache_flush(struct kmad_port *port);
+void kmad_ah_cache_teardown(struct kmad_port *port);
+void kmad_ah_cache_flush_work(struct kmad_port *port);
+void kmad_qp_ah_resolved(struct kmad_qp_info *qpi, struct kmad_ah *ah,
+			 bool ok);
+bool kmad_qp_exists(const struct kmad_qp_info *qpi);
 
 /* recv.c */
 void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc);

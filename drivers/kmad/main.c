@@ -12,6 +12,7 @@
 struct dentry *kmad_debugfs_root;
 struct workqueue_struct *kmad_wq;
 struct workqueue_struct *kmad_event_wq;
+struct workqueue_struct *kmad_ah_wq;
 
 static int __init kmad_init(void)
 {
@@ -19,17 +20,25 @@ static int __init kmad_init(void)
 	if (!kmad_wq)
 		return -ENOMEM;
 	kmad_event_wq = alloc_workqueue("kmad_events", 0, 0);
-	if (!kmad_event_wq) {
-		destroy_workqueue(kmad_wq);
-		return -ENOMEM;
-	}
+	if (!kmad_event_wq)
+		goto err_destroy_wq;
+	kmad_ah_wq = alloc_workqueue("kmad_ah", 0, 0);
+	if (!kmad_ah_wq)
+		goto err_destroy_event_wq;
 	kmad_debugfs_root = debugfs_create_dir("kmad", NULL);
 	return 0;
+
+err_destroy_event_wq:
+	destroy_workqueue(kmad_event_wq);
+err_destroy_wq:
+	destroy_workqueue(kmad_wq);
+	return -ENOMEM;
 }
 
 static void __exit kmad_exit(void)
 {
 	debugfs_remove_recursive(kmad_debugfs_root);
+	destroy_workqueue(kmad_ah_wq);
 	destroy_workqueue(kmad_event_wq);
 	destroy_workqueue(kmad_wq);
 }

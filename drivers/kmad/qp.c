@@ -30,6 +30,12 @@
  * Only a flush means the QP is in error: a receive that fails otherwise
  * is dropped by recv.c.
  *
+ * Address handles (a provider with create_ah()): a send queued on a
+ * running QP takes its handle from the port's cache (ah.c) and waits on
+ * the ah_wait list while it is being created, as WAITING as a send on the
+ * overflow list: cancel takes it back, a stop or a failed recovery fails
+ * it with the rest.  It holds the handle until it is idle again.
+ *
  * Teardown marks the QP DOWN before it cancels the drain, so that a drain
  * queued by a late CQ event finds it down (qp_mark_down()).
  */
@@ -82,11 +88,60 @@ static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw)
 	hw->cqe = &wr->cqe;
 	hw->mad = &wr->mad;
 	hw->len = sizeof(wr->mad);
-	hw->dlid = d->dlid;
+	hw->dlid = wr->ah_attr.dlid;
 	hw->remote_qpn = d->remote_qpn;
 	hw->remote_qkey = d->remote_qkey;
-	hw->sl = d->sl;
+	hw->sl = wr->ah_attr.sl;
 	hw->pkey_index = d->pkey_index;
+	hw->ah_attr = &wr->ah_attr;
+	hw->ah = wr->ah ? wr->ah->hw : NULL;
+}
+
+/*
+ * Context: Q held.  @wr leaves the QP: it is idle, and drops the address
+ * handle it held.
+ */
+static void qp_send_idle(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
+{
+	lockdep_assert_held(&qpi->lock);
+	wr->hw = KMAD_HW_IDLE;
+	if (wr->ah) {
+		kmad_ah_put(qpi->port, wr->ah);
+		wr->ah = NULL;
+	}
+}
+
+/**
+ * kmad_qp_exists() - whether kmad creates this QP on its port.
+ * @qpi: the QP.
+ *
+ * Return: false for QP0 of a port without an SMI (Ethernet, or no_smi).
+ */
+bool kmad_qp_exists(const struct kmad_qp_info *qpi)
+{
+	return !kmad_qpt_is_smi(qpi->qpt) || kmad_port_has_smi(qpi->port);
+}
+
+/*
+ * Context: Q held, the QP running or recovering.  Queue @wr for a slot, or,
+ * with a provider that needs address handles, for its handle first.
+ * Returns true if it failed (on the failed list, for the drain).
+ */
+static bool qp_queue_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
+{
+	bool ready = true;
+
+	lockdep_assert_held(&qpi->lock);
+	if (kmad_ah_cache_used(qpi->port)) {
+		wr->ah = kmad_ah_get(qpi->port, &wr->ah_attr, &ready);
+		if (!wr->ah) {
+			wr->hw_status = KMAD_WC_LOC_ERR;
+			list_add_tail(&wr->qp_entry, &qpi->failed);
+			return true;
+		}
+	}
+	list_add_tail(&wr->qp_entry, ready ? &qpi->overflow : &qpi->ah_wait);
+	return false;
 }
 
 /*
@@ -153,9 +208,45 @@ void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 		list_add_tail(&wr->qp_entry, &qpi->failed);
 		kick = true;
 	} else {
-		list_add_tail(&wr->qp_entry, &qpi->overflow);
-		kick = qp_post_waiting(qpi);
+		kick = qp_queue_send(qpi, wr);
+		kick |= qp_post_waiting(qpi);
 	}
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	if (kick)
+		queue_work(kmad_wq, &qpi->cq.drain_work);
+}
+
+/**
+ * kmad_qp_ah_resolved() - the address handle some sends waited for was
+ * created (@ok), or could not be.
+ * @qpi: a QP of the handle's port.
+ * @ah: the handle.
+ * @ok: created: its sends go to the overflow list, in their order; else
+ *	they fail with a local error (%KMAD_SEND_LOCAL_ERROR), from the drain.
+ *
+ * Context: the cache work (process context), no lock held.
+ */
+void kmad_qp_ah_resolved(struct kmad_qp_info *qpi, struct kmad_ah *ah,
+			 bool ok)
+{
+	struct kmad_send_wr *wr, *tmp;
+	bool kick = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	list_for_each_entry_safe(wr, tmp, &qpi->ah_wait, qp_entry) {
+		if (wr->ah != ah)
+			continue;
+		if (ok) {
+			list_move_tail(&wr->qp_entry, &qpi->overflow);
+		} else {
+			wr->hw_status = KMAD_WC_LOC_ERR;
+			list_move_tail(&wr->qp_entry, &qpi->failed);
+			kick = true;
+		}
+	}
+	if (ok)
+		kick = qp_post_waiting(qpi);
 	spin_unlock_irqrestore(&qpi->lock, flags);
 	if (kick)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
@@ -186,7 +277,7 @@ bool kmad_qp_cancel(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 	spin_lock_irqsave(&qpi->lock, flags);
 	if (wr->hw == KMAD_HW_WAITING) {
 		list_del_init(&wr->qp_entry);
-		wr->hw = KMAD_HW_IDLE;
+		qp_send_idle(qpi, wr);
 		taken = true;
 	} else if (wr->hw == KMAD_HW_POSTED) {
 		wr->hw = KMAD_HW_CANCELED;
@@ -235,15 +326,18 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	}
 	canceled = wr->hw == KMAD_HW_CANCELED;
 	qpi->sq_posted--;
-	wr->hw = KMAD_HW_IDLE;
 	flushed = wc->status == KMAD_WC_FLUSH_ERR &&
 		  (qpi->run == KMAD_QP_RUNNING ||
 		   qpi->run == KMAD_QP_RECOVERING);
 	if (flushed && !canceled) {
-		/* The hardware never sent it: send it again after recovery. */
+		/* The hardware never sent it: send it again after recovery,
+		 * with the address handle it holds.
+		 */
 		wr->hw = KMAD_HW_WAITING;
 		list_add_tail(&wr->qp_entry, &qpi->replay);
 		replay = true;
+	} else {
+		qp_send_idle(qpi, wr);
 	}
 	/* A flush puts the QP in recovery; any CQE may have been the last
 	 * thing the provider held for a recovery to go on.
@@ -294,7 +388,7 @@ static void qp_complete_failed(struct kmad_qp_info *qpi)
 					      qp_entry);
 		if (wr) {
 			list_del_init(&wr->qp_entry);
-			wr->hw = KMAD_HW_IDLE;
+			qp_send_idle(qpi, wr);
 			status = wr->hw_status;
 		}
 		spin_unlock_irqrestore(&qpi->lock, flags);
@@ -452,6 +546,7 @@ static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
 	if (qpi->run == KMAD_QP_RECOVERING) {
 		qpi->run = KMAD_QP_FAILED;
 		list_splice_tail_init(&qpi->replay, &qpi->failed);
+		list_splice_tail_init(&qpi->ah_wait, &qpi->failed);
 		list_splice_tail_init(&qpi->overflow, &qpi->failed);
 		list_for_each_entry(wr, &qpi->failed, qp_entry)
 			wr->hw_status = KMAD_WC_LOC_ERR;
@@ -552,6 +647,7 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	INIT_LIST_HEAD(&qpi->overflow);
 	INIT_LIST_HEAD(&qpi->replay);
 	INIT_LIST_HEAD(&qpi->failed);
+	INIT_LIST_HEAD(&qpi->ah_wait);
 	INIT_DELAYED_WORK(&qpi->recover_work, qp_recover_work);
 	qpi->recover_tries = 0;
 	qpi->sq_depth = port->attr.sq_depth ?: KMAD_DEFAULT_SQ_DEPTH;
@@ -559,6 +655,7 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	qpi->run = KMAD_QP_DOWN;
 	qpi->qp.info = qpi;
 	qpi->qp.qpn = qpi->qpt == KMAD_QPT_SMI ? 0 : 1;
+	qpi->qp.hw_qpn = qpi->qp.qpn;
 	qpi->cq.info = qpi;
 	qpi->cq.budget = KMAD_CQ_BUDGET;
 	INIT_WORK(&qpi->cq.drain_work, kmad_cq_drain_work);
@@ -622,6 +719,7 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_DYING;
 	list_splice_tail_init(&qpi->replay, &qpi->failed);
+	list_splice_tail_init(&qpi->ah_wait, &qpi->failed);
 	list_splice_tail_init(&qpi->overflow, &qpi->failed);
 	list_for_each_entry_safe(wr, tmp, &qpi->failed, qp_entry)
 		wr->hw_status = KMAD_WC_FLUSH_ERR;
@@ -675,6 +773,32 @@ u32 kmad_qp_num(const struct kmad_qp *qp)
 	return qp->qpn;
 }
 EXPORT_SYMBOL_GPL(kmad_qp_num);
+
+/**
+ * kmad_qp_set_hw_num() - the provider's own number for a QP.
+ * @qp: the QP, from create_qp().
+ * @qpn: the number its peers see as the source QP of its sends.
+ *
+ * Context: create_qp(), before kmad uses the QP.
+ */
+void kmad_qp_set_hw_num(struct kmad_qp *qp, u32 qpn)
+{
+	WRITE_ONCE(qp->hw_qpn, qpn);
+}
+EXPORT_SYMBOL_GPL(kmad_qp_set_hw_num);
+
+/**
+ * kmad_qp_hw_num() - the QP's number on the wire.
+ * @qp: the QP.
+ *
+ * Return: what the provider set with kmad_qp_set_hw_num(), else
+ * kmad_qp_num() (0 or 1).
+ */
+u32 kmad_qp_hw_num(const struct kmad_qp *qp)
+{
+	return READ_ONCE(qp->hw_qpn);
+}
+EXPORT_SYMBOL_GPL(kmad_qp_hw_num);
 
 u8 kmad_qp_port_num(const struct kmad_qp *qp)
 {

@@ -89,8 +89,9 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 		recv->cqe.done = kmad_recv_done;
 		recv->qpi = qpi;
 		hw.cqe = &recv->cqe;
-		hw.buf = &recv->mad;
-		hw.len = sizeof(recv->mad);
+		/* The GRH area, then the MAD (provider.h). */
+		hw.buf = &recv->grh;
+		hw.len = KMAD_GRH_BYTES + sizeof(recv->mad);
 
 		spin_lock_irqsave(&qpi->lock, flags);
 		if (qpi->run != KMAD_QP_RUNNING ||
@@ -212,9 +213,21 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 	return 0;
 }
 
-static void response_dest(struct kmad_dest *dest,
-			  const struct kmad_recv_wc *req)
+/*
+ * Address the response to @req, which arrived on @port.  A request that
+ * came with a GRH is answered by GID, as ib_mad's
+ * ib_init_ah_attr_from_wc() does: to its source GID, from the port's GID
+ * it was sent to (the lowest index holding it), with its flow label and
+ * traffic class, hop limit 0xff on InfiniBand (the requester may be in
+ * another subnet) and %KMAD_ETH_HOP_LIMIT on Ethernet.  -EADDRNOTAVAIL if
+ * that GID is none of the port's (a multicast DGID, or a GID the port lost
+ * meanwhile): kmad does not answer from another address, which the
+ * requester might not take for the one it asked.
+ */
+static int response_dest(struct kmad_port *port, struct kmad_dest *dest,
+			 const struct kmad_recv_wc *req)
 {
+	memset(dest, 0, sizeof(*dest));
 	dest->dlid = req->mad->mad_hdr.mgmt_class ==
 		     KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE ?
 		     KMAD_PERMISSIVE_LID : req->slid;
@@ -222,6 +235,18 @@ static void response_dest(struct kmad_dest *dest,
 	dest->remote_qkey = KMAD_QP1_QKEY;
 	dest->sl = req->sl;
 	dest->pkey_index = req->pkey_index;
+	if (!req->grh_present || kmad_qpt_is_smi(req->qpt))
+		return 0;
+	if (kmad_port_find_gid(port, &req->grh.dgid, &dest->grh.sgid_index))
+		return -EADDRNOTAVAIL;
+	dest->grh_present = true;
+	dest->grh.dgid = req->grh.sgid;
+	dest->grh.flow_label = req->grh.flow_label;
+	dest->grh.traffic_class = req->grh.traffic_class;
+	dest->grh.hop_limit =
+		kmad_port_link_layer(port) == KMAD_LINK_LAYER_ETHERNET ?
+		KMAD_ETH_HOP_LIMIT : KMAD_IB_RESP_HOP_LIMIT;
+	return 0;
 }
 
 /**
@@ -236,13 +261,18 @@ static void response_dest(struct kmad_dest *dest,
  * DeleteResp for Delete; a baseboard management Send is answered by a Send
  * with bit 0 of the AttributeModifier set, and a class-specific method of
  * another class by the method with the RESP bit.  Clears the status (sets
- * the D bit for a directed-route SMP) and addresses it to the requester.
- * The caller fills the attribute data and posts it.
+ * the D bit for a directed-route SMP) and addresses it to the requester:
+ * by LID, or, if the request came with a GRH, by GID: to the request's
+ * source GID from the port's GID it was sent to (the lowest index that
+ * holds it), with the request's flow label and traffic class, hop limit
+ * 0xff (InfiniBand) or 64 (Ethernet).  The caller fills the attribute data
+ * and posts it.
  *
  * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments or a
  * request that has no response (a response, a Send outside baseboard
  * management), or whose response kmad_mad_validate() would drop (a method
- * its class does not define); -ENOMEM.
+ * its class does not define); -EADDRNOTAVAIL for a request with a GRH
+ * whose destination GID is none of the port's; -ENOMEM.
  */
 struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 					   const struct kmad_recv_wc *req,
@@ -250,10 +280,13 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 {
 	struct kmad_send_buf *buf;
 	struct kmad_dest dest;
+	int ret;
 
 	if (!agent || !req || !req->mad)
 		return ERR_PTR(-EINVAL);
-	response_dest(&dest, req);
+	ret = response_dest(agent->port, &dest, req);
+	if (ret)
+		return ERR_PTR(ret);
 	buf = kmad_alloc_send_buf(agent, &dest, gfp);
 	if (IS_ERR(buf))
 		return buf;
@@ -334,7 +367,8 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 	    (kmad_smp_is_returning((struct kmad_smp *)&recv->mad) ||
 	     (why != KMAD_MAD_VERDICT_OK && !recv_smi_step(qpi, recv))))
 		goto dropped;
-	response_dest(&dest, &recv->wc);
+	if (response_dest(qpi->port, &dest, &recv->wc))
+		goto dropped;
 	buf = kmad_alloc_send_buf(&responder->agent, &dest, GFP_KERNEL);
 	if (IS_ERR(buf))
 		goto dropped;
@@ -403,6 +437,19 @@ static u16 verdict_answer(enum kmad_mad_verdict why)
 	}
 }
 
+/* The GRH the provider wrote in front of the MAD, as the ULP sees it. */
+static void recv_parse_grh(struct kmad_recv_grh *grh,
+			   const struct kmad_wire_grh *wire)
+{
+	u32 vtf = be32_to_cpu(wire->version_tclass_flow);
+
+	grh->sgid = wire->sgid;
+	grh->dgid = wire->dgid;
+	grh->traffic_class = (vtf >> 20) & 0xff;
+	grh->flow_label = vtf & 0xfffff;
+	grh->hop_limit = wire->hop_limit;
+}
+
 static void recv_fill_wc(struct kmad_qp_info *qpi,
 			 struct kmad_recv_priv *recv, const struct kmad_wc *wc)
 {
@@ -412,7 +459,14 @@ static void recv_fill_wc(struct kmad_qp_info *qpi,
 	recv->wc.sl = wc->sl;
 	recv->wc.pkey_index = wc->pkey_index;
 	recv->wc.qpt = qpi->qpt;
+	recv->wc.dlid_path_bits = wc->dlid_path_bits;
+	recv->wc.grh_present = wc->wc_flags & KMAD_WC_GRH;
+	if (recv->wc.grh_present)
+		recv_parse_grh(&recv->wc.grh, &recv->grh);
 }
+
+static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
+			const struct kmad_wc *wc);
 
 /**
  * kmad_recv_done() - a receive's CQE was polled.
@@ -427,8 +481,6 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 						   struct kmad_recv_priv, cqe);
 	struct kmad_qp_info *qpi = cq->info;
 	bool flushed = wc->status == KMAD_WC_FLUSH_ERR;
-	enum kmad_mad_verdict why;
-	u16 answer;
 
 	/* Only a flush means the QP is in error; any other error failed
 	 * this receive alone (e.g. a packet longer than the buffer).
@@ -440,6 +492,20 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		return;
 	}
 	kmad_recv_refill(qpi);
+	recv_handle(qpi, recv, wc);
+}
+
+/*
+ * A received MAD in @recv (GRH area and MAD filled as the provider writes
+ * them, described by @wc): validate and dispatch it, or drop it.  Takes
+ * @recv.  Context: process context (CQ drain, or a provider's bridge).
+ */
+static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
+			const struct kmad_wc *wc)
+{
+	u16 answer;
+	enum kmad_mad_verdict why;
+
 	if (wc->status != KMAD_WC_SUCCESS) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_ERRORS);
 		pr_debug_ratelimited("kmad: %s port %u QP%u: receive failed with status %d, dropped\n",
@@ -449,8 +515,20 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		return;
 	}
 
-	if (kmad_mad_validate(&recv->mad, min_t(u32, wc->byte_len,
-						sizeof(recv->mad)), &why)) {
+	/* byte_len counts the GRH area.  Shorter than it and a MAD header:
+	 * nothing to look at, dropped as short.
+	 */
+	if (wc->byte_len < KMAD_GRH_BYTES + KMAD_MAD_HDR_SIZE) {
+		atomic64_inc(&qpi->port->drops[KMAD_MAD_VERDICT_SHORT]);
+		pr_debug_ratelimited("kmad: %s port %u QP%u: dropped a %u-byte receive\n",
+				     qpi->port->dev->name, qpi->port->port_num,
+				     qpi->qp.qpn, wc->byte_len);
+		kmad_recv_free(recv);
+		return;
+	}
+	if (kmad_mad_validate(&recv->mad,
+			      min_t(u32, wc->byte_len - KMAD_GRH_BYTES,
+				    sizeof(recv->mad)), &why)) {
 		if (why < KMAD_MAD_VERDICT_COUNT)
 			atomic64_inc(&qpi->port->drops[why]);
 		pr_debug_ratelimited("kmad: %s port %u QP%u: dropped MAD from LID %u: %s\n",
@@ -487,3 +565,59 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	recv_fill_wc(qpi, recv, wc);
 	recv_dispatch(qpi, recv);
 }
+
+/**
+ * kmad_device_bridge_recv() - a MAD received by another MAD layer for a
+ * kmad agent (see &kmad_provider_ops.bridge_add).
+ * @dev: the device.
+ * @port_num: the port the MAD arrived at (on its QP1).
+ * @wc: the sender's address: @wc->src_qpn, slid, sl, pkey_index and
+ *	dlid_path_bits; the other fields are ignored.
+ * @grh: the packet's GRH as &struct kmad_wire_grh, or NULL if it had none.
+ * @mad: the MAD.
+ * @mad_len: its length (at most 256 bytes are read).
+ *
+ * kmad copies the MAD and dispatches it as if its own QP1 had received
+ * it: to the agent registered for it, or answered "unsupported".  A
+ * response to it (kmad_create_response()) leaves from kmad's QP1 to
+ * @wc->src_qpn.
+ *
+ * Context: process context or softirq; the device registered.
+ * Return: 0, -ENODEV for a bad port or a device not registered, -ENOMEM.
+ */
+int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
+			    const struct kmad_wc *wc, const void *grh,
+			    const void *mad, u32 mad_len)
+{
+	struct kmad_recv_priv *recv;
+	struct kmad_qp_info *qpi;
+	struct kmad_wc w = {};
+
+	if (!dev || !port_num || port_num > dev->num_ports ||
+	    !READ_ONCE(dev->registered))
+		return -ENODEV;
+	qpi = &dev->ports[port_num - 1].qpi[KMAD_QPT_GSI];
+	recv = kzalloc(sizeof(*recv), GFP_ATOMIC);
+	if (!recv) {
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_NOBUF);
+		return -ENOMEM;
+	}
+	recv->qpi = qpi;
+	mad_len = min_t(u32, mad_len, sizeof(recv->mad));
+	memcpy(&recv->mad, mad, mad_len);
+	if (grh) {
+		memcpy(&recv->grh, grh, sizeof(recv->grh));
+		w.wc_flags = KMAD_WC_GRH;
+	}
+	w.status = KMAD_WC_SUCCESS;
+	w.opcode = KMAD_WC_RECV;
+	w.byte_len = KMAD_GRH_BYTES + mad_len;
+	w.src_qpn = wc->src_qpn;
+	w.slid = wc->slid;
+	w.sl = wc->sl;
+	w.pkey_index = wc->pkey_index;
+	w.dlid_path_bits = wc->dlid_path_bits;
+	recv_handle(qpi, recv, &w);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_device_bridge_recv);

@@ -369,16 +369,42 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
+/*
+ * Did @wc come back to the address request @wr left from (ib_mad's
+ * rcv_has_same_gid(), request to response)?  With a GRH both ways, to the
+ * GID the request was sent from; without, to the request's source path
+ * bits (0: kmad sends from the base LID) within the port's LMC.  A
+ * directed-route SMP is not checked (its LIDs are permissive), as in
+ * ib_mad.
+ */
+static bool resp_same_addr(struct kmad_port *port,
+			   const struct kmad_send_wr *wr,
+			   const struct kmad_recv_wc *wc)
+{
+	u8 mask;
+
+	if (wr->mad.mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		return true;
+	if (wr->ah_attr.grh_present != wc->grh_present)
+		return false;
+	if (wc->grh_present)
+		return !memcmp(&wc->grh.dgid, &wr->sgid, sizeof(wr->sgid));
+	mask = (1U << kmad_port_lmc(port)) - 1;
+	return !(wc->dlid_path_bits & mask);
+}
+
 /**
  * kmad_send_response() - a response arrived for one of @agent's requests.
  * @agent: the agent whose hi_tid the response carries (a reference held).
  * @recv: the validated response; ownership passes to this function.
  *
  * Context: CQ drain.  Matches by TID (O(1) average, tid.c) and
- * management class, not by the LID the response comes from: IBTA lets a
- * port answer from any LID of its LMC range, which the requester cannot
- * know, and ib_mad does not compare the responder's LID either (see
- * Documentation/send-lifecycle.rst).  A response that arrives before the
+ * management class, and by the address it came back to (resp_same_addr()),
+ * not by the LID the response comes from: IBTA lets a port answer from any
+ * LID of its LMC range, which the requester cannot know, and ib_mad does
+ * not compare the responder's LID either (see
+ * Documentation/send-lifecycle.rst).  A response that fails the address
+ * check is unmatched (and counted as misaddressed too).  A response that arrives before the
  * send completion is parked on the send until the send completion.
  */
 void kmad_send_response(struct kmad_agent_priv *agent,
@@ -397,6 +423,14 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	/* Same TID and class; from whichever LID. */
 	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
 		spin_unlock_irqrestore(&agent->lock, flags);
+		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
+		kmad_recv_free(recv);
+		return;
+	}
+	/* To where the request came from. */
+	if (!resp_same_addr(port, wr, &recv->wc)) {
+		spin_unlock_irqrestore(&agent->lock, flags);
+		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MISADDRESSED);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		kmad_recv_free(recv);
 		return;
@@ -778,6 +812,43 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 }
 EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
 
+/*
+ * The address of a send as the hardware gets it, zeroed and filled (the
+ * address handle cache compares it with memcmp()), and for a GRH the
+ * port's GID it leaves from.  -EINVAL for a GRH on QP0 (SMPs never carry
+ * one), none on an Ethernet port, or a source GID index the port's table
+ * does not hold.  Reads nothing but @dest; may call the provider's
+ * query_gid().
+ */
+static int send_build_addr(struct kmad_agent_priv *agent,
+			   const struct kmad_dest *dest,
+			   struct kmad_ah_attr *attr, union kmad_gid *sgid)
+{
+	struct kmad_port *port = agent->qpi->port;
+	bool eth = kmad_port_link_layer(port) == KMAD_LINK_LAYER_ETHERNET;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(sgid, 0, sizeof(*sgid));
+	attr->dlid = dest->dlid;
+	attr->sl = dest->sl;
+	if (!dest->grh_present)
+		return eth ? -EINVAL : 0;
+	if (kmad_qpt_is_smi(agent->agent.qpt))
+		return -EINVAL;
+	if (kmad_port_query_gid(port, dest->grh.sgid_index, sgid))
+		return -EINVAL;
+	attr->grh_present = true;
+	attr->grh.dgid = dest->grh.dgid;
+	attr->grh.flow_label = dest->grh.flow_label & 0xfffff;
+	attr->grh.sgid_index = dest->grh.sgid_index;
+	attr->grh.hop_limit = dest->grh.hop_limit;
+	attr->grh.traffic_class = dest->grh.traffic_class;
+	/* 0 would not leave the host on RoCE. */
+	if (eth && !attr->grh.hop_limit)
+		attr->grh.hop_limit = KMAD_ETH_HOP_LIMIT;
+	return 0;
+}
+
 /**
  * kmad_post_send() - send a MAD.
  * @buf: a buffer from kmad_alloc_send_buf(), not currently posted.
@@ -797,17 +868,22 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * leaves the MAD as it was, byte for byte.
  *
  * Return: 0; -EINVAL for a bad buffer or one already posted, a timeout
- * above %KMAD_MAX_TIMEOUT_MS, or a directed-route SMP whose path fails
- * the SMI checks; -EBUSY if another outstanding request of the agent has
+ * above %KMAD_MAX_TIMEOUT_MS, a directed-route SMP whose path fails
+ * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
+ * whose sgid_index is not an entry of the port's GID table; -EBUSY if
+ * another outstanding request of the agent has
  * the same TID, -ESHUTDOWN if the agent is unregistering or its port is
  * going away.
  */
 int kmad_post_send(struct kmad_send_buf *buf)
 {
 	struct kmad_agent_priv *agent;
+	struct kmad_ah_attr ah_attr;
 	struct kmad_send_wr *wr;
 	struct kmad_mad_hdr *hdr;
+	union kmad_gid sgid;
 	unsigned long flags;
+	int addr_ret;
 	u64 tid;
 	int ret;
 
@@ -823,6 +899,10 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 * agent after an RCU grace period.
 	 */
 	rcu_read_lock();
+	/* Outside the agent lock: it may ask the provider for a GID.  Its
+	 * verdict counts only once the send is known not to be posted.
+	 */
+	addr_ret = send_build_addr(agent, &buf->dest, &ah_attr, &sgid);
 	spin_lock_irqsave(&agent->lock, flags);
 	/* port->dying is set first thing when the port goes away; a post
 	 * that slips past this check is flushed with its callback.
@@ -839,7 +919,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	    kmad_is_smp_class(hdr->mgmt_class) !=
 	    kmad_qpt_is_smi(agent->agent.qpt) ||
 	    /* A response is never answered, so it cannot wait for one. */
-	    (kmad_mad_is_response(hdr) && buf->timeout_ms)) {
+	    (kmad_mad_is_response(hdr) && buf->timeout_ms) || addr_ret) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -860,6 +940,8 @@ int kmad_post_send(struct kmad_send_buf *buf)
 		goto out_unlock;
 	hdr->tid = cpu_to_be64(tid);
 	wr->tid.tid = tid;
+	wr->ah_attr = ah_attr;
+	wr->sgid = sgid;
 	wr->expects_resp = buf->timeout_ms != 0;
 	wr->timeout_ms = buf->timeout_ms;
 	wr->retries_left = buf->retries;

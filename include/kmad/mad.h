@@ -41,8 +41,16 @@
  *   ULP sees recv_handler for the response, then send_handler, both after
  *   the send completion.
  * - A response matches an outstanding request of the agent by TID and
- *   management class, whatever LID it comes from: IBTA lets a port answer
- *   from any LID of its LMC range, and ib_mad does not check it either.
+ *   management class, and only if it came back to the address the request
+ *   left from (ib_mad's rule): a request sent with a GRH is matched only by
+ *   a response with a GRH whose DGID is the request's source GID (the
+ *   port's GID at the request's sgid_index, read when it was posted); a
+ *   request without a GRH only by a response without one whose
+ *   destination path bits equal the request's source path bits (0: kmad
+ *   sends from the base LID) in the port's LMC bits.  Directed-route SMPs are not checked.  The
+ *   responder's own LID is not checked: IBTA lets it answer from any LID
+ *   of its LMC range.  A response that fails the check is dropped as
+ *   unmatched.
  * - kmad_unregister_agent() cancels everything outstanding, waits for it,
  *   and every send posted before it returned -- including ones posted while
  *   it ran -- gets its callback; after it returns no handler runs.
@@ -114,6 +122,40 @@ u8 kmad_port_lmc(const struct kmad_port *port);
 u16 kmad_port_sm_lid(const struct kmad_port *port);
 
 /**
+ * union kmad_gid - a 128-bit GID, in network byte order.
+ * @raw: the 16 bytes.
+ * @global: subnet prefix and interface ID.
+ * @global.subnet_prefix: upper 64 bits.
+ * @global.interface_id: lower 64 bits (the port GUID for GID index 0 on IB).
+ */
+union kmad_gid {
+	u8 raw[16];
+	struct {
+		__be64 subnet_prefix;
+		__be64 interface_id;
+	} global;
+};
+
+/**
+ * enum kmad_link_layer - what a port's link is.
+ * @KMAD_LINK_LAYER_INFINIBAND: InfiniBand: LID routed, GRH optional,
+ *	QP0 exists.
+ * @KMAD_LINK_LAYER_ETHERNET: RoCE: LIDs are 0 and mean nothing, every
+ *	packet carries a GRH, there is no QP0.
+ */
+enum kmad_link_layer {
+	KMAD_LINK_LAYER_INFINIBAND,
+	KMAD_LINK_LAYER_ETHERNET,
+};
+
+enum kmad_link_layer kmad_port_link_layer(const struct kmad_port *port);
+bool kmad_port_has_smi(const struct kmad_port *port);
+int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
+			union kmad_gid *gid);
+int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
+			 u16 *pkey);
+
+/**
  * struct kmad_reg_req - what an agent registers to receive.
  * @mgmt_class: management class; 0 registers a send-only agent that gets
  *	no unsolicited MADs (only responses to its own requests).
@@ -146,12 +188,34 @@ enum kmad_send_status {
 };
 
 /**
- * struct kmad_dest - where a send goes (LID routed).
+ * struct kmad_grh_attr - the global route of a send (its GRH).
+ * @dgid: destination GID.
+ * @flow_label: flow label (20 bits).
+ * @sgid_index: index of the source GID in the port's GID table.
+ * @hop_limit: hop limit (0 is replaced by 64 for a GID-routed send
+ *	on an Ethernet port, where 0 would not leave the host).
+ * @traffic_class: traffic class.
+ */
+struct kmad_grh_attr {
+	union kmad_gid dgid;
+	u32 flow_label;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+};
+
+/**
+ * struct kmad_dest - where a send goes.
  * @dlid: destination LID; KMAD_PERMISSIVE_LID for directed-route SMPs.
+ *	0 on an Ethernet (RoCE) port, where @grh routes the send.
  * @remote_qpn: destination QP: 0 for SMPs, 1 for GMPs (or a redirected QP).
  * @remote_qkey: Q_Key; KMAD_QP1_QKEY for QP1.
  * @sl: service level.
  * @pkey_index: P_Key index.
+ * @grh_present: send with a GRH built from @grh.  Required on an Ethernet
+ *	port (kmad_post_send() fails with -EINVAL without it); refused for
+ *	SMPs, which never carry a GRH.
+ * @grh: the global route; read only with @grh_present.
  */
 struct kmad_dest {
 	u16 dlid;
@@ -159,6 +223,8 @@ struct kmad_dest {
 	u32 remote_qkey;
 	u8 sl;
 	u16 pkey_index;
+	bool grh_present;
+	struct kmad_grh_attr grh;
 };
 
 /** KMAD_PERMISSIVE_LID - the permissive LID, for directed-route SMPs. */
@@ -206,14 +272,33 @@ struct kmad_send_wc {
 };
 
 /**
+ * struct kmad_recv_grh - the GRH a MAD arrived with.
+ * @sgid: the sender's GID.
+ * @dgid: the GID it was sent to (one of this port's).
+ * @flow_label: flow label.
+ * @traffic_class: traffic class.
+ * @hop_limit: hop limit left on arrival.
+ */
+struct kmad_recv_grh {
+	union kmad_gid sgid;
+	union kmad_gid dgid;
+	u32 flow_label;
+	u8 traffic_class;
+	u8 hop_limit;
+};
+
+/**
  * struct kmad_recv_wc - a received MAD, owned by the ULP from recv_handler
  * until kmad_free_recv().
  * @mad: the MAD (256 bytes, validated header).
- * @slid: sender's LID.
+ * @slid: sender's LID (0 on an Ethernet port).
  * @src_qpn: sender's QP.
  * @sl: service level.
  * @pkey_index: P_Key index.
  * @qpt: the QP it arrived on.
+ * @dlid_path_bits: the low LMC bits of the LID it was sent to.
+ * @grh_present: it carried a GRH (always on an Ethernet port).
+ * @grh: that GRH; read only with @grh_present.
  */
 struct kmad_recv_wc {
 	const struct kmad_mad *mad;
@@ -222,6 +307,9 @@ struct kmad_recv_wc {
 	u8 sl;
 	u16 pkey_index;
 	enum kmad_qp_type qpt;
+	u8 dlid_path_bits;
+	bool grh_present;
+	struct kmad_recv_grh grh;
 };
 
 /**

@@ -31,12 +31,23 @@
  *   including hard interrupt context.
  * - A port whose LID, LMC or SM LID changes after registration (the subnet
  *   manager assigned them) is reported with kmad_device_port_changed(),
- *   also from any context.
+ *   also from any context; a changed GID or P_Key table too (kmad then
+ *   forgets its cached address handles of that port).
+ * - Receive buffers hold a 40-byte GRH area in front of the MAD, as verbs
+ *   UD receives do: the provider writes the GRH there when the packet had
+ *   one (and sets %KMAD_WC_GRH), and the MAD at offset 40.
+ * - Address handles: a provider that needs them (a real HCA) implements
+ *   create_ah() and destroy_ah().  kmad calls them only in process context
+ *   (they may sleep, e.g. to resolve a RoCE destination MAC) and keeps
+ *   the handles in a per-port cache, so that post_send(), which may run
+ *   in atomic context, finds the handle ready.  A send whose handle is
+ *   not ready waits, in kmad, until a work item has created it.
  */
 #ifndef KMAD_PROVIDER_H
 #define KMAD_PROVIDER_H
 
 #include <linux/types.h>
+#include <kmad/mad.h>
 
 struct module;
 struct kmad_device;
@@ -77,6 +88,38 @@ enum kmad_wc_status {
 };
 
 /**
+ * enum kmad_wc_flags - &kmad_wc.wc_flags.
+ * @KMAD_WC_GRH: receives: the GRH area of the buffer holds the packet's GRH.
+ */
+enum kmad_wc_flags {
+	KMAD_WC_GRH = 1 << 0,
+};
+
+/** KMAD_GRH_BYTES - the GRH area in front of every receive buffer. */
+#define KMAD_GRH_BYTES 40
+
+/**
+ * struct kmad_wire_grh - a GRH as it arrives in a receive buffer (IBTA
+ * 8.3.1; RoCEv2 providers write the IPv6 or IPv4-mapped header so that
+ * @sgid and @dgid are right, as verbs do).
+ * @version_tclass_flow: IP version (4 bits), traffic class (8), flow
+ *	label (20).
+ * @paylen: payload length.
+ * @next_hdr: next header (0x1b for IBA).
+ * @hop_limit: hop limit.
+ * @sgid: source GID.
+ * @dgid: destination GID.
+ */
+struct kmad_wire_grh {
+	__be32 version_tclass_flow;
+	__be16 paylen;
+	u8 next_hdr;
+	u8 hop_limit;
+	union kmad_gid sgid;
+	union kmad_gid dgid;
+} __packed;
+
+/**
  * enum kmad_wc_opcode - what kind of work request completed.
  * @KMAD_WC_SEND: a send.
  * @KMAD_WC_RECV: a receive.
@@ -115,11 +158,14 @@ struct kmad_cqe {
  * @cqe: the &kmad_wc.cqe of the completed work request.
  * @status: completion status.
  * @opcode: send or receive.
- * @byte_len: receives: bytes placed in the buffer.
+ * @byte_len: receives: bytes placed in the buffer, the GRH area included
+ *	(%KMAD_GRH_BYTES + the MAD's length).
  * @src_qpn: receives: the sender's QP number.
  * @slid: receives: the sender's LID.
  * @sl: receives: service level.
  * @pkey_index: receives: P_Key index the packet matched.
+ * @wc_flags: receives: &enum kmad_wc_flags.
+ * @dlid_path_bits: receives: the low LMC bits of the destination LID.
  */
 struct kmad_wc {
 	struct kmad_cqe *cqe;
@@ -130,6 +176,25 @@ struct kmad_wc {
 	u16 slid;
 	u8 sl;
 	u16 pkey_index;
+	u8 wc_flags;
+	u8 dlid_path_bits;
+};
+
+/**
+ * struct kmad_ah_attr - an address, as kmad caches address handles.
+ * @dlid: destination LID (0 on an Ethernet port).
+ * @sl: service level.
+ * @grh_present: with a GRH built from @grh.
+ * @grh: the global route.
+ *
+ * Compared with memcmp(): kmad zeroes the whole structure, padding
+ * included, before filling it.
+ */
+struct kmad_ah_attr {
+	u16 dlid;
+	u8 sl;
+	bool grh_present;
+	struct kmad_grh_attr grh;
 };
 
 /**
@@ -142,6 +207,10 @@ struct kmad_wc {
  * @remote_qkey: Q_Key (QP1 traffic; ignored on QP0).
  * @sl: service level.
  * @pkey_index: P_Key index.
+ * @ah_attr: the whole address (@dlid and @sl again, and the GRH).
+ * @ah: the provider's address handle for @ah_attr, from create_ah();
+ *	NULL for a provider without create_ah().  Valid until the send's
+ *	CQE has been polled.
  *
  * The provider copies what it needs during post_send(); the structure
  * itself is not valid after the call returns.
@@ -155,13 +224,16 @@ struct kmad_hw_send {
 	u32 remote_qkey;
 	u8 sl;
 	u16 pkey_index;
+	const struct kmad_ah_attr *ah_attr;
+	void *ah;
 };
 
 /**
  * struct kmad_hw_recv - a receive work request.
  * @cqe: completion context to report in the receive's &struct kmad_wc.
- * @buf: where to place an incoming MAD.
- * @len: size of @buf.
+ * @buf: where to place an incoming packet: %KMAD_GRH_BYTES of GRH area,
+ *	then the MAD.
+ * @len: size of @buf (GRH area included).
  */
 struct kmad_hw_recv {
 	struct kmad_cqe *cqe;
@@ -177,7 +249,11 @@ struct kmad_hw_recv {
  * @destroy_cq: tear it down.  Called after the CQ's QPs are destroyed.
  * @create_qp: set up QP @qp (number kmad_qp_num()) whose sends and receives
  *	complete on @cq, with @sq_depth send and @rq_depth receive slots.
- *	The QP starts in %KMAD_QPS_RESET.  Process context.
+ *	The QP starts in %KMAD_QPS_RESET.  Process context.  A provider whose
+ *	hardware QP has another number (a UD QP standing in for QP1 beside
+ *	the kernel's own MAD layer, with Q_Key %KMAD_QP1_QKEY) reports it
+ *	with kmad_qp_set_hw_num(): peers see it as the source QP of kmad's
+ *	sends, and responses come back to it.
  * @destroy_qp: tear it down; no CQE for it may be generated afterwards.
  * @modify_qp: move @qp to @state.  Moving to %KMAD_QPS_ERR flushes all
  *	outstanding work; moving to %KMAD_QPS_RESET forgets it (kmad only does
@@ -195,6 +271,31 @@ struct kmad_hw_recv {
  *	virtual clock (the simulated fabric's step mode) implements it and
  *	calls kmad_device_clock_changed() after moving the clock forward;
  *	without it kmad uses jiffies and kernel timers.
+ * @query_gid: read entry @index of the port's GID table; -EINVAL past its
+ *	end, -EAGAIN for an empty entry.  Any context but hard interrupt,
+ *	also with interrupts disabled (kmad_post_send() reads the source GID
+ *	of a GRH send); must not sleep.  Optional: without it a port has no
+ *	GIDs.
+ * @query_pkey: read entry @index of the port's P_Key table; -EINVAL past
+ *	its end.  Any context but hard interrupt; must not sleep.  Optional: without it a
+ *	port's table is the default P_Key 0xffff alone.
+ * @create_ah: optional: make an address handle for @attr on @port_num and
+ *	store it in *@ah.  Process context; may sleep.  An error fails the
+ *	sends waiting for it with %KMAD_SEND_LOCAL_ERROR.
+ * @destroy_ah: release it; process context, after every send that used it
+ *	has completed.  Required with @create_ah.
+ * @bridge_add: optional, for a provider whose ports' real QP1 belongs to
+ *	another MAD layer (the kernel's ib_mad): a ULP registers an agent
+ *	for unsolicited requests of @req's class, version, methods (and OUI)
+ *	on @qpt of @port_num; ask that layer to pass such requests on, with
+ *	kmad_device_bridge_recv().  An error fails the registration with it
+ *	(-EBUSY: the other layer has a user of one of the methods).
+ *	Process context, may sleep; kmad holds the port's registration
+ *	mutex, so it must not call kmad's registration functions.
+ * @bridge_del: that agent is going: undo @bridge_add for @req.  Process
+ *	context, same mutex held.  Not called once kmad_device_unregister()
+ *	has returned; a provider drops its bridges itself before it calls
+ *	kmad_device_unregister().
  */
 struct kmad_provider_ops {
 	struct module *owner;
@@ -209,6 +310,19 @@ struct kmad_provider_ops {
 	int (*poll_cq)(struct kmad_cq *cq, int nent, struct kmad_wc *wc);
 	int (*req_notify_cq)(struct kmad_cq *cq, unsigned int flags);
 	u64 (*now)(struct kmad_device *dev);
+	int (*query_gid)(struct kmad_device *dev, u8 port_num,
+			 unsigned int index, union kmad_gid *gid);
+	int (*query_pkey)(struct kmad_device *dev, u8 port_num,
+			  unsigned int index, u16 *pkey);
+	int (*create_ah)(struct kmad_device *dev, u8 port_num,
+			 const struct kmad_ah_attr *attr, void **ah);
+	void (*destroy_ah)(struct kmad_device *dev, u8 port_num, void *ah);
+	int (*bridge_add)(struct kmad_device *dev, u8 port_num,
+			  enum kmad_qp_type qpt,
+			  const struct kmad_reg_req *req);
+	void (*bridge_del)(struct kmad_device *dev, u8 port_num,
+			   enum kmad_qp_type qpt,
+			   const struct kmad_reg_req *req);
 };
 
 /**
@@ -218,6 +332,15 @@ struct kmad_provider_ops {
  * @sm_lid: LID of the subnet manager.
  * @sq_depth: send slots per QP kmad may use (0: kmad's default).
  * @rq_depth: receive buffers per QP kmad keeps posted (0: default).
+ * @link_layer: InfiniBand or Ethernet (RoCE).  Fixed once registered.
+ * @no_smi: the port has no QP0 kmad can use (always so on Ethernet): kmad
+ *	creates no SMI QP, and registering an SMI agent fails with
+ *	-EOPNOTSUPP.  Fixed once registered.
+ * @gid_tbl_len: entries in the GID table (read with query_gid()).
+ * @pkey_tbl_len: entries in the P_Key table (read with query_pkey()).
+ *
+ * kmad_device_port_changed() reads lid, lmc and sm_lid, and takes a call
+ * as a sign that GIDs or P_Keys may have changed.
  */
 struct kmad_port_attr {
 	u16 lid;
@@ -225,6 +348,10 @@ struct kmad_port_attr {
 	u16 sm_lid;
 	u32 sq_depth;
 	u32 rq_depth;
+	enum kmad_link_layer link_layer;
+	bool no_smi;
+	u32 gid_tbl_len;
+	u32 pkey_tbl_len;
 };
 
 struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
@@ -241,6 +368,9 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 			     const struct kmad_port_attr *attr);
 void kmad_device_clock_changed(struct kmad_device *dev);
 void kmad_device_flush(struct kmad_device *dev);
+int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
+			    const struct kmad_wc *wc, const void *grh,
+			    const void *mad, u32 mad_len);
 
 void kmad_cq_event(struct kmad_cq *cq);
 void kmad_cq_set_priv(struct kmad_cq *cq, void *priv);
@@ -251,6 +381,8 @@ void kmad_qp_event(struct kmad_qp *qp, enum kmad_qp_event_type event);
 void kmad_qp_set_priv(struct kmad_qp *qp, void *priv);
 void *kmad_qp_priv(const struct kmad_qp *qp);
 u32 kmad_qp_num(const struct kmad_qp *qp);
+void kmad_qp_set_hw_num(struct kmad_qp *qp, u32 qpn);
+u32 kmad_qp_hw_num(const struct kmad_qp *qp);
 u8 kmad_qp_port_num(const struct kmad_qp *qp);
 struct kmad_device *kmad_qp_device(const struct kmad_qp *qp);
 

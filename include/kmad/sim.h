@@ -98,6 +98,20 @@ enum kmad_sim_topology {
 	KMAD_SIM_TOPO_TREE,
 };
 
+/**
+ * enum kmad_sim_ah - whether the fabric's devices use address handles.
+ * @KMAD_SIM_AH_NONE: no create_ah() (kmad keeps no cache), the default.
+ * @KMAD_SIM_AH_AUTO: create_ah() succeeds at once.
+ * @KMAD_SIM_AH_HOLD: each create_ah() waits until the test ends it with
+ *	kmad_sim_complete_ah() (kmad_sim_ah_pending() counts them); the
+ *	device's removal fails those still held with -ENODEV.
+ */
+enum kmad_sim_ah {
+	KMAD_SIM_AH_NONE,
+	KMAD_SIM_AH_AUTO,
+	KMAD_SIM_AH_HOLD,
+};
+
 /* Defaults and limits of the topology sizes. */
 #define KMAD_SIM_DEFAULT_HCAS	4
 #define KMAD_SIM_DEFAULT_LEAVES	2
@@ -157,6 +171,12 @@ struct kmad_sim_node_info {
  *	control functions on that QP, e.g. kmad_sim_set_arm_hook() to act at
  *	kmad's first arming of its CQ.
  * @qp_created_arg: its argument.
+ * @link_layer: %KMAD_LINK_LAYER_INFINIBAND (0, the default) or
+ *	%KMAD_LINK_LAYER_ETHERNET: every HCA port is then a RoCE port: LID 0
+ *	to kmad, no QP0, every MAD must carry a GRH (a send without one
+ *	completes with %KMAD_WC_LOC_ERR) and goes to the port whose GID is
+ *	its DGID.
+ * @ah: address handles, &enum kmad_sim_ah.
  */
 struct kmad_sim_config {
 	const char *name;
@@ -173,6 +193,47 @@ struct kmad_sim_config {
 	void (*qp_created)(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn, void *arg);
 	void *qp_created_arg;
+	enum kmad_link_layer link_layer;
+	enum kmad_sim_ah ah;
+};
+
+/**
+ * struct kmad_sim_rx - how an injected MAD arrives (kmad_sim_inject_rx()).
+ * @slid: source LID to report.
+ * @src_qpn: source QP to report.
+ * @dlid_path_bits: destination path bits to report.
+ * @grh_present: the packet has a GRH, written in the buffer's GRH area.
+ * @sgid: its source GID.
+ * @dgid: its destination GID.
+ * @flow_label: its flow label.
+ * @traffic_class: its traffic class.
+ * @hop_limit: its hop limit.
+ */
+struct kmad_sim_rx {
+	u16 slid;
+	u32 src_qpn;
+	u8 dlid_path_bits;
+	bool grh_present;
+	union kmad_gid sgid;
+	union kmad_gid dgid;
+	u32 flow_label;
+	u8 traffic_class;
+	u8 hop_limit;
+};
+
+/**
+ * struct kmad_sim_ah_stats - a device's address handles (all ports).
+ * @created: create_ah() calls that succeeded.
+ * @failed: create_ah() calls that failed.
+ * @destroyed: destroy_ah() calls.
+ * @destroyed_busy: destroy_ah() calls for a handle a send on the wire
+ *	still used (kmad must never make one).
+ */
+struct kmad_sim_ah_stats {
+	u64 created;
+	u64 failed;
+	u64 destroyed;
+	u64 destroyed_busy;
 };
 
 /**
@@ -290,6 +351,13 @@ void kmad_sim_set_faults(struct kmad_sim_fabric *fab,
 			 const struct kmad_sim_faults *faults);
 int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 		    const void *mad, size_t len, u16 slid, u32 src_qpn);
+int kmad_sim_inject_rx(struct kmad_sim_fabric *fab, unsigned int dev,
+		       u32 qpn, const void *mad, size_t len,
+		       const struct kmad_sim_rx *rx);
+int kmad_sim_port_gid(struct kmad_sim_fabric *fab, unsigned int dev, u8 port,
+		      unsigned int index, union kmad_gid *gid);
+void kmad_sim_get_ah_stats(struct kmad_sim_fabric *fab, unsigned int dev,
+			   struct kmad_sim_ah_stats *stats);
 int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
 		      u32 qpn);
 int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
@@ -316,6 +384,11 @@ int kmad_sim_fire_cq_event(struct kmad_sim_fabric *fab, unsigned int dev,
 void kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn, void (*hook)(void *arg), void *arg);
 void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms);
+/* KMAD_SIM_AH_HOLD (either mode). */
+unsigned int kmad_sim_ah_pending(struct kmad_sim_fabric *fab,
+				 unsigned int dev);
+int kmad_sim_complete_ah(struct kmad_sim_fabric *fab, unsigned int dev,
+			 unsigned int n, int err);
 void kmad_sim_settle(struct kmad_sim_fabric *fab);
 
 #endif /* KMAD_SIM_H */

@@ -119,6 +119,17 @@ static const struct kmad_sim_config race_storm_qp = {
 	.rq_depth = 64,
 };
 
+/* Address handles made at once: every send goes through kmad's AH cache. */
+static const struct kmad_sim_config race_ah_storm_qp = {
+	.notify = KMAD_SIM_NOTIFY_MISSED, .latency_us = 5, .sq_depth = 8,
+	.rq_depth = 64, .ah = KMAD_SIM_AH_AUTO,
+};
+
+static const struct kmad_sim_config race_ah_small_sq = {
+	.notify = KMAD_SIM_NOTIFY_IBTA, .latency_us = 5, .sq_depth = 8,
+	.ah = KMAD_SIM_AH_AUTO,
+};
+
 static unsigned long long race_seed = RACE_SEED;
 module_param_named(seed, race_seed, ullong, 0444);
 MODULE_PARM_DESC(seed, "base seed of the random choices");
@@ -232,6 +243,7 @@ struct race_ctx {
 	struct race_victim victims[RACE_VICTIMS];
 	unsigned int nvictims;		/* registered */
 	atomic_t victim_next;		/* the next one a handler takes */
+	atomic_t ah_flushes;		/* race_chaos_ah_flush() calls */
 	unsigned int long_ms;		/* long timeouts: 1-2 long_ms */
 	unsigned int allowed;		/* BIT(status) of requests */
 	unsigned int resp_allowed;	/* BIT(status) of responses */
@@ -1538,6 +1550,92 @@ static void race_unregister_vs_remove(struct kunit *test)
 	race_finish(ctx);
 }
 
+/*
+ * Both devices report a port change (kmad forgets their address handle
+ * caches, handles in use stay until their sends' CQEs) 40 times, and
+ * device 0's QP1 fails at every tenth.
+ */
+static void race_chaos_ah_flush(struct race_thread *t)
+{
+	struct race_ctx *ctx = t->ctx;
+	struct kmad_port_attr attr;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ctx->port); i++) {
+		attr = (struct kmad_port_attr) {
+			.lid = kmad_port_lid(ctx->port[i]),
+			.lmc = kmad_port_lmc(ctx->port[i]),
+			.sm_lid = kmad_port_sm_lid(ctx->port[i]),
+		};
+		KUNIT_EXPECT_EQ(ctx->test,
+				kmad_device_port_changed(kmad_sim_device(ctx->fab, i),
+							 1, &attr), 0);
+	}
+	if (!(atomic_inc_return(&ctx->ah_flushes) % 10))
+		race_chaos_qp_error(t);
+}
+
+static const struct race_chaos race_ah_flushes = {
+	.fn = race_chaos_ah_flush, .n = 40, .from = 5, .to = 95,
+};
+
+/* No handle destroyed while a send on the wire used it, on either device. */
+static void race_expect_ah_sane(struct race_ctx *ctx)
+{
+	struct kmad_sim_ah_stats st;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ctx->port); i++) {
+		kmad_sim_get_ah_stats(ctx->fab, i, &st);
+		KUNIT_EXPECT_EQ(ctx->test, st.destroyed_busy, 0ULL);
+		KUNIT_EXPECT_GT(ctx->test, st.created, 0ULL);
+	}
+}
+
+/*
+ * Every send takes its address handle from kmad's cache while the caches
+ * are flushed over and over and device 0's QP1 fails: sends wait for
+ * handles, are replayed holding them, are canceled holding them.
+ * Expected: one callback per post, never FLUSHED; no handle destroyed
+ * before its sends' CQEs; a request afterwards succeeds.
+ */
+static void race_ah_flush_while_posting(struct kunit *test)
+{
+	struct race_ctx *ctx = race_setup(test, 8, &race_ah_storm_qp);
+
+	ctx->chaos = &race_ah_flushes;
+	race_run(ctx);
+	KUNIT_EXPECT_TRUE(test, race_wait_callbacks(ctx));
+	KUNIT_EXPECT_EQ(test, race_probe(ctx, RACE_SLICES * RACE_SENDS,
+					 1000, 3), KMAD_SEND_OK);
+	race_expect_ah_sane(ctx);
+	kunit_info(test, "%d cache flushes, %lld handles destroyed on device 0\n",
+		   atomic_read(&ctx->ah_flushes),
+		   race_pstat(ctx, KT_DEV0, KMAD_PSTAT_AH_DESTROYED));
+	race_finish(ctx);
+}
+
+/*
+ * A device goes away under traffic whose sends hold and wait for address
+ * handles.  Expected: as race_remove_while_posting, and the surviving
+ * device destroyed no handle in use.
+ */
+static void race_ah_remove_while_posting(struct kunit *test)
+{
+	struct race_ctx *ctx = race_setup(test, 9, &race_ah_small_sq);
+
+	ctx->chaos_dev = *(const unsigned int *)test->param_value;
+	ctx->long_ms = 20;
+	ctx->allowed |= BIT(KMAD_SEND_FLUSHED);
+	ctx->resp_allowed |= BIT(KMAD_SEND_FLUSHED);
+	ctx->stop_on_shutdown = true;
+	ctx->chaos = &race_remove_mid;
+	race_run(ctx);
+	KUNIT_EXPECT_NULL(test, kmad_sim_device(ctx->fab, ctx->chaos_dev));
+	race_expect_ah_sane(ctx);
+	race_finish(ctx);
+}
+
 static struct kunit_case race_cases[] = {
 	KUNIT_CASE(race_post_cancel_modify),
 	KUNIT_CASE(race_faults),
@@ -1546,6 +1644,8 @@ static struct kunit_case race_cases[] = {
 	KUNIT_CASE_PARAM(race_remove_while_posting, race_remove_gen_params),
 	KUNIT_CASE(race_cancel_storm_qp_error),
 	KUNIT_CASE_PARAM(race_unregister_vs_remove, race_remove_gen_params),
+	KUNIT_CASE(race_ah_flush_while_posting),
+	KUNIT_CASE_PARAM(race_ah_remove_while_posting, race_remove_gen_params),
 	{}
 };
 

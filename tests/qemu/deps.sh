@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what kmad's build and test harness needs from Debian, if missing.
-#   tests/qemu/deps.sh [check|lint|stock|run|fuzz]...
+#   tests/qemu/deps.sh [check|lint|stock|run|interop|fuzz]...
 # Idempotent: when every package is present it only runs dpkg-query.
 set -euo pipefail
 
@@ -19,6 +19,10 @@ for what in "$@"; do
 	stock) pkgs+=(linux-headers-amd64 linux-image-amd64) ;;
 	# make run: the stock kernel and its headers, rsync for the build copy
 	run) pkgs+=(linux-headers-amd64 linux-image-amd64 rsync) ;;
+	# make interop: the same, plus iproute2 (ip, rdma) and libibumad for
+	# the guest, python3 for the splat patterns of harness.py
+	interop) pkgs+=(linux-headers-amd64 linux-image-amd64 rsync iproute2
+			libibumad-dev libibumad3 python3) ;;
 	# make fuzz: clang (bookworm's is clang-14) and libclang-rt-14-dev,
 	# which has the libFuzzer, ASan and UBSan runtimes it links
 	fuzz) pkgs+=(clang libclang-rt-14-dev python3) ;;

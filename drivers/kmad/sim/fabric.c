@@ -264,6 +264,8 @@ static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 	sdev = kmad_device_priv(kdev);
 	WRITE_ONCE(sdev->teardown, true);
 	sim_node_release_events(fab, node);
+	/* kmad's teardown waits for its address handle work. */
+	kmad_sim_ah_release_held(fab, node);
 	kmad_device_unregister(kdev);
 	sim_node_set_device(fab, node, SIM_DEV_ABSENT, NULL);
 	kmad_device_free(kdev);
@@ -327,6 +329,10 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 	for (p = 1; p <= node->num_ports; p++) {
 		attr[p].sq_depth = fab->cfg.sq_depth;
 		attr[p].rq_depth = fab->cfg.rq_depth;
+		attr[p].link_layer = fab->cfg.link_layer;
+		attr[p].no_smi = sim_eth(fab);
+		attr[p].gid_tbl_len = SIM_GUIDS;
+		attr[p].pkey_tbl_len = SIM_PKEYS;
 		spin_lock_irqsave(&fab->lock, flags);
 		kmad_sim_pinfo_attr(&node->ports[p].pi, &attr[p]);
 		spin_unlock_irqrestore(&fab->lock, flags);
@@ -367,6 +373,11 @@ static int sim_check_config(const struct kmad_sim_config *cfg,
 	if (cfg->notify != KMAD_SIM_NOTIFY_IBTA &&
 	    cfg->notify != KMAD_SIM_NOTIFY_MISSED)
 		return -EINVAL;
+	if ((cfg->link_layer != KMAD_LINK_LAYER_INFINIBAND &&
+	     cfg->link_layer != KMAD_LINK_LAYER_ETHERNET) ||
+	    (cfg->ah != KMAD_SIM_AH_NONE && cfg->ah != KMAD_SIM_AH_AUTO &&
+	     cfg->ah != KMAD_SIM_AH_HOLD))
+		return -EINVAL;
 	*out = *cfg;
 	if (out->topology == KMAD_SIM_TOPO_PAIR)
 		out->hcas = 2;
@@ -387,6 +398,7 @@ static int sim_check_config(const struct kmad_sim_config *cfg,
 static void sim_fabric_free(struct kmad_sim_fabric *fab)
 {
 	kmad_sim_topo_free(fab);
+	kfree(fab->ah_stats);
 	mutex_destroy(&fab->devices_mutex);
 	kfree(fab->name);
 	kfree(fab);
@@ -430,8 +442,19 @@ struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 	}
 	fab->cfg = conf;
 	fab->cfg.name = fab->name;
-	fab->ops = conf.mode == KMAD_SIM_STEP ? &kmad_sim_step_ops :
-						&kmad_sim_async_ops;
+	fab->ops_buf = conf.mode == KMAD_SIM_STEP ? kmad_sim_step_ops :
+						    kmad_sim_async_ops;
+	if (conf.ah != KMAD_SIM_AH_NONE) {
+		fab->ops_buf.create_ah = kmad_sim_create_ah;
+		fab->ops_buf.destroy_ah = kmad_sim_destroy_ah;
+	}
+	fab->ops = &fab->ops_buf;
+	INIT_LIST_HEAD(&fab->ah_held);
+	fab->ah_stats = kcalloc(num_hcas, sizeof(*fab->ah_stats), GFP_KERNEL);
+	if (!fab->ah_stats) {
+		ret = -ENOMEM;
+		goto err_free_fabric;
+	}
 	spin_lock_init(&fab->lock);
 	fab->clock = KMAD_SIM_CLOCK_START;
 	prandom_seed_state(&fab->rnd, SIM_FAULT_SEED);

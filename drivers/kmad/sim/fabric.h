@@ -29,6 +29,8 @@
 #define KMAD_SIM_FABRIC_H
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/prandom.h>
 #include <linux/spinlock.h>
@@ -60,6 +62,8 @@ struct sim_qp;
 #define SIM_PKEY_BLOCK		32
 #define SIM_GUIDS		8
 #define SIM_DEFAULT_PKEY	0xffff
+/* GRH NextHeader of an IBA packet (IBTA 8.3.1). */
+#define SIM_GRH_NEXT_HDR_IBA	0x1b
 
 /*
  * IBTA PortInfo.PortState and PortPhysicalState values (14.2.5.6) the
@@ -283,6 +287,10 @@ struct sim_node {
  * @wire_idle: woken when @wire_sends drops to zero.
  * @progress: bumped whenever a work request, CQE or event moves; settle
  *	stops when a round leaves it unchanged (A).
+ * @ops_buf: what @ops points to: the mode's operations, plus create_ah()
+ *	and destroy_ah() with &kmad_sim_config.ah (I).
+ * @ah_held: held create_ah() calls, &struct sim_ah_req, oldest first (F).
+ * @ah_stats: per HCA, &struct kmad_sim_ah_stats counters (A).
  * @num_hcas: HCA nodes, which come first in @nodes (I).
  * @num_nodes: all nodes (I).
  * @nodes: the nodes (I).
@@ -300,6 +308,9 @@ struct kmad_sim_fabric {
 	atomic_t wire_sends;
 	wait_queue_head_t wire_idle;
 	atomic_t progress;
+	struct kmad_provider_ops ops_buf;
+	struct list_head ah_held;
+	atomic64_t (*ah_stats)[4];
 	unsigned int num_hcas;
 	unsigned int num_nodes;
 	struct sim_node *nodes[];
@@ -332,7 +343,19 @@ struct sim_dev {
  * @sl: service level.
  * @pkey_index: P_Key index.
  * @copies: how many times it is delivered (2 when duplicated).
+ * @by_gid: @dlid was found from @dgid (the send's DLID was 0): no path
+ *	bits to report.
+ * @grh: it carries a GRH: the fields below.
+ * @sgid: source GID.
+ * @dgid: destination GID.
+ * @flow_label: flow label.
+ * @tclass: traffic class.
+ * @hop_limit: hop limit.
  * @mad: the MAD, copied from kmad's buffer at transmission.
+ *
+ * The LIDs are the fabric's own (topo.c's plan), also on an Ethernet
+ * fabric, where they only carry packets through the switches and kmad
+ * never sees them.
  */
 struct sim_packet {
 	u32 len;
@@ -344,7 +367,42 @@ struct sim_packet {
 	u8 sl;
 	u16 pkey_index;
 	unsigned int copies;
+	bool by_gid;
+	bool grh;
+	union kmad_gid sgid;
+	union kmad_gid dgid;
+	u32 flow_label;
+	u8 tclass;
+	u8 hop_limit;
+	u8 path_bits;
 	u8 mad[KMAD_MAD_SIZE];
+};
+
+/**
+ * struct sim_ah - an address handle of a simulated device.
+ * @ref: one for its creation (dropped by destroy_ah), one per send on a
+ *	wire that uses it (A).
+ * @dead: destroy_ah() was called (A, set once).
+ * @sdev: its device (I).
+ */
+struct sim_ah {
+	struct kref ref;
+	bool dead;
+	struct sim_dev *sdev;
+};
+
+/**
+ * struct sim_ah_req - a create_ah() a %KMAD_SIM_AH_HOLD fabric holds.
+ * @entry: on &kmad_sim_fabric.ah_held (F).
+ * @node: the node it is for (I).
+ * @done: completed by kmad_sim_complete_ah() or the device's removal.
+ * @err: the result to return (F).
+ */
+struct sim_ah_req {
+	struct list_head entry;
+	struct sim_node *node;
+	struct completion done;
+	int err;
 };
 
 /**
@@ -362,6 +420,11 @@ struct sim_verdict {
 	bool dup;
 	unsigned int corrupt_at;
 };
+
+static inline bool sim_eth(const struct kmad_sim_fabric *fab)
+{
+	return fab->cfg.link_layer == KMAD_LINK_LAYER_ETHERNET;
+}
 
 static inline bool sim_is_switch(const struct sim_node *node)
 {
@@ -395,6 +458,10 @@ void kmad_sim_draw_faults(struct kmad_sim_fabric *fab, struct sim_verdict *v);
 unsigned long kmad_sim_send_delay(struct kmad_sim_fabric *fab);
 u64 kmad_sim_clock(struct kmad_sim_fabric *fab);
 u16 kmad_sim_port_lid_of(struct sim_port *port);
+int kmad_sim_port_gid_locked(struct sim_port *port, unsigned int index,
+			     union kmad_gid *gid);
+struct sim_port *kmad_sim_find_gid(struct kmad_sim_fabric *fab,
+				   const union kmad_gid *gid);
 void kmad_sim_pinfo_attr(const struct sim_pinfo *pi,
 			 struct kmad_port_attr *attr);
 void kmad_sim_report_port_locked(struct sim_port *port,

@@ -71,6 +71,10 @@ static void sim_wire_remove(struct sim_qp *qp, struct sim_send *s)
 	lockdep_assert_held(&qp->cq->lock);
 	list_move(&s->node, &qp->free_sends);
 	qp->wire_len--;
+	if (s->ah) {
+		kmad_sim_ah_put(s->ah);
+		s->ah = NULL;
+	}
 	if (atomic_dec_and_test(&fab->wire_sends))
 		wake_up_all(&fab->wire_idle);
 }
@@ -167,9 +171,47 @@ struct sim_send *kmad_sim_wire_nth(struct sim_qp *qp, unsigned int n)
 	return NULL;
 }
 
-static void sim_packet_fill(struct sim_packet *pkt, const struct sim_qp *qp,
+/*
+ * The GRH of send @s: its source GID from the port's table, the rest as
+ * kmad gave it.  A DLID of 0 (always on Ethernet) routes by DGID: the
+ * packet goes to the port that has it (by that port's LID in the fabric's
+ * own plan), or nowhere.  False if the send cannot go: no GRH on an
+ * Ethernet fabric, or no source GID at its index.
+ */
+static bool sim_packet_grh(struct sim_packet *pkt, struct sim_qp *qp,
+			   const struct sim_send *s)
+{
+	struct kmad_sim_fabric *fab = qp->sdev->fab;
+	const struct kmad_grh_attr *g = &s->attr.grh;
+	struct sim_port *dst;
+	unsigned long flags;
+	int ret;
+
+	pkt->grh = s->attr.grh_present;
+	if (!pkt->grh)
+		return !sim_eth(fab);
+	spin_lock_irqsave(&fab->lock, flags);
+	ret = kmad_sim_port_gid_locked(qp->port, g->sgid_index, &pkt->sgid);
+	spin_unlock_irqrestore(&fab->lock, flags);
+	if (ret)
+		return false;
+	pkt->dgid = g->dgid;
+	pkt->flow_label = g->flow_label;
+	pkt->tclass = g->traffic_class;
+	pkt->hop_limit = g->hop_limit;
+	if (s->dlid && !sim_eth(fab))
+		return true;
+	dst = kmad_sim_find_gid(fab, &g->dgid);
+	pkt->dlid = dst ? kmad_sim_port_lid_of(dst) : 0;
+	pkt->by_gid = true;
+	return true;
+}
+
+/* False if the send cannot go (sim_packet_grh()). */
+static bool sim_packet_fill(struct sim_packet *pkt, struct sim_qp *qp,
 			    const struct sim_send *s)
 {
+	memset(pkt, 0, offsetof(struct sim_packet, mad));
 	pkt->len = s->len;
 	pkt->slid = kmad_sim_port_lid_of(qp->port);
 	pkt->dlid = s->dlid;
@@ -179,8 +221,11 @@ static void sim_packet_fill(struct sim_packet *pkt, const struct sim_qp *qp,
 	pkt->sl = s->sl;
 	pkt->pkey_index = s->pkey_index;
 	pkt->copies = 1;
+	if (!sim_packet_grh(pkt, qp, s))
+		return false;
 	/* The DMA read of kmad's buffer. */
 	memcpy(pkt->mad, s->mad, s->len);
+	return true;
 }
 
 /**
@@ -212,9 +257,10 @@ bool kmad_sim_tx_locked(struct sim_qp *qp, struct sim_send *s,
 		kmad_sim_draw_faults(qp->sdev->fab, &v);
 	if (v.send_err)
 		status = KMAD_WC_LOC_ERR;
+	if (status == KMAD_WC_SUCCESS && !sim_packet_fill(pkt, qp, s))
+		status = KMAD_WC_LOC_ERR;
 
 	if (status == KMAD_WC_SUCCESS) {
-		sim_packet_fill(pkt, qp, s);
 		sim_port_count(qp->port, SIM_STAT_SENT);
 		on_wire = deliver && !v.drop;
 		if (!on_wire)
@@ -232,6 +278,20 @@ bool kmad_sim_tx_locked(struct sim_qp *qp, struct sim_send *s,
 	}
 	sim_send_done_locked(qp, s, status);
 	return on_wire;
+}
+
+/* The GRH of @pkt as verbs place it in front of a UD receive. */
+static void sim_write_grh(void *buf, const struct sim_packet *pkt)
+{
+	struct kmad_wire_grh *g = buf;
+
+	g->version_tclass_flow = cpu_to_be32(6U << 28 | (u32)pkt->tclass << 20 |
+					     (pkt->flow_label & 0xfffff));
+	g->paylen = cpu_to_be16(pkt->len);
+	g->next_hdr = SIM_GRH_NEXT_HDR_IBA;
+	g->hop_limit = pkt->hop_limit;
+	g->sgid = pkt->sgid;
+	g->dgid = pkt->dgid;
 }
 
 /**
@@ -256,15 +316,22 @@ enum sim_rx_result kmad_sim_qp_receive(struct sim_qp *qp,
 	spin_lock_irqsave(&qp->cq->lock, flags);
 	if (qp->state == KMAD_QPS_RTS)
 		r = list_first_entry_or_null(&qp->recvs, struct sim_recv, node);
-	if (r && pkt->len > r->len) {
+	if (r && (r->len < KMAD_GRH_BYTES ||
+		  pkt->len > r->len - KMAD_GRH_BYTES)) {
 		wc.status = KMAD_WC_LOC_ERR;
 		res = SIM_RX_TOO_LONG;
 	} else if (r) {
-		memcpy(r->buf, pkt->mad, pkt->len);
+		if (pkt->grh) {
+			sim_write_grh(r->buf, pkt);
+			wc.wc_flags = KMAD_WC_GRH;
+		}
+		memcpy((u8 *)r->buf + KMAD_GRH_BYTES, pkt->mad, pkt->len);
 		wc.status = KMAD_WC_SUCCESS;
-		wc.byte_len = pkt->len;
+		wc.byte_len = KMAD_GRH_BYTES + pkt->len;
 		wc.src_qpn = pkt->src_qpn;
-		wc.slid = pkt->slid;
+		/* RoCE has no LIDs. */
+		wc.slid = sim_eth(qp->sdev->fab) ? 0 : pkt->slid;
+		wc.dlid_path_bits = pkt->path_bits;
 		wc.sl = pkt->sl;
 		wc.pkey_index = pkt->pkey_index;
 		res = SIM_RX_DELIVERED;
@@ -514,6 +581,20 @@ static int sim_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	s->remote_qkey = wr->remote_qkey;
 	s->sl = wr->sl;
 	s->pkey_index = wr->pkey_index;
+	if (wr->ah_attr) {
+		s->attr = *wr->ah_attr;
+	} else {
+		memset(&s->attr, 0, sizeof(s->attr));
+		s->attr.dlid = wr->dlid;
+		s->attr.sl = wr->sl;
+	}
+	s->ah = wr->ah;
+	if (s->ah) {
+		if (READ_ONCE(s->ah->dead))
+			pr_err("%s: QP%u: post_send() with a destroyed address handle\n",
+			       qp->port->node->name, qp->qpn);
+		kref_get(&s->ah->ref);
+	}
 	sim_wire_add(qp, s);
 
 	if (qp->state == KMAD_QPS_ERR) {
@@ -587,6 +668,8 @@ const struct kmad_provider_ops kmad_sim_async_ops = {
 	.post_recv = sim_post_recv,
 	.poll_cq = kmad_sim_poll_cq,
 	.req_notify_cq = kmad_sim_req_notify_cq,
+	.query_gid = kmad_sim_query_gid,
+	.query_pkey = kmad_sim_query_pkey,
 };
 
 /* Step mode: kmad's clock is the fabric's virtual one. */
@@ -602,4 +685,6 @@ const struct kmad_provider_ops kmad_sim_step_ops = {
 	.poll_cq = kmad_sim_poll_cq,
 	.req_notify_cq = kmad_sim_req_notify_cq,
 	.now = sim_now,
+	.query_gid = kmad_sim_query_gid,
+	.query_pkey = kmad_sim_query_pkey,
 };

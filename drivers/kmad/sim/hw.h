@@ -48,6 +48,9 @@ struct sim_qp;
  * @remote_qkey: Q_Key.
  * @sl: service level.
  * @pkey_index: P_Key index.
+ * @attr: the whole address, GRH included (&kmad_hw_send.ah_attr).
+ * @ah: the address handle it was posted with, held while on the wire,
+ *	or NULL (C).
  * @due: async mode: jiffies from which it may be transmitted.
  */
 struct sim_send {
@@ -60,6 +63,8 @@ struct sim_send {
 	u32 remote_qkey;
 	u8 sl;
 	u16 pkey_index;
+	struct kmad_ah_attr attr;
+	struct sim_ah *ah;
 	unsigned long due;
 };
 
@@ -218,6 +223,18 @@ bool kmad_sim_tx_locked(struct sim_qp *qp, struct sim_send *s,
 void kmad_sim_qp_error_locked(struct sim_qp *qp);
 enum sim_rx_result kmad_sim_qp_receive(struct sim_qp *qp,
 				       const struct sim_packet *pkt);
+
+/* addr.c */
+int kmad_sim_query_gid(struct kmad_device *kdev, u8 port_num,
+		       unsigned int index, union kmad_gid *gid);
+int kmad_sim_query_pkey(struct kmad_device *kdev, u8 port_num,
+			unsigned int index, u16 *pkey);
+int kmad_sim_create_ah(struct kmad_device *kdev, u8 port_num,
+		       const struct kmad_ah_attr *attr, void **ah);
+void kmad_sim_destroy_ah(struct kmad_device *kdev, u8 port_num, void *ah);
+void kmad_sim_ah_put(struct sim_ah *ah);
+void kmad_sim_ah_release_held(struct kmad_sim_fabric *fab,
+			      struct sim_node *node);
 
 /* cq.c */
 int kmad_sim_create_cq(struct kmad_cq *kcq, unsigned int depth);

@@ -44,6 +44,11 @@ module_param(latency_us, uint, 0444);
 MODULE_PARM_DESC(latency_us,
 		 "default fabric, async mode: post-to-transmission delay in microseconds (default 10)");
 
+static char *link_layer = "ib";
+module_param(link_layer, charp, 0444);
+MODULE_PARM_DESC(link_layer,
+		 "default fabric: \"ib\" (InfiniBand, default) or \"eth\" (RoCE: LID 0, no QP0, every MAD GID-routed)");
+
 static char *faults = "";
 module_param(faults, charp, 0444);
 MODULE_PARM_DESC(faults,
@@ -91,6 +96,15 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 	    leaves > KMAD_SIM_MAX_LEAVES || !hca_ports || hca_ports > 2) {
 		pr_err("hcas=%u leaves=%u hca_ports=%u: out of range\n", hcas,
 		       leaves, hca_ports);
+		return -EINVAL;
+	}
+	if (sysfs_streq(link_layer, "ib")) {
+		cfg->link_layer = KMAD_LINK_LAYER_INFINIBAND;
+	} else if (sysfs_streq(link_layer, "eth")) {
+		cfg->link_layer = KMAD_LINK_LAYER_ETHERNET;
+	} else {
+		pr_err("link_layer=%s: expected \"ib\" or \"eth\"\n",
+		       link_layer);
 		return -EINVAL;
 	}
 	cfg->hcas = hcas;

@@ -139,6 +139,14 @@ static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 		hdr->status = cpu_to_be16(status);
 		dlid = pkt->slid;
 	}
+	if (pkt->grh) {
+		/* Back to the GID it came from, from the one it was for. */
+		union kmad_gid gid = pkt->sgid;
+
+		pkt->sgid = pkt->dgid;
+		pkt->dgid = gid;
+	}
+	pkt->by_gid = false;
 	pkt->dlid = dlid;
 	pkt->slid = kmad_sim_port_lid_of(fw);
 	pkt->dst_qpn = pkt->src_qpn;
@@ -222,6 +230,10 @@ static struct sim_port *sim_hca_rx(struct kmad_sim_fabric *fab,
 	spin_lock_irqsave(&fab->lock, flags);
 	live = in->node->state == SIM_DEV_LIVE;
 	match = sim_lid_match(pkt, in->pi.lid, in->pi.lmc);
+	/* The LID's low LMC bits, unless it was found from the DGID. */
+	pkt->path_bits = match && !pkt->by_gid &&
+			 pkt->dlid != SIM_PERMISSIVE_LID ?
+			 (pkt->dlid - in->pi.lid) & ((1U << in->pi.lmc) - 1) : 0;
 	spin_unlock_irqrestore(&fab->lock, flags);
 	if (!live) {
 		sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);

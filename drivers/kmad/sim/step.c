@@ -77,21 +77,52 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
 int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 		    const void *mad, size_t len, u16 slid, u32 src_qpn)
 {
+	struct kmad_sim_rx rx = { .slid = slid, .src_qpn = src_qpn };
+
+	return kmad_sim_inject_rx(fab, dev, qpn, mad, len, &rx);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_inject);
+
+/**
+ * kmad_sim_inject_rx() - kmad_sim_inject() with the whole arrival: source,
+ * destination path bits and, if @rx->grh_present, the GRH written in the
+ * receive buffer's GRH area with %KMAD_WC_GRH.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
+ * @mad: the MAD.
+ * @len: the packet's length, as for kmad_sim_inject().
+ * @rx: how it arrives.
+ *
+ * Context: any.
+ * Return: as kmad_sim_inject().
+ */
+int kmad_sim_inject_rx(struct kmad_sim_fabric *fab, unsigned int dev,
+		       u32 qpn, const void *mad, size_t len,
+		       const struct kmad_sim_rx *rx)
+{
 	struct sim_packet pkt = {};
 	enum sim_rx_result res;
 	struct sim_qp *qp;
 
-	if (!mad || !len || len > KMAD_SIM_MAX_PACKET)
+	if (!mad || !len || len > KMAD_SIM_MAX_PACKET || !rx)
 		return -EINVAL;
 	qp = kmad_sim_qp_get(fab, dev, qpn);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
 	pkt.len = len;
-	pkt.slid = slid;
+	pkt.slid = rx->slid;
 	pkt.dlid = kmad_sim_port_lid_of(qp->port);
-	pkt.src_qpn = src_qpn;
-	pkt.dst_qpn = qpn;
+	pkt.src_qpn = rx->src_qpn;
+	pkt.dst_qpn = qpn & 0xffff;
 	pkt.copies = 1;
+	pkt.path_bits = rx->dlid_path_bits;
+	pkt.grh = rx->grh_present;
+	pkt.sgid = rx->sgid;
+	pkt.dgid = rx->dgid;
+	pkt.flow_label = rx->flow_label;
+	pkt.tclass = rx->traffic_class;
+	pkt.hop_limit = rx->hop_limit;
 	memcpy(pkt.mad, mad, min_t(size_t, len, KMAD_MAD_SIZE));
 	res = kmad_sim_qp_receive(qp, &pkt);
 	kmad_sim_qp_put(qp);
@@ -106,7 +137,7 @@ int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 	}
 	return -ENOBUFS;
 }
-EXPORT_SYMBOL_GPL(kmad_sim_inject);
+EXPORT_SYMBOL_GPL(kmad_sim_inject_rx);
 
 /**
  * kmad_sim_qp_error() - make a QP fail on its own, as an HCA may.

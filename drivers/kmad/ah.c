@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad address handles: the per-port cache for a provider with create_ah()
+ * (a real HCA, or kmad_sim with its ah option).
+ *
+ * kmad_post_send() may run in atomic context, create_ah() may sleep: so
+ * every send looks its address (&struct kmad_ah_attr, zeroed then filled,
+ * compared with memcmp()) up in its port's cache when it is queued on its
+ * QP (kmad_qp_send(), under Q).  A hit holds the entry and goes on as
+ * before; a miss adds a NEW entry (GFP_ATOMIC) and the send waits on its
+ * QP's ah_wait list, in state %KMAD_HW_WAITING exactly like a send on the
+ * overflow list: cancel, flush, QP error, port removal and unregister take
+ * it back or fail it the same way.  The cache work (on kmad_ah_wq, process
+ * context) creates NEW entries one at a time, then hands the waiting sends
+ * of every QP of the port on (kmad_qp_ah_resolved()): to the overflow list
+ * if it worked, to the failed list with a local error if it did not (the
+ * entry is then dropped from the cache, so the next send tries again).
+ *
+ * References: an entry's users are the sends holding it and the work while
+ * it creates it.  A send holds its entry from kmad_qp_send() until it is
+ * idle again (its CQE polled, or it failed or was taken back while
+ * waiting); a replayed send keeps it.  Unused entries stay cached;
+ * beyond %KMAD_AH_CACHE_MAX the least recently used unused one is evicted.
+ * kmad_device_port_changed() (GIDs or P_Keys may have changed) and port
+ * removal uncache them all.  An uncached entry is destroyed by the work
+ * once its last user is gone: never before the CQE of a send that used it.
+ *
+ * Locks: H (&kmad_ah_cache.lock), irq-safe, taken under Q and nowhere
+ * else nested; the provider is never called with it held.
+ */
+
+#include <linux/slab.h>
+
+#include "kmad_priv.h"
+
+static struct kmad_ah_cache *port_ah(struct kmad_port *port)
+{
+	return &port->ah;
+}
+
+static void ah_work(struct work_struct *work);
+
+/* Set up the (empty) cache of @port; at device allocation. */
+void kmad_ah_cache_init(struct kmad_port *port)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+
+	spin_lock_init(&c->lock);
+	INIT_LIST_HEAD(&c->lru);
+	INIT_LIST_HEAD(&c->pending);
+	INIT_LIST_HEAD(&c->reap);
+	INIT_WORK(&c->work, ah_work);
+}
+
+/* Whether sends on @port need an address handle (the provider makes them). */
+bool kmad_ah_cache_used(const struct kmad_port *port)
+{
+	return port->dev->ops->create_ah;
+}
+
+static void ah_queue_work(struct kmad_ah_cache *c)
+{
+	lockdep_assert_held(&c->lock);
+	if (!c->dead)
+		queue_work(kmad_ah_wq, &c->work);
+}
+
+/*
+ * Take @ah off the cache's lookup list; it goes when its users do.  An
+ * unused one goes now: to the reap list if it has a handle to destroy,
+ * else freed (a NEW entry nobody waits for any more is never created).
+ */
+static void ah_uncache(struct kmad_port *port, struct kmad_ah *ah)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+
+	lockdep_assert_held(&c->lock);
+	if (ah->cached) {
+		list_del_init(&ah->lru);
+		ah->cached = false;
+		c->count--;
+	}
+	if (ah->users)
+		return;
+	if (ah->state == KMAD_AH_READY) {
+		list_add_tail(&ah->lru, &c->reap);
+		ah_queue_work(c);
+		return;
+	}
+	if (ah->state == KMAD_AH_NEW)
+		list_del_init(&ah->pend);
+	kfree(ah);
+}
+
+/* Over the bound: evict unused ready entries, least recently used first. */
+static void ah_evict(struct kmad_port *port)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+	struct kmad_ah *ah, *tmp;
+
+	lockdep_assert_held(&c->lock);
+	list_for_each_entry_safe(ah, tmp, &c->lru, lru) {
+		if (c->count <= KMAD_AH_CACHE_MAX)
+			return;
+		if (!ah->users && ah->state == KMAD_AH_READY)
+			ah_uncache(port, ah);
+	}
+}
+
+/**
+ * kmad_ah_get() - the cached address handle for @attr, held for a send.
+ * @port: the port.
+ * @attr: the address, zeroed and filled (it is compared with memcmp()).
+ * @ready: set true if the handle exists, false if the send must wait.
+ *
+ * Context: any; the QP's lock (Q) held.  Allocates with GFP_ATOMIC.
+ * Return: the entry with a user reference, or NULL if no memory.
+ */
+struct kmad_ah *kmad_ah_get(struct kmad_port *port,
+			    const struct kmad_ah_attr *attr, bool *ready)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+	struct kmad_ah *ah;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	list_for_each_entry(ah, &c->lru, lru) {
+		if (!memcmp(&ah->attr, attr, sizeof(*attr))) {
+			ah->users++;
+			list_move_tail(&ah->lru, &c->lru);
+			*ready = ah->state == KMAD_AH_READY;
+			spin_unlock_irqrestore(&c->lock, flags);
+			kmad_port_stat_inc(port, *ready ? KMAD_PSTAT_AH_HITS :
+						  KMAD_PSTAT_AH_MISSES);
+			return ah;
+		}
+	}
+	ah = kzalloc(sizeof(*ah), GFP_ATOMIC);
+	if (ah) {
+		ah->attr = *attr;
+		ah->state = KMAD_AH_NEW;
+		ah->users = 1;
+		ah->cached = true;
+		list_add_tail(&ah->lru, &c->lru);
+		c->count++;
+		list_add_tail(&ah->pend, &c->pending);
+		ah_evict(port);
+		ah_queue_work(c);
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	kmad_port_stat_inc(port, ah ? KMAD_PSTAT_AH_MISSES :
+				      KMAD_PSTAT_AH_FAILURES);
+	*ready = false;
+	return ah;
+}
+
+/**
+ * kmad_ah_put() - a send is done with its address handle.
+ * @port: its port.
+ * @ah: the entry.
+ *
+ * Context: any (a QP's lock may be held).
+ */
+void kmad_ah_put(struct kmad_port *port, struct kmad_ah *ah)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (!WARN_ON_ONCE(!ah->users))
+		ah->users--;
+	if (!ah->users && !ah->cached)
+		ah_uncache(port, ah);
+	else if (!ah->users && ah->state == KMAD_AH_NEW)
+		ah_uncache(port, ah);	/* nobody waits for it any more */
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/**
+ * kmad_ah_cache_flush() - forget every cached address handle of @port
+ * (its GIDs, P_Keys or addresses changed).
+ * @port: the port.
+ *
+ * Handles in use stay valid for the sends holding them and are destroyed
+ * after the last one's CQE; sends waiting for a handle being created get
+ * it all the same.  The next send to any address creates a new handle.
+ *
+ * Context: any.
+ */
+void kmad_ah_cache_flush(struct kmad_port *port)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+	struct kmad_ah *ah, *tmp;
+	unsigned long flags;
+
+	if (!kmad_ah_cache_used(port))
+		return;
+	spin_lock_irqsave(&c->lock, flags);
+	list_for_each_entry_safe(ah, tmp, &c->lru, lru)
+		ah_uncache(port, ah);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/* Destroy the handles on @list, unused and uncached, and free them. */
+static void ah_destroy_list(struct kmad_port *port, struct list_head *list)
+{
+	const struct kmad_provider_ops *ops = port->dev->ops;
+	struct kmad_ah *ah, *tmp;
+
+	list_for_each_entry_safe(ah, tmp, list, lru) {
+		list_del(&ah->lru);
+		ops->destroy_ah(port->dev, port->port_num, ah->hw);
+		kmad_port_stat_inc(port, KMAD_PSTAT_AH_DESTROYED);
+		kfree(ah);
+	}
+}
+
+/* Hand the sends waiting for @ah on, on every QP of @port. */
+static void ah_resolved(struct kmad_port *port, struct kmad_ah *ah, bool ok)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(port->qpi); i++)
+		if (kmad_qp_exists(&port->qpi[i]))
+			kmad_qp_ah_resolved(&port->qpi[i], ah, ok);
+}
+
+/* Create the NEW entries, one at a time, then destroy the dead ones. */
+static void ah_work(struct work_struct *work)
+{
+	struct kmad_ah_cache *c = container_of(work, struct kmad_ah_cache,
+					       work);
+	struct kmad_port *port = container_of(c, struct kmad_port, ah);
+	const struct kmad_provider_ops *ops = port->dev->ops;
+	struct kmad_ah *ah;
+	unsigned long flags;
+	LIST_HEAD(reap);
+	void *hw = NULL;
+	int ret;
+
+	for (;;) {
+		spin_lock_irqsave(&c->lock, flags);
+		ah = list_first_entry_or_null(&c->pending, struct kmad_ah,
+					      pend);
+		if (ah) {
+			list_del_init(&ah->pend);
+			ah->state = KMAD_AH_CREATING;
+			ah->users++;			/* ours, while creating */
+			c->in_provider = true;
+		}
+		spin_unlock_irqrestore(&c->lock, flags);
+		if (!ah)
+			break;
+
+		ret = ops->create_ah(port->dev, port->port_num, &ah->attr,
+				     &hw);
+
+		spin_lock_irqsave(&c->lock, flags);
+		c->in_provider = false;
+		if (!ret) {
+			ah->hw = hw;
+			ah->state = KMAD_AH_READY;
+		} else {
+			ah->state = KMAD_AH_FAILED;
+			if (ah->cached)
+				ah_uncache(port, ah);	/* users: not freed */
+		}
+		spin_unlock_irqrestore(&c->lock, flags);
+		if (ret) {
+			kmad_port_stat_inc(port, KMAD_PSTAT_AH_FAILURES);
+			pr_debug_ratelimited("kmad: %s port %u: create_ah failed: %d\n",
+					     port->dev->name, port->port_num,
+					     ret);
+		}
+		ah_resolved(port, ah, !ret);
+		kmad_ah_put(port, ah);
+	}
+
+	spin_lock_irqsave(&c->lock, flags);
+	list_splice_init(&c->reap, &reap);
+	spin_unlock_irqrestore(&c->lock, flags);
+	ah_destroy_list(port, &reap);
+}
+
+/**
+ * kmad_ah_cache_teardown() - destroy every address handle of a port that
+ * is going away.
+ * @port: the port, its QPs stopped: no send holds or waits for a handle.
+ *
+ * Context: process context, before the device is gone.
+ */
+void kmad_ah_cache_teardown(struct kmad_port *port)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+	struct kmad_ah *ah, *tmp;
+	unsigned long flags;
+	LIST_HEAD(reap);
+
+	if (!kmad_ah_cache_used(port))
+		return;
+	spin_lock_irqsave(&c->lock, flags);
+	c->dead = true;
+	list_for_each_entry_safe(ah, tmp, &c->lru, lru)
+		ah_uncache(port, ah);
+	spin_unlock_irqrestore(&c->lock, flags);
+	cancel_work_sync(&c->work);
+
+	spin_lock_irqsave(&c->lock, flags);
+	WARN_ON_ONCE(!list_empty(&c->pending));
+	list_splice_init(&c->reap, &reap);
+	spin_unlock_irqrestore(&c->lock, flags);
+	ah_destroy_list(port, &reap);
+}
+
+/**
+ * kmad_ah_cache_flush_work() - wait for the cache work of @port, unless it
+ * is in, or about to go into, the provider's create_ah() (which may wait
+ * for as long as a test likes).
+ * @port: the port.
+ *
+ * Context: process context.
+ */
+void kmad_ah_cache_flush_work(struct kmad_port *port)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+	unsigned long flags;
+	bool busy;
+
+	if (!kmad_ah_cache_used(port))
+		return;
+	/* A creation to come may be held by the provider as well. */
+	spin_lock_irqsave(&c->lock, flags);
+	busy = c->in_provider || !list_empty(&c->pending);
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (!busy)
+		flush_work(&c->work);
+}

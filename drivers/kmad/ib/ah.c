@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_ib: GIDs, P_Keys and address handles.
+ *
+ * GIDs and P_Keys are read from ib_core's caches, which take only
+ * irq-safe locks, so kmad may read them from any context but hard
+ * interrupt.
+ *
+ * Address handles are made in process context (kmad's AH cache calls
+ * create_ah from a work item).  On an InfiniBand port the AH is the LID
+ * route, with the GRH if kmad asks for one.  On an Ethernet (RoCE) port
+ * every AH has a GRH and needs the destination MAC: a link-local
+ * destination GID whose interface ID is an EUI-64 (the default for IPv6
+ * link-local addresses) carries the MAC, which is read from it; any other
+ * destination is resolved by ib_core through the IP stack (neighbour
+ * discovery or ARP, up to a second), by rdma_create_user_ah(), which does
+ * that before making the AH and which kernel callers may use without user
+ * data.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+
+#include "kmad_ib.h"
+
+int kmad_ib_query_gid(struct kmad_device *dev, u8 port_num,
+		      unsigned int index, union kmad_gid *gid)
+{
+	struct kmad_ib_dev *kdev = kmad_ib_dev(dev);
+	union ib_gid g;
+	int ret;
+
+	if (index > INT_MAX)
+		return -EINVAL;
+	ret = rdma_query_gid(kdev->ibdev, port_num, index, &g);
+	if (ret == -ENOENT)
+		return -EAGAIN;		/* an empty entry */
+	if (ret)
+		return ret;
+	BUILD_BUG_ON(sizeof(*gid) != sizeof(g));
+	memcpy(gid->raw, g.raw, sizeof(gid->raw));
+	return 0;
+}
+
+int kmad_ib_query_pkey(struct kmad_device *dev, u8 port_num,
+		       unsigned int index, u16 *pkey)
+{
+	struct kmad_ib_dev *kdev = kmad_ib_dev(dev);
+
+	if (index > U16_MAX)
+		return -EINVAL;
+	return ib_get_cached_pkey(kdev->ibdev, port_num, index, pkey);
+}
+
+/* A link-local GID whose interface ID is an EUI-64 made from a MAC. */
+static bool gid_is_ll_eui64(const union ib_gid *gid)
+{
+	return rdma_link_local_addr((struct in6_addr *)gid->raw) &&
+	       gid->raw[11] == 0xff && gid->raw[12] == 0xfe;
+}
+
+int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
+		      const struct kmad_ah_attr *attr, void **ah)
+{
+	struct kmad_ib_dev *kdev = kmad_ib_dev(dev);
+	struct rdma_ah_attr aa = {};
+	const struct kmad_grh_attr *g = &attr->grh;
+	union ib_gid dgid;
+	struct ib_ah *iah;
+
+	aa.type = rdma_ah_find_type(kdev->ibdev, port_num);
+	rdma_ah_set_port_num(&aa, port_num);
+	rdma_ah_set_sl(&aa, attr->sl);
+	if (attr->grh_present) {
+		memcpy(dgid.raw, g->dgid.raw, sizeof(dgid.raw));
+		rdma_ah_set_grh(&aa, &dgid, g->flow_label, g->sgid_index,
+				g->hop_limit, g->traffic_class);
+	}
+	if (aa.type != RDMA_AH_ATTR_TYPE_ROCE) {
+		rdma_ah_set_dlid(&aa, attr->dlid);
+		iah = rdma_create_ah(kdev->pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
+	} else if (!attr->grh_present) {
+		return -EINVAL;		/* RoCE is GID routed only */
+	} else if (gid_is_ll_eui64(&dgid)) {
+		rdma_get_ll_mac((struct in6_addr *)dgid.raw, aa.roce.dmac);
+		iah = rdma_create_ah(kdev->pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
+	} else {
+		iah = rdma_create_user_ah(kdev->pd, &aa, NULL);
+	}
+	if (IS_ERR(iah)) {
+		pr_warn_ratelimited("%s port %u: no address handle for %pI6 (LID %u): %ld\n",
+				    dev_name(&kdev->ibdev->dev), port_num,
+				    g->dgid.raw,
+				    attr->dlid, PTR_ERR(iah));
+		return PTR_ERR(iah);
+	}
+	*ah = iah;
+	return 0;
+}
+
+void kmad_ib_destroy_ah(struct kmad_device *dev, u8 port_num, void *ah)
+{
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}

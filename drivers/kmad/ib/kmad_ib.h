@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmad_ib: a kmad provider over ib_core.  Shared definitions.
+ *
+ * Objects, and who frees them:
+ * - &struct kmad_ib_dev lives in the kmad device's provider area
+ *   (kmad_device_priv()); main.c creates it when ib_core adds a device to
+ *   our client and tears it down when ib_core removes it.
+ * - &struct kmad_ib_cq and &struct kmad_ib_qp are allocated by the
+ *   create_cq and create_qp ops and freed by destroy_cq and destroy_qp.
+ * - &struct kmad_ib_wr: one per work request slot of a QP, in an array
+ *   owned by the QP.  A slot is free, or holds one posted send or receive
+ *   from the post until its completion is polled.
+ *
+ * Locks: Q (&kmad_ib_qp.lock, irq-safe) guards a QP's free slot list and
+ * the DMA state of its slots.  No lock is held while calling kmad.
+ */
+#ifndef KMAD_IB_H
+#define KMAD_IB_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include <kmad/provider.h>
+
+/* Work requests per QP kmad keeps posted, at most (clamped to the HCA's). */
+#define KMAD_IB_SQ_DEPTH	128
+#define KMAD_IB_RQ_DEPTH	256
+
+struct kmad_ib_dev;
+
+/**
+ * struct kmad_ib_port - per-port state.
+ * @kdev: our device.
+ * @port_num: the ib_core (and kmad) port number.
+ * @change_work: reads the port's attributes after an ib_core port event
+ *	and reports them with kmad_device_port_changed().
+ * @gsi_qpn: number of the UD QP standing in for QP1, 0 while there is
+ *	none (read by kmad_ib_gsi_qpn()).
+ * @bridge_lock: B, see bridge.c.
+ * @bridges: the port's ib_mad agents standing in for kmad agents (B).
+ * @bridges_dead: the device is going: no more bridges (B).
+ */
+struct kmad_ib_port {
+	struct kmad_ib_dev *kdev;
+	u8 port_num;
+	struct work_struct change_work;
+	u32 gsi_qpn;
+	struct mutex bridge_lock;	/* B: @bridges, @bridges_dead */
+	struct list_head bridges;
+	bool bridges_dead;
+};
+
+/**
+ * struct kmad_ib_dev - a kmad device standing for one ib_core device.
+ * @ibdev: the ib_core device.
+ * @dev: the kmad device (this structure is its provider area).
+ * @pd: protection domain of every QP and AH.
+ * @event_handler: ib_core's asynchronous events of @ibdev.
+ * @list: in main.c's device list, while registered with kmad.
+ * @num_ports: entries of @ports.
+ * @ports: one per port.
+ */
+struct kmad_ib_dev {
+	struct ib_device *ibdev;
+	struct kmad_device *dev;
+	struct ib_pd *pd;
+	struct ib_event_handler event_handler;
+	struct list_head list;
+	u8 num_ports;
+	struct kmad_ib_port ports[];
+};
+
+/**
+ * struct kmad_ib_cq - a kmad CQ: an ib_core CQ with our own event handler.
+ * @cq: the ib_core CQ.
+ * @kcq: kmad's CQ.
+ */
+struct kmad_ib_cq {
+	struct ib_cq *cq;
+	struct kmad_cq *kcq;
+};
+
+/**
+ * struct kmad_ib_wr - a work request slot.
+ * @cqe: ib_core's completion context; &ib_wc.wr_cqe points here.
+ * @kcqe: kmad's completion context of the work request in the slot.
+ * @qp: the QP owning the slot.
+ * @next: next free slot (Q), while free.
+ * @buf: the buffer posted.
+ * @dma: its DMA address.
+ * @len: its length.
+ * @dir: its DMA direction.
+ * @busy: posted, not yet polled (Q).
+ */
+struct kmad_ib_wr {
+	struct ib_cqe cqe;
+	struct kmad_cqe *kcqe;
+	struct kmad_ib_qp *qp;
+	struct kmad_ib_wr *next;
+	void *buf;
+	u64 dma;
+	u32 len;
+	enum dma_data_direction dir;
+	bool busy;
+};
+
+/**
+ * struct kmad_ib_qp - a kmad QP: a UD QP standing in for QP1.
+ * @qp: the ib_core QP.
+ * @kqp: kmad's QP.
+ * @kdev: our device.
+ * @port_num: the port.
+ * @state: the state kmad last moved it to.
+ * @lock: Q, see the top of this file.
+ * @free: free slots (Q).
+ * @nr_wrs: entries of @wrs.
+ * @wrs: the slots.
+ */
+struct kmad_ib_qp {
+	struct ib_qp *qp;
+	struct kmad_qp *kqp;
+	struct kmad_ib_dev *kdev;
+	u8 port_num;
+	enum kmad_qp_state state;
+	spinlock_t lock;	/* Q: @free and the slots */
+	struct kmad_ib_wr *free;
+	unsigned int nr_wrs;
+	struct kmad_ib_wr *wrs;
+};
+
+static inline struct kmad_ib_dev *kmad_ib_dev(struct kmad_device *dev)
+{
+	return kmad_device_priv(dev);
+}
+
+/* main.c */
+u32 kmad_ib_gsi_qpn(const char *dev_name, u8 port_num);
+
+/* verbs.c */
+int kmad_ib_create_cq(struct kmad_cq *kcq, unsigned int depth);
+void kmad_ib_destroy_cq(struct kmad_cq *kcq);
+int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
+		      unsigned int sq_depth, unsigned int rq_depth);
+void kmad_ib_destroy_qp(struct kmad_qp *kqp);
+int kmad_ib_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state);
+int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr);
+int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr);
+int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc);
+int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags);
+void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
+		       const struct ib_wc *iwc, void *grh);
+
+/* bridge.c */
+int kmad_ib_bridge_add(struct kmad_device *dev, u8 port_num,
+		       enum kmad_qp_type qpt, const struct kmad_reg_req *req);
+void kmad_ib_bridge_del(struct kmad_device *dev, u8 port_num,
+			enum kmad_qp_type qpt, const struct kmad_reg_req *req);
+void kmad_ib_bridges_stop(struct kmad_ib_port *port);
+
+/* ah.c */
+int kmad_ib_query_gid(struct kmad_device *dev, u8 port_num,
+		      unsigned int index, union kmad_gid *gid);
+int kmad_ib_query_pkey(struct kmad_device *dev, u8 port_num,
+		       unsigned int index, u16 *pkey);
+int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
+		      const struct kmad_ah_attr *attr, void **ah);
+void kmad_ib_destroy_ah(struct kmad_device *dev, u8 port_num, void *ah);
+
+#endif /* KMAD_IB_H */

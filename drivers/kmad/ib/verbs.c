@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_ib: CQs, QPs, posts and polls, mapped onto ib_core verbs.
+ *
+ * CQs.  kmad drains a CQ itself (poll, re-arm, poll again), so its CQ is
+ * made with ib_create_cq() and a completion handler that only tells kmad
+ * (kmad_cq_event()), not with ib_alloc_cq(), whose CQ polls by itself.
+ *
+ * QPs.  ib_core's MAD layer owns QP0 and QP1 of every port, so kmad's
+ * "QP1" is a UD QP of its own with Q_Key %KMAD_QP1_QKEY; its number is
+ * given to kmad with kmad_qp_set_hw_num().  There is no SMI QP (the ports
+ * are registered with no_smi).
+ *
+ * Work requests.  Each QP has one slot per send and receive kmad may
+ * have posted (&struct kmad_ib_wr); a slot keeps kmad's completion
+ * context and the buffer's DMA mapping from the post until the completion
+ * is polled.  Buffers are mapped in post_send() and post_recv(), which may
+ * run with interrupts off (dma_map_single() does not sleep), and unmapped
+ * in poll_cq().
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <net/ipv6.h>
+#include <rdma/ib_mad.h>
+
+#include <kmad/wire.h>
+
+#include "kmad_ib.h"
+
+static struct kmad_ib_cq *to_ib_cq(struct kmad_cq *kcq)
+{
+	return kmad_cq_priv(kcq);
+}
+
+static struct kmad_ib_qp *to_ib_qp(struct kmad_qp *kqp)
+{
+	return kmad_qp_priv(kqp);
+}
+
+/* ib_core's completion handler: any context, often a tasklet or IRQ. */
+static void kmad_ib_cq_comp(struct ib_cq *cq, void *context)
+{
+	kmad_cq_event(context);
+}
+
+static void kmad_ib_cq_async(struct ib_event *event, void *context)
+{
+	pr_err_ratelimited("%s: CQ event: %s\n",
+			   dev_name(&event->device->dev),
+			   ib_event_msg(event->event));
+}
+
+int kmad_ib_create_cq(struct kmad_cq *kcq, unsigned int depth)
+{
+	struct kmad_ib_dev *kdev = kmad_ib_dev(kmad_cq_device(kcq));
+	struct ib_cq_init_attr attr = { .cqe = depth };
+	struct kmad_ib_cq *icq;
+
+	icq = kzalloc(sizeof(*icq), GFP_KERNEL);
+	if (!icq)
+		return -ENOMEM;
+	icq->kcq = kcq;
+	icq->cq = ib_create_cq(kdev->ibdev, kmad_ib_cq_comp, kmad_ib_cq_async,
+			       kcq, &attr);
+	if (IS_ERR(icq->cq)) {
+		int ret = PTR_ERR(icq->cq);
+
+		kfree(icq);
+		return ret;
+	}
+	kmad_cq_set_priv(kcq, icq);
+	return 0;
+}
+
+void kmad_ib_destroy_cq(struct kmad_cq *kcq)
+{
+	struct kmad_ib_cq *icq = to_ib_cq(kcq);
+
+	ib_destroy_cq(icq->cq);
+	kmad_cq_set_priv(kcq, NULL);
+	kfree(icq);
+}
+
+static void kmad_ib_qp_async(struct ib_event *event, void *context)
+{
+	struct kmad_ib_qp *iqp = context;
+
+	switch (event->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		pr_err_ratelimited("%s port %u: QP %u: %s\n",
+				   dev_name(&event->device->dev),
+				   iqp->port_num, iqp->qp->qp_num,
+				   ib_event_msg(event->event));
+		kmad_qp_event(iqp->kqp, KMAD_QP_EVENT_FATAL);
+		break;
+	default:
+		break;
+	}
+}
+
+int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
+		      unsigned int sq_depth, unsigned int rq_depth)
+{
+	struct kmad_ib_dev *kdev = kmad_ib_dev(kmad_qp_device(kqp));
+	struct ib_qp_init_attr init = {};
+	struct kmad_ib_qp *iqp;
+	unsigned int i;
+	int ret;
+
+	/* The ports have no SMI: kmad asks for its QP1 only. */
+	if (kmad_qp_num(kqp) != 1)
+		return -EOPNOTSUPP;
+	iqp = kzalloc(sizeof(*iqp), GFP_KERNEL);
+	if (!iqp)
+		return -ENOMEM;
+	iqp->kqp = kqp;
+	iqp->kdev = kdev;
+	iqp->port_num = kmad_qp_port_num(kqp);
+	iqp->state = KMAD_QPS_RESET;
+	spin_lock_init(&iqp->lock);
+	iqp->nr_wrs = sq_depth + rq_depth;
+	iqp->wrs = kcalloc(iqp->nr_wrs, sizeof(*iqp->wrs), GFP_KERNEL);
+	if (!iqp->wrs) {
+		ret = -ENOMEM;
+		goto err_free_qp;
+	}
+	for (i = 0; i < iqp->nr_wrs; i++) {
+		iqp->wrs[i].qp = iqp;
+		iqp->wrs[i].next = iqp->free;
+		iqp->free = &iqp->wrs[i];
+	}
+
+	init.event_handler = kmad_ib_qp_async;
+	init.qp_context = iqp;
+	init.send_cq = to_ib_cq(kcq)->cq;
+	init.recv_cq = to_ib_cq(kcq)->cq;
+	init.cap.max_send_wr = sq_depth;
+	init.cap.max_recv_wr = rq_depth;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.sq_sig_type = IB_SIGNAL_ALL_WR;
+	init.qp_type = IB_QPT_UD;
+	init.port_num = iqp->port_num;
+	iqp->qp = ib_create_qp(kdev->pd, &init);
+	if (IS_ERR(iqp->qp)) {
+		ret = PTR_ERR(iqp->qp);
+		goto err_free_wrs;
+	}
+	kmad_qp_set_priv(kqp, iqp);
+	kmad_qp_set_hw_num(kqp, iqp->qp->qp_num);
+	WRITE_ONCE(kdev->ports[iqp->port_num - 1].gsi_qpn, iqp->qp->qp_num);
+	pr_info("%s port %u: kmad's QP1 is UD QP %u\n",
+		dev_name(&kdev->ibdev->dev), iqp->port_num, iqp->qp->qp_num);
+	return 0;
+
+err_free_wrs:
+	kfree(iqp->wrs);
+err_free_qp:
+	kfree(iqp);
+	return ret;
+}
+
+/* Unmap a slot's buffer and give the slot back.  Context: Q held. */
+static void wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w)
+{
+	lockdep_assert_held(&iqp->lock);
+	if (w->dir != DMA_NONE)
+		ib_dma_unmap_single(iqp->kdev->ibdev, w->dma, w->len, w->dir);
+	w->dir = DMA_NONE;
+	w->busy = false;
+	w->kcqe = NULL;
+	w->next = iqp->free;
+	iqp->free = w;
+}
+
+/*
+ * Reclaim the slots of work requests ib_core will not complete any more
+ * (after a reset or destroy).  kmad resets and destroys only QPs whose
+ * work it has reaped, so this finds none unless something went wrong.
+ */
+static void qp_reclaim(struct kmad_ib_qp *iqp)
+{
+	unsigned int i, lost = 0;
+	unsigned long flags;
+
+	spin_lock_irqsave(&iqp->lock, flags);
+	for (i = 0; i < iqp->nr_wrs; i++) {
+		if (iqp->wrs[i].busy) {
+			wr_put_locked(iqp, &iqp->wrs[i]);
+			lost++;
+		}
+	}
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	if (lost)
+		pr_warn("%s port %u: QP %u: %u work requests had no completion\n",
+			dev_name(&iqp->kdev->ibdev->dev), iqp->port_num,
+			iqp->qp->qp_num, lost);
+}
+
+void kmad_ib_destroy_qp(struct kmad_qp *kqp)
+{
+	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
+
+	WRITE_ONCE(iqp->kdev->ports[iqp->port_num - 1].gsi_qpn, 0);
+	ib_destroy_qp(iqp->qp);
+	qp_reclaim(iqp);
+	kmad_qp_set_priv(kqp, NULL);
+	kfree(iqp->wrs);
+	kfree(iqp);
+}
+
+/* RESET -> INIT -> RTR -> RTS, as ib_mad brings up its QP1. */
+static int qp_to_rts(struct kmad_ib_qp *iqp)
+{
+	struct ib_qp_attr attr = {};
+	int ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = iqp->port_num;
+	attr.qkey = KMAD_QP1_QKEY;
+	ret = ib_modify_qp(iqp->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(iqp->qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ib_modify_qp(iqp->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+int kmad_ib_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
+{
+	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
+	struct ib_qp_attr attr = {};
+	int ret;
+
+	switch (state) {
+	case KMAD_QPS_RTS:
+		ret = qp_to_rts(iqp);
+		break;
+	case KMAD_QPS_ERR:
+		attr.qp_state = IB_QPS_ERR;
+		ret = ib_modify_qp(iqp->qp, &attr, IB_QP_STATE);
+		break;
+	case KMAD_QPS_RESET:
+		attr.qp_state = IB_QPS_RESET;
+		ret = ib_modify_qp(iqp->qp, &attr, IB_QP_STATE);
+		if (!ret)
+			qp_reclaim(iqp);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ret) {
+		pr_err("%s port %u: QP %u: modify to state %d failed: %d\n",
+		       dev_name(&iqp->kdev->ibdev->dev), iqp->port_num,
+		       iqp->qp->qp_num, state, ret);
+		return ret;
+	}
+	iqp->state = state;
+	return 0;
+}
+
+/* Take a free slot and map @buf into it.  Context: Q held. */
+static struct kmad_ib_wr *wr_get_locked(struct kmad_ib_qp *iqp,
+					struct kmad_cqe *kcqe, void *buf,
+					u32 len, enum dma_data_direction dir)
+{
+	struct ib_device *ibdev = iqp->kdev->ibdev;
+	struct kmad_ib_wr *w = iqp->free;
+	u64 dma;
+
+	lockdep_assert_held(&iqp->lock);
+	if (!w)
+		return ERR_PTR(-ENOBUFS);
+	dma = ib_dma_map_single(ibdev, buf, len, dir);
+	if (ib_dma_mapping_error(ibdev, dma))
+		return ERR_PTR(-ENOMEM);
+	iqp->free = w->next;
+	w->next = NULL;
+	w->kcqe = kcqe;
+	w->buf = buf;
+	w->dma = dma;
+	w->len = len;
+	w->dir = dir;
+	w->busy = true;
+	return w;
+}
+
+int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
+{
+	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
+	const struct ib_send_wr *bad;
+	struct ib_ud_wr ud = {};
+	struct kmad_ib_wr *w;
+	struct ib_sge sge;
+	unsigned long flags;
+	int ret;
+
+	/* A UD QP sends with its own P_Key (index 0), whatever the work
+	 * request says: only a GSI QP takes a P_Key index per send.
+	 */
+	if (!wr->ah || wr->pkey_index)
+		return -EINVAL;
+	spin_lock_irqsave(&iqp->lock, flags);
+	/* The buffer is kmad's and not written by the HCA: mapping it
+	 * drops the const.
+	 */
+	w = wr_get_locked(iqp, wr->cqe, (void *)wr->mad, wr->len,
+			  DMA_TO_DEVICE);
+	if (IS_ERR(w)) {
+		spin_unlock_irqrestore(&iqp->lock, flags);
+		return PTR_ERR(w);
+	}
+	sge.addr = w->dma;
+	sge.length = w->len;
+	sge.lkey = iqp->kdev->pd->local_dma_lkey;
+	ud.wr.wr_cqe = &w->cqe;
+	ud.wr.sg_list = &sge;
+	ud.wr.num_sge = 1;
+	ud.wr.opcode = IB_WR_SEND;
+	ud.wr.send_flags = IB_SEND_SIGNALED;
+	ud.ah = wr->ah;
+	ud.remote_qpn = wr->remote_qpn;
+	ud.remote_qkey = wr->remote_qkey;
+	ret = ib_post_send(iqp->qp, &ud.wr, &bad);
+	if (ret)
+		wr_put_locked(iqp, w);
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	return ret;
+}
+
+int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
+{
+	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr rwr = {};
+	struct kmad_ib_wr *w;
+	struct ib_sge sge;
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&iqp->lock, flags);
+	w = wr_get_locked(iqp, wr->cqe, wr->buf, wr->len, DMA_FROM_DEVICE);
+	if (IS_ERR(w)) {
+		spin_unlock_irqrestore(&iqp->lock, flags);
+		return PTR_ERR(w);
+	}
+	sge.addr = w->dma;
+	sge.length = w->len;
+	sge.lkey = iqp->kdev->pd->local_dma_lkey;
+	rwr.wr_cqe = &w->cqe;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	ret = ib_post_recv(iqp->qp, &rwr, &bad);
+	if (ret)
+		wr_put_locked(iqp, w);
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	return ret;
+}
+
+/*
+ * RoCEv2 over IPv4: verbs leave the IPv4 header in the last 20 bytes of
+ * the GRH area.  kmad reads a GRH there, so write one, with the IPv4
+ * addresses as IPv4-mapped GIDs (as ib_get_gids_from_rdma_hdr() does).
+ */
+static void grh_from_ipv4(void *area)
+{
+	struct kmad_wire_grh *grh = area;
+	struct iphdr ip;
+
+	memcpy(&ip, (u8 *)area + KMAD_GRH_BYTES - sizeof(ip), sizeof(ip));
+	memset(grh, 0, sizeof(*grh));
+	grh->version_tclass_flow = cpu_to_be32(6U << 28 | (u32)ip.tos << 20);
+	grh->paylen = cpu_to_be16(be16_to_cpu(ip.tot_len) - sizeof(ip));
+	grh->next_hdr = ip.protocol;
+	grh->hop_limit = ip.ttl;
+	ipv6_addr_set_v4mapped(ip.saddr, (struct in6_addr *)grh->sgid.raw);
+	ipv6_addr_set_v4mapped(ip.daddr, (struct in6_addr *)grh->dgid.raw);
+}
+
+static bool wc_is_ipv4(const struct ib_wc *iwc, const void *area)
+{
+	if (iwc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+		return iwc->network_hdr_type == RDMA_NETWORK_IPV4;
+	return ib_get_rdma_header_version((const union rdma_network_hdr *)area)
+	       == 4;
+}
+
+/**
+ * kmad_ib_grh_fixup() - make the GRH area of a receive what kmad reads.
+ * @kdev: the device.
+ * @port_num: the port it arrived at.
+ * @iwc: its completion, with %IB_WC_GRH set.
+ * @grh: the %KMAD_GRH_BYTES GRH area.
+ *
+ * Rewrites an IPv4 header left by RoCEv2 (see grh_from_ipv4()).
+ */
+void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
+		       const struct ib_wc *iwc, void *grh)
+{
+	if (rdma_protocol_roce(kdev->ibdev, port_num) && wc_is_ipv4(iwc, grh))
+		grh_from_ipv4(grh);
+}
+
+static enum kmad_wc_status wc_status(enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		return KMAD_WC_SUCCESS;
+	case IB_WC_WR_FLUSH_ERR:
+		return KMAD_WC_FLUSH_ERR;
+	default:
+		return KMAD_WC_LOC_ERR;
+	}
+}
+
+/* Convert one ib_core completion and free its slot. */
+static void wc_convert(struct kmad_ib_dev *kdev, const struct ib_wc *iwc,
+		       struct kmad_wc *wc)
+{
+	struct kmad_ib_wr *w = container_of(iwc->wr_cqe, struct kmad_ib_wr,
+					    cqe);
+	struct kmad_ib_qp *iqp = w->qp;
+	bool recv = w->dir == DMA_FROM_DEVICE;
+	unsigned long flags;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->cqe = w->kcqe;
+	wc->status = wc_status(iwc->status);
+	/* An error completion's opcode is undefined: the slot knows. */
+	wc->opcode = recv ? KMAD_WC_RECV : KMAD_WC_SEND;
+	if (iwc->status != IB_WC_SUCCESS && iwc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("%s port %u: %s completion: %s (vendor error 0x%x)\n",
+				    dev_name(&kdev->ibdev->dev), iqp->port_num,
+				    recv ? "receive" : "send",
+				    ib_wc_status_msg(iwc->status),
+				    iwc->vendor_err);
+	spin_lock_irqsave(&iqp->lock, flags);
+	/* Unmapped before the CPU reads (and may rewrite) the buffer. */
+	ib_dma_unmap_single(kdev->ibdev, w->dma, w->len, w->dir);
+	w->dir = DMA_NONE;
+	if (recv && iwc->status == IB_WC_SUCCESS) {
+		wc->byte_len = iwc->byte_len;
+		wc->src_qpn = iwc->src_qp;
+		wc->slid = iwc->slid;
+		wc->sl = iwc->sl;
+		wc->pkey_index = iwc->pkey_index;
+		wc->dlid_path_bits = iwc->dlid_path_bits;
+		if (iwc->wc_flags & IB_WC_GRH) {
+			wc->wc_flags |= KMAD_WC_GRH;
+			kmad_ib_grh_fixup(kdev, iqp->port_num, iwc, w->buf);
+		}
+	}
+	wr_put_locked(iqp, w);
+	spin_unlock_irqrestore(&iqp->lock, flags);
+}
+
+#define KMAD_IB_POLL_BATCH 8
+
+int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc)
+{
+	struct kmad_ib_dev *kdev = kmad_ib_dev(kmad_cq_device(kcq));
+	struct ib_cq *cq = to_ib_cq(kcq)->cq;
+	struct ib_wc iwc[KMAD_IB_POLL_BATCH];
+	int done = 0, n, i;
+
+	while (done < nent) {
+		n = ib_poll_cq(cq, min(nent - done, KMAD_IB_POLL_BATCH), iwc);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			wc_convert(kdev, &iwc[i], &wc[done + i]);
+		done += n;
+	}
+	return done;
+}
+
+int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags)
+{
+	enum ib_cq_notify_flags f = IB_CQ_NEXT_COMP;
+
+	if (flags & KMAD_CQ_REPORT_MISSED_EVENTS)
+		f |= IB_CQ_REPORT_MISSED_EVENTS;
+	return ib_req_notify_cq(to_ib_cq(kcq)->cq, f);
+}

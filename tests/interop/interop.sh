@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make interop`: kmad against the kernel's own MAD layer (ib_mad) and
+# rdma-core's libibumad, over soft-RoCE (rxe) on the stock Debian kernel,
+# in QEMU.  See Documentation/interop.rst.
+#
+#   1. install what is missing (tests/qemu/deps.sh interop): the stock
+#      kernel image and headers, QEMU, busybox, iproute2 (ip, rdma),
+#      libibumad, gcc;
+#   2. build kmad (and kmad_ib when the tree has it) against the stock
+#      headers in a copy of the tree (build/interop/src), then the test
+#      modules of tests/interop/ (ibmad_peer, and kmad_interop when its
+#      source exists) and the user program umad_peer (-libumad);
+#   3. pack a busybox initramfs: iproute2's ip (renamed iproute2-ip, since
+#      busybox --install would shadow it), rdma, umad_peer and the
+#      libraries ldd names, the stock modules rxe needs (and what
+#      modinfo says they depend on) with a modules.dep from the host's
+#      depmod, kmad's modules in updates/kmad, tests/interop/guest.sh as
+#      /init;
+#   4. boot /boot/vmlinuz-<stock> in QEMU (TCG, 2 vCPUs, hard timeout);
+#      the guest creates rxe0/rxe1 on a veth pair and runs the exchanges,
+#      one "interop: <name>: ok|FAILED|SKIPPED ..." line each;
+#   5. judge the results block the guest prints last and the console
+#      log: any FAILED line, a missing expected line, the guest not
+#      reaching its end, or a kernel splat fails the run.  The last line
+#      is the summary and the verdict.
+#
+# Environment (the Makefile passes its variables of the same names):
+#   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
+#   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
+#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420: a passing
+#                             guest needs well under a minute, a failing one
+#                             can wait 30 s per kmad_interop case)
+#   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tests/interop
+qemu_dir=$root/tests/qemu
+out=$root/build/interop
+timeout=${KMAD_INTEROP_TIMEOUT:-420}
+cases=${INTEROP_CASES:-}
+interop_args=${INTEROP_ARGS:-}
+start_all=$SECONDS
+
+say() { echo ">> $*"; }
+die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)"; exit 1; }
+
+[[ "$cases $interop_args" =~ ^[A-Za-z0-9_=,:.\ /+-]*$ ]] ||
+	die "INTEROP_CASES/INTEROP_ARGS: only letters, digits, blanks and _=,:./+- are allowed"
+
+# 1. Packages.
+say "checking packages (tests/qemu/deps.sh interop)"
+"$qemu_dir/deps.sh" interop
+
+hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+	  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
+kver=${hdr_pkg#linux-headers-}
+kdir=/usr/src/$hdr_pkg
+vmlinuz=/boot/vmlinuz-$kver
+[[ $(dpkg-query -W -f='${Depends}' linux-image-amd64) == *"linux-image-$kver"* ]] ||
+	die "linux-image-amd64 does not match the headers ($kver)"
+[ -d "$kdir" ] || die "$kdir missing"
+[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+[ -d "/lib/modules/$kver/kernel" ] || die "/lib/modules/$kver/kernel missing"
+say "stock kernel $kver: $vmlinuz, headers $kdir"
+
+# 2. Build in a copy of the tree (objects survive between runs).
+src=$out/src
+"$qemu_dir/copy-tree.sh" "$root" "$src"
+build_log=$out/build.log
+: > "$build_log"
+build() {
+	local what=$1 rc
+	shift
+	"$@" >> "$build_log" 2>&1 && rc=0 || rc=$?
+	if [ "$rc" != 0 ]; then
+		tail -n 30 "$build_log"
+		die "building $what (log: $build_log)"
+	fi
+}
+say "building kmad against $kdir in $src"
+t0=$SECONDS
+build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+# Only what this build made: modules.order lists it.  The copy keeps the
+# objects of modules whose source is gone (another branch's kmad_ib.ko).
+built() {	# built <modules.order> <module>: its path, if listed
+	sed 's/\.o$/.ko/' "$1" | { grep -m1 -E "(^|/)$2\.ko\$" || true; } |
+		sed "s|^\([^/]\)|$(dirname "$1")/\1|"
+}
+kos=()
+for m in kmad kmad_ib; do
+	ko=$(built "$src/modules.order" "$m")
+	[ -n "$ko" ] && kos+=("$ko")
+done
+if [ ${#kos[@]} -eq 0 ] || [[ ${kos[0]} != */kmad.ko ]]; then
+	die "kmad.ko was not built"
+fi
+say "building tests/interop (W=1) against $kdir"
+mark=$(wc -l < "$build_log")
+build "tests/interop" make -C "$kdir" M="$src/tests/interop" W=1 \
+	KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
+if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
+	die "W=1 warnings in tests/interop (log: $build_log)"
+fi
+peer_ko=$(built "$src/tests/interop/modules.order" ibmad_peer)
+[ -n "$peer_ko" ] || die "ibmad_peer.ko was not built"
+ko=$(built "$src/tests/interop/modules.order" kmad_interop)
+[ -n "$ko" ] && kos+=("$ko")
+build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
+	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
+say "built in $((SECONDS - t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
+
+# 3. The initramfs.
+stage=$out/initramfs
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,dev,proc,sys,tmp,kmad,lib64} \
+	"$stage/lib/modules/$kver/updates/kmad"
+
+# Programs and the libraries their loader names (glibc's ld.so included).
+add_lib() {
+	local f=$1
+	[ -e "$stage$f" ] && return 0
+	mkdir -p "$stage$(dirname "$f")"
+	cp -L "$f" "$stage$f"
+}
+add_prog() {
+	local prog=$1 name=$2 lib
+	cp "$prog" "$stage/bin/$name"
+	while read -r lib; do
+		add_lib "$lib"
+	done < <(ldd "$prog" | grep -o '/[^ ]*')
+}
+cp /bin/busybox "$stage/bin/busybox"
+add_prog "$(command -v ip)" iproute2-ip
+add_prog "$(command -v rdma)" rdma
+add_prog "$src/tests/interop/umad_peer" umad_peer
+
+# The stock modules and everything they depend on, at their own paths.
+stock=(crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs ib_umad
+       rdma_rxe veth)
+declare -A seen=()
+add_mod() {
+	local m=$1 path dep
+	[ -n "${seen[$m]:-}" ] && return 0
+	seen[$m]=1
+	path=$(/sbin/modinfo -k "$kver" -n "$m") || die "no stock module $m"
+	case "$path" in
+	/lib/modules/*) ;;
+	*) return 0 ;;	# built in
+	esac
+	mkdir -p "$stage$(dirname "$path")"
+	cp "$path" "$stage$path"
+	for dep in $(/sbin/modinfo -k "$kver" -F depends "$m" | tr ',' ' '); do
+		add_mod "$dep"
+	done
+}
+for m in "${stock[@]}"; do
+	add_mod "$m"
+done
+cp "$peer_ko" "$stage/lib/modules/$kver/updates/kmad/"
+[ ${#kos[@]} -eq 0 ] || cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	cp "/lib/modules/$kver/$f" "$stage/lib/modules/$kver/$f"
+done
+/sbin/depmod -b "$stage" "$kver"
+grep -q '^kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko: ' \
+	"$stage/lib/modules/$kver/modules.dep" || die "depmod: rdma_rxe missing"
+
+# What the guest runs: kmad_interop's parameters, checked against it.
+interop_mod=()
+ko=$stage/lib/modules/$kver/updates/kmad/kmad_interop.ko
+if [ -f "$ko" ]; then
+	mapfile -t params < <(/sbin/modinfo -F parm "$ko" | sed -n 's/^\([a-z0-9_]*\):.*/\1/p')
+	if [ -n "$cases" ]; then
+		printf '%s\n' "${params[@]}" | grep -qx cases ||
+			die "INTEROP_CASES given, but kmad_interop has no cases= parameter (it has: ${params[*]})"
+		interop_mod+=("cases=$cases")
+	fi
+	read -r -a extra <<< "$interop_args"
+	interop_mod+=("${extra[@]}")
+	printf '%s\n' "${params[@]}" > "$stage/kmad/interop.params"
+elif [ -n "$cases$interop_args" ]; then
+	die "INTEROP_CASES/INTEROP_ARGS given, but the tree has no kmad_interop"
+fi
+{
+	printf 'KVER=%q\n' "$kver"
+	printf 'INTEROP_ARGS=%q\n' "${interop_mod[*]}"
+} > "$stage/kmad/interop.conf"
+cp "$here/guest.sh" "$stage/init"
+chmod 755 "$stage/init"
+mknod -m 600 "$stage/dev/console" c 5 1
+mknod -m 666 "$stage/dev/null" c 1 3
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
+	gzip -1 > "$out/initramfs.cpio.gz"
+say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), stock modules: ${!seen[*]}"
+
+# 4. Boot.
+append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
+[ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || append+=" quiet"
+log=$out/console.log
+say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
+t0=$SECONDS
+rc=0
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G \
+	-nodefaults -display none -serial stdio -no-reboot \
+	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz" \
+	-append "$append" < /dev/null 2>&1 | tr -d '\r' | tee "$log" || rc=${PIPESTATUS[0]}
+guest_s=$((SECONDS - t0))
+[ "$rc" = 124 ] && echo "interop.sh: QEMU killed after ${timeout}s" | tee -a "$log"
+
+# 5. The verdict, from the block of announcements and results the guest
+#    prints last with the console quiet (a kernel message cannot have cut
+#    into a line there); without that block, from the whole log.
+fail=()
+grep -q '^kmad-interop: end' "$log" || fail+=("the guest did not reach its end (qemu exit $rc)")
+results=$out/results.txt
+sed -n '/^kmad-interop: results begin$/,/^kmad-interop: results end$/p' "$log" > "$results"
+if ! grep -q '^kmad-interop: results end$' "$results"; then
+	fail+=("no results block at the end of the guest; judging the whole log")
+	cp "$log" "$results"
+fi
+# Every exchange the guest announced must have printed its result line.
+while read -r name; do
+	grep -q "^interop: $name: \(ok\|FAILED\|SKIPPED\)" "$results" ||
+		fail+=("no result line for $name")
+done < <(sed -n 's/^kmad-interop: expect \(.*\)$/\1/p' "$results" | sort -u)
+grep -q '^kmad-interop: expect ' "$results" || fail+=("the guest announced no exchange")
+while read -r line; do
+	fail+=("$line")
+done < <({ grep '^interop: .*: FAILED' "$results"
+	   grep -E 'kmad_interop: .*FAILED|kmad-interop: FAILED' "$log"; } || true)
+# Kernel splats: the patterns of tests/qemu/harness.py (make check).
+splats=$(python3 - "$qemu_dir" "$log" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import harness
+with open(sys.argv[2], encoding='utf-8', errors='replace') as f:
+    for n, line in enumerate(f, 1):
+        for rx, what in harness.SPLATS:
+            if rx.search(line):
+                print(f'{n}: {what}: {line.strip()}')
+                break
+EOF
+) || fail+=("cannot scan the log for splats")
+if [ -n "$splats" ]; then
+	echo "kernel splats in $log:"
+	echo "$splats" | head -n 20
+	fail+=("kernel splat in the console log ($(echo "$splats" | wc -l) lines)")
+fi
+
+ok=$(grep -c '^interop: .*: ok' "$results" || true)
+failed=$(grep -c '^interop: .*: FAILED' "$results" || true)
+skipped=$(grep -c '^interop: .*: SKIPPED' "$results" || true)
+echo
+echo "== make interop results"
+grep '^interop: ' "$results" || true
+say "guest ran ${guest_s}s; make interop took $((SECONDS - start_all))s in all"
+if [ ${#fail[@]} -ne 0 ]; then
+	for f in "${fail[@]}"; do echo "interop.sh: FAILED: $f" >&2; done
+	echo "interop: summary: $ok ok, $failed failed, $skipped skipped; verdict: FAILED"
+	exit 1
+fi
+verdict=PASSED
+[ "$skipped" = 0 ] || verdict="PASSED, but $skipped exchange(s) SKIPPED (not run, not passed)"
+echo "interop: summary: $ok ok, $failed failed, $skipped skipped; verdict: $verdict"

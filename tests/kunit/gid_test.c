@@ -1,0 +1,793 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_gid: GID-routed MADs (GRHs on post, receive and response, response
+ * matching by address), Ethernet (RoCE) ports, and the address handle
+ * cache with its waiting sends, on the simulated fabric in step mode.
+ *
+ * Address handle creation runs on kmad's own work, not a CQ step: a test
+ * that lets a held creation go waits (gt_wait()) for what it expects.
+ */
+
+#include <linux/delay.h>
+#include <linux/seq_file.h>
+
+#include "kmad_test.h"
+
+#define GT_WAIT_MS	5000
+#define GT_TID		0x42
+#define GT_READ_MAX	8192
+
+/* Poll @cond (evaluated once a round), settling the fabric, for up to
+ * GT_WAIT_MS.
+ */
+#define gt_wait(f, cond) ({						\
+	unsigned int __ms = 0;						\
+	bool __ok;							\
+	while (!(__ok = (cond)) && __ms < GT_WAIT_MS) {			\
+		kt_settle(f);						\
+		usleep_range(2000, 3000);				\
+		__ms += 2;						\
+	}								\
+	__ok;								\
+})
+
+/* The fixture of kmad_test.h on a fabric with @ll ports and @ah handles. */
+static int gt_setup(struct kunit *test, enum kmad_link_layer ll,
+		    enum kmad_sim_ah ah)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = KMAD_SIM_STEP,
+		.notify = KMAD_SIM_NOTIFY_IBTA,
+		.rq_depth = KT_RQ_DEPTH,
+		.link_layer = ll,
+		.ah = ah,
+	};
+	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
+	struct kt_fix *f;
+	int i;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->test = test;
+	spin_lock_init(&f->lock);
+	snprintf(name, sizeof(name), "%s%d_", KBUILD_MODNAME,
+		 atomic_inc_return(&kt_fabric_seq));
+	cfg.name = name;
+	f->fab = kmad_sim_create(&cfg);
+	if (IS_ERR(f->fab))
+		return PTR_ERR(f->fab);
+	test->priv = f;
+	for (i = 0; i < 2; i++) {
+		snprintf(dev, sizeof(dev), "%s%d", name, i);
+		f->port[i] = kmad_port_get(dev, 1);
+		if (!f->port[i])
+			return -ENODEV;
+	}
+	f->agent = kmad_register_agent(f->port[0], KMAD_QPT_GSI, NULL,
+				       kt_send_handler, kt_recv_handler, f);
+	if (IS_ERR(f->agent)) {
+		i = PTR_ERR(f->agent);
+		f->agent = NULL;
+		return i;
+	}
+	return 0;
+}
+
+static int gt_init_ib(struct kunit *test)
+{
+	return gt_setup(test, KMAD_LINK_LAYER_INFINIBAND, KMAD_SIM_AH_NONE);
+}
+
+static int gt_init_eth(struct kunit *test)
+{
+	return gt_setup(test, KMAD_LINK_LAYER_ETHERNET, KMAD_SIM_AH_NONE);
+}
+
+static int gt_init_ah_hold(struct kunit *test)
+{
+	return gt_setup(test, KMAD_LINK_LAYER_INFINIBAND, KMAD_SIM_AH_HOLD);
+}
+
+static int gt_init_ah_auto(struct kunit *test)
+{
+	return gt_setup(test, KMAD_LINK_LAYER_INFINIBAND, KMAD_SIM_AH_AUTO);
+}
+
+static union kmad_gid gt_gid(struct kt_fix *f, unsigned int dev)
+{
+	union kmad_gid gid;
+
+	KUNIT_ASSERT_EQ(f->test, kmad_port_query_gid(f->port[dev], 0, &gid), 0);
+	return gid;
+}
+
+/* A request from the fixture's agent to device 1, by GID (index 0). */
+static struct kmad_send_buf *gt_request(struct kt_fix *f, bool grh,
+					unsigned int timeout_ms)
+{
+	struct kmad_send_buf *buf = kt_request(f, f->agent,
+					       KMAD_METHOD_GET, GT_TID,
+					       timeout_ms, 0);
+
+	if (grh) {
+		buf->dest.grh_present = true;
+		buf->dest.grh.dgid = gt_gid(f, KT_DEV1);
+		buf->dest.grh.sgid_index = 0;
+		buf->dest.grh.flow_label = 0x12345;
+		buf->dest.grh.traffic_class = 0x20;
+	}
+	return buf;
+}
+
+/* Inject into device 0 the response to @req, arriving as @rx says. */
+static void gt_respond(struct kt_fix *f, struct kmad_send_buf *req,
+		       struct kmad_sim_rx *rx)
+{
+	struct kmad_mad resp = *req->mad;
+
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	rx->slid = kmad_port_lid(f->port[KT_DEV1]);
+	rx->src_qpn = KT_QPN;
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject_rx(f->fab, KT_DEV0, KT_QPN,
+						    &resp, sizeof(resp), rx),
+			0);
+	kt_event(f, KT_DEV0);
+}
+
+static s64 gt_pstat(struct kt_fix *f, unsigned int dev, enum kmad_port_stat s)
+{
+	return atomic64_read(&f->port[dev]->stats[s]);
+}
+
+static struct kmad_agent *gt_register_get(struct kt_fix *f, unsigned int dev)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = KT_CLASS,
+		.class_version = KT_VERSION,
+	};
+
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	return kmad_register_agent(f->port[dev], KMAD_QPT_GSI, &req,
+				   kt_send_handler, kt_recv_handler, f);
+}
+
+/* What the port's debugfs stats file shows (debugfs_test.c reads it
+ * through the VFS too; here the show function alone will do).
+ */
+static char *gt_stats_text(struct kt_fix *f, unsigned int dev)
+{
+	struct seq_file m = { .private = f->port[dev], .size = GT_READ_MAX };
+
+	m.buf = kunit_kzalloc(f->test, GT_READ_MAX + 1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(f->test, m.buf);
+	kmad_debugfs_stats_show(&m, NULL);
+	KUNIT_ASSERT_FALSE(f->test, seq_has_overflowed(&m));
+	return m.buf;
+}
+
+/* debugfs shows each QP's hardware number: its own until the provider
+ * sets another with kmad_qp_set_hw_num().
+ */
+static void gid_debugfs_hw_qpn(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp *qp = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI].qp;
+	char *text;
+
+	KUNIT_EXPECT_EQ(test, kmad_qp_hw_num(qp), 1U);
+	text = gt_stats_text(f, KT_DEV0);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "qp0_hw_qpn 0\n"), "%s",
+				  text);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "qp1_hw_qpn 1\n"), "%s",
+				  text);
+	kmad_qp_set_hw_num(qp, 0x1234);
+	KUNIT_EXPECT_EQ(test, kmad_qp_hw_num(qp), 0x1234U);
+	text = gt_stats_text(f, KT_DEV0);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "qp1_hw_qpn 4660\n"),
+				  "%s", text);
+	kmad_qp_set_hw_num(qp, 1);
+}
+
+/* Every sim port's GID 0 is fe80::/64 and its port GUID; P_Key 0 is the
+ * default.
+ */
+static void gid_sim_port_gid0(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_sim_node_info info;
+	union kmad_gid gid = gt_gid(f, KT_DEV0);
+	u16 pkey = 0;
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_node_info(f->fab, KT_DEV0, &info), 0);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(gid.global.subnet_prefix),
+			0xfe80000000000000ULL);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(gid.global.interface_id),
+			info.guid + 1);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_gid(f->port[KT_DEV0], 1, &gid),
+			-EAGAIN);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_gid(f->port[KT_DEV0], 8, &gid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_pkey(f->port[KT_DEV0], 0, &pkey),
+			0);
+	KUNIT_EXPECT_EQ(test, pkey, 0xffff);
+	KUNIT_EXPECT_EQ(test, kmad_port_link_layer(f->port[KT_DEV0]),
+			KMAD_LINK_LAYER_INFINIBAND);
+	KUNIT_EXPECT_TRUE(test, kmad_port_has_smi(f->port[KT_DEV0]));
+}
+
+/* kmad_post_send() refuses a GRH on QP0, and a source GID index that is
+ * past the table or empty, leaving the send unposted.
+ */
+static void gid_post_validation_ib(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_dest dest = { .dlid = 2, .grh_present = true };
+	struct kmad_send_buf *buf;
+	struct kmad_agent *smi;
+
+	smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, NULL,
+				  kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(smi);
+
+	buf = gt_request(f, true, 0);
+	buf->dest.grh.sgid_index = 8;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->dest.grh.sgid_index = 1;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(buf);
+}
+
+/* An Ethernet port: LID 0, no QP0, and a send without a GRH is refused. */
+static void gid_eth_port_caps(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf;
+
+	KUNIT_EXPECT_EQ(test, kmad_port_link_layer(f->port[KT_DEV0]),
+			KMAD_LINK_LAYER_ETHERNET);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[KT_DEV0]), 0);
+	KUNIT_EXPECT_FALSE(test, kmad_port_has_smi(f->port[KT_DEV0]));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_register_agent(f->port[KT_DEV0],
+							  KMAD_QPT_SMI, NULL,
+							  kt_send_handler,
+							  kt_recv_handler, f)),
+			-EOPNOTSUPP);
+	buf = gt_request(f, false, 0);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	kmad_free_send_buf(buf);
+	/* No QP0 at all. */
+	KUNIT_EXPECT_NULL(test, strstr(gt_stats_text(f, KT_DEV0), "qp0_hw_qpn"));
+}
+
+/* On Ethernet a GID-routed request reaches its peer by DGID, the peer's
+ * kmad answers it (unsupported class) by GID, and the answer matches:
+ * recv_handler with the GRH, then send_handler.
+ */
+static void gid_eth_request_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, true, 1000);
+	union kmad_gid g0 = gt_gid(f, KT_DEV0), g1 = gt_gid(f, KT_DEV1);
+	struct kmad_recv_wc *wc;
+
+	f->keep_recv = true;
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, true);
+	kt_event(f, KT_DEV1);			/* dev1 answers */
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			1U);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, true);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, f->ev[0].mad_status,
+			(u16)KMAD_MAD_STATUS_BAD_VERSION);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	wc = f->kept_recv;
+	KUNIT_ASSERT_NOT_NULL(test, wc);
+	KUNIT_EXPECT_TRUE(test, wc->grh_present);
+	KUNIT_EXPECT_EQ(test, wc->slid, 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&wc->grh.sgid, &g1, sizeof(g1)), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&wc->grh.dgid, &g0, sizeof(g0)), 0);
+	KUNIT_EXPECT_EQ(test, wc->grh.flow_label, 0x12345U);
+	KUNIT_EXPECT_EQ(test, wc->grh.traffic_class, 0x20);
+	KUNIT_EXPECT_EQ(test, wc->grh.hop_limit, KMAD_ETH_HOP_LIMIT);
+	kmad_free_recv(wc);
+	kmad_free_send_buf(buf);
+}
+
+/* kmad_create_response() answers a GRH request by GID: to its SGID, from
+ * the index of its DGID, with its flow label and traffic class, hop limit
+ * 0xff; a DGID none of the port's has no response.
+ */
+static void gid_create_response_by_gid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = gt_register_get(f, KT_DEV1);
+	struct kmad_send_buf *req = gt_request(f, false, 0);
+	struct kmad_sim_rx rx = {
+		.slid = 1, .src_qpn = 1, .grh_present = true,
+		.sgid = gt_gid(f, KT_DEV0), .dgid = gt_gid(f, KT_DEV1),
+		.flow_label = 0xabcde, .traffic_class = 7, .hop_limit = 3,
+	};
+	struct kmad_send_buf *resp;
+	struct kmad_recv_wc *wc;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	f->keep_recv = true;
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(f->fab, KT_DEV1, KT_QPN,
+						 req->mad, KMAD_MAD_SIZE, &rx),
+			0);
+	kt_event(f, KT_DEV1);
+	wc = f->kept_recv;
+	KUNIT_ASSERT_NOT_NULL(test, wc);
+	resp = kmad_create_response(a, wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(resp));
+	KUNIT_EXPECT_TRUE(test, resp->dest.grh_present);
+	KUNIT_EXPECT_EQ(test, memcmp(&resp->dest.grh.dgid, &rx.sgid,
+				     sizeof(rx.sgid)), 0);
+	KUNIT_EXPECT_EQ(test, resp->dest.grh.sgid_index, 0);
+	KUNIT_EXPECT_EQ(test, resp->dest.grh.flow_label, 0xabcdeU);
+	KUNIT_EXPECT_EQ(test, resp->dest.grh.traffic_class, 7);
+	KUNIT_EXPECT_EQ(test, resp->dest.grh.hop_limit, 0xff);
+	KUNIT_EXPECT_EQ(test, resp->dest.dlid, 1);
+	kmad_free_send_buf(resp);
+	/* Not one of ours: no response. */
+	wc->grh.dgid.global.interface_id = cpu_to_be64(0x1234);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_create_response(a, wc, GFP_KERNEL)),
+			-EADDRNOTAVAIL);
+	kmad_free_recv(wc);
+	kmad_free_send_buf(req);
+	kmad_unregister_agent(a);
+}
+
+/* Post a request (GRH or not) and get it to WAIT_RESP. */
+static struct kmad_send_buf *gt_waiting_request(struct kt_fix *f, bool grh)
+{
+	struct kmad_send_buf *buf = gt_request(f, grh, 10000);
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(f->test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	return buf;
+}
+
+/* A response that fails the address check is unmatched and misaddressed:
+ * the request still waits.
+ */
+static void gt_expect_misaddressed(struct kt_fix *f, struct kmad_send_buf *buf,
+				   s64 before)
+{
+	KUNIT_EXPECT_EQ(f->test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(f->test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(f->test,
+			gt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED),
+			before + 1);
+}
+
+/* A GRH request is not matched by a response without a GRH. */
+static void gid_match_rejects_no_grh(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_waiting_request(f, true);
+	struct kmad_sim_rx rx = {};
+
+	gt_respond(f, buf, &rx);
+	gt_expect_misaddressed(f, buf, 0);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	kmad_free_send_buf(buf);
+}
+
+/* A request without a GRH is not matched by a response with one. */
+static void gid_match_rejects_grh(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_waiting_request(f, false);
+	struct kmad_sim_rx rx = {
+		.grh_present = true,
+		.sgid = gt_gid(f, KT_DEV1), .dgid = gt_gid(f, KT_DEV0),
+	};
+
+	gt_respond(f, buf, &rx);
+	gt_expect_misaddressed(f, buf, 0);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	kmad_free_send_buf(buf);
+}
+
+/* A GRH response to another DGID than the request's SGID is unmatched;
+ * to the right one it matches.
+ */
+static void gid_match_dgid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_waiting_request(f, true);
+	struct kmad_sim_rx rx = {
+		.grh_present = true,
+		.sgid = gt_gid(f, KT_DEV1), .dgid = gt_gid(f, KT_DEV1),
+	};
+
+	gt_respond(f, buf, &rx);
+	gt_expect_misaddressed(f, buf, 0);
+	rx.dgid = gt_gid(f, KT_DEV0);
+	gt_respond(f, buf, &rx);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* Give device 0's port LMC 2 in kmad's view. */
+static void gt_set_lmc(struct kt_fix *f, u8 lmc)
+{
+	struct kmad_port_attr attr = {
+		.lid = kmad_port_lid(f->port[KT_DEV0]),
+		.lmc = lmc,
+		.sm_lid = kmad_port_sm_lid(f->port[KT_DEV0]),
+	};
+
+	KUNIT_ASSERT_EQ(f->test,
+			kmad_device_port_changed(kmad_sim_device(f->fab, KT_DEV0),
+						 1, &attr), 0);
+}
+
+/* With LMC 2 a response to path bits 1 is unmatched (kmad sends from the
+ * base LID); one to path bits 4 (outside the LMC) matches.
+ */
+static void gid_match_path_bits(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf;
+	struct kmad_sim_rx rx = { .dlid_path_bits = 1 };
+
+	gt_set_lmc(f, 2);
+	buf = gt_waiting_request(f, false);
+	gt_respond(f, buf, &rx);
+	gt_expect_misaddressed(f, buf, 0);
+	rx.dlid_path_bits = 4;
+	gt_respond(f, buf, &rx);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* The sends of the fixture's agent that are on device 0's wire. */
+static unsigned int gt_wire(struct kt_fix *f)
+{
+	return kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN);
+}
+
+/* A send waits for its address handle, and is posted once it exists. */
+static void gid_ah_send_waits(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_EXPECT_EQ(test, gt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_SENDING);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A failed creation fails the waiting send once, with a local error, and
+ * is not cached: the next send asks again.
+ */
+static void gid_ah_failure(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 1000);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0,
+						   -EHOSTUNREACH), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kt_events(f) == 1));
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_FAILURES), 1);
+	kt_post(f, buf);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kt_events(f) == 2));
+	kt_expect_send(f, 1, buf, KMAD_SEND_CANCELED);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	gt_wait(f, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	KUNIT_EXPECT_EQ(test, gt_wire(f), 0U);
+	kmad_free_send_buf(buf);
+}
+
+/* The QP fails and recovers while a send waits for its handle: the send
+ * waits on, and is posted once the handle exists, once.
+ */
+static void gid_ah_wait_survives_qp_recovery(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	s64 recoveries = gt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_pstat(f, KT_DEV0,
+						    KMAD_PSTAT_QP_RECOVERIES) >
+					    recoveries &&
+					    kt_qp_run(qpi) == KMAD_QP_RUNNING));
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A QP whose recovery gives up fails the send waiting for its handle
+ * once, with a local error; the handle's creation then finds nobody.
+ */
+static void gid_ah_wait_fails_with_qp(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = gt_request(f, false, 1000);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_RESET,
+						      KMAD_QP_RECOVER_TRIES),
+			0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kt_events(f) == 1));
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_FAILED);
+	kt_expect_send(f, 0, buf, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	gt_wait(f, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/* Unregistering an agent whose send waits for its handle ends it once,
+ * flushed; the handle's creation then finds nobody waiting.
+ */
+static void gid_ah_unregister_waiting(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = kmad_register_agent(f->port[KT_DEV0],
+						   KMAD_QPT_GSI, NULL,
+						   kt_send_handler,
+						   kt_recv_handler, f);
+	struct kmad_send_buf *buf;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	buf = kt_request(f, a, KMAD_METHOD_GET, GT_TID, 1000, 0);
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	f->free_on_send = true;
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(a), 0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, f->ev[0].status, KMAD_SEND_FLUSHED);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	gt_wait(f, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, gt_wire(f), 0U);
+}
+
+/* Removing the port while a send waits for its handle ends it once and
+ * frees the handle's entry: flushed, or a local error if the provider
+ * failed the held creation (as the sim does for a device going away)
+ * before kmad stopped the QP.
+ */
+static void gid_ah_port_removal_waiting(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 1000);
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kt_events(f) == 1));
+	KUNIT_EXPECT_PTR_EQ(test, f->ev[0].buf, buf);
+	KUNIT_EXPECT_TRUE(test, f->ev[0].status == KMAD_SEND_FLUSHED ||
+			  f->ev[0].status == KMAD_SEND_LOCAL_ERROR);
+	gt_wait(f, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_ah_pending(f->fab, KT_DEV0), 0U);
+	kmad_free_send_buf(buf);
+}
+
+/* Many sends to one address share one handle: one creation, the rest
+ * cache hits.
+ */
+static void gid_ah_cache_reuse(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf[4];
+	struct kmad_sim_ah_stats st;
+	int i;
+
+	f->free_on_send = true;
+	buf[0] = kt_request(f, f->agent, KMAD_METHOD_GET, 1, 0, 0);
+	kt_post(f, buf[0]);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	for (i = 1; i < ARRAY_SIZE(buf); i++) {
+		buf[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 1 + i, 0, 0);
+		kt_post(f, buf[i]);
+	}
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 4));
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, 1ULL);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS), 3);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_MISSES), 1);
+}
+
+/* A port change forgets the cache: an unused handle is destroyed, and the
+ * next send creates a new one.
+ */
+static void gid_ah_flush_on_port_change(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	struct kmad_sim_ah_stats st;
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	gt_set_lmc(f, 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, (kmad_sim_get_ah_stats(f->fab,
+								  KT_DEV0, &st),
+					    st.destroyed == 1)));
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, 2ULL);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_free_send_buf(buf);
+}
+
+/* A handle the cache forgot while a send uses it is destroyed only after
+ * that send's CQE.
+ */
+static void gid_ah_destroyed_after_cqe(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	struct kmad_sim_ah_stats st;
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	gt_set_lmc(f, 0);
+	gt_wait(f, false);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.destroyed, 0ULL);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, (kmad_sim_get_ah_stats(f->fab,
+								  KT_DEV0, &st),
+					    st.destroyed == 1)));
+	KUNIT_EXPECT_EQ(test, st.destroyed_busy, 0ULL);
+	kmad_free_send_buf(buf);
+}
+
+/* Past KMAD_AH_CACHE_MAX addresses the least recently used unused handle
+ * is destroyed; the cache stays bounded.
+ */
+static void gid_ah_cache_bounded(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	struct kmad_sim_ah_stats st;
+	unsigned int i;
+
+	for (i = 0; i <= KMAD_AH_CACHE_MAX; i++) {
+		buf->dest.dlid = 100 + i;
+		kt_post(f, buf);
+		KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, (kmad_sim_get_ah_stats(f->fab,
+								  KT_DEV0, &st),
+					    st.destroyed == 1)));
+	KUNIT_EXPECT_EQ(test, st.created, (u64)KMAD_AH_CACHE_MAX + 1);
+	KUNIT_EXPECT_EQ(test, f->port[KT_DEV0]->ah.count, KMAD_AH_CACHE_MAX);
+	kmad_free_send_buf(buf);
+}
+
+static struct kunit_case gid_ib_cases[] = {
+	KUNIT_CASE(gid_sim_port_gid0),
+	KUNIT_CASE(gid_debugfs_hw_qpn),
+	KUNIT_CASE(gid_post_validation_ib),
+	KUNIT_CASE(gid_create_response_by_gid),
+	KUNIT_CASE(gid_match_rejects_no_grh),
+	KUNIT_CASE(gid_match_rejects_grh),
+	KUNIT_CASE(gid_match_dgid),
+	KUNIT_CASE(gid_match_path_bits),
+	{}
+};
+
+static struct kunit_suite gid_ib_suite = {
+	.name = "kmad_gid",
+	.init = gt_init_ib,
+	.exit = kt_fix_exit,
+	.test_cases = gid_ib_cases,
+};
+
+static struct kunit_case gid_eth_cases[] = {
+	KUNIT_CASE(gid_eth_port_caps),
+	KUNIT_CASE(gid_eth_request_response),
+	{}
+};
+
+static struct kunit_suite gid_eth_suite = {
+	.name = "kmad_gid_eth",
+	.init = gt_init_eth,
+	.exit = kt_fix_exit,
+	.test_cases = gid_eth_cases,
+};
+
+static struct kunit_case gid_ah_hold_cases[] = {
+	KUNIT_CASE(gid_ah_send_waits),
+	KUNIT_CASE(gid_ah_failure),
+	KUNIT_CASE(gid_ah_wait_survives_qp_recovery),
+	KUNIT_CASE(gid_ah_wait_fails_with_qp),
+	KUNIT_CASE(gid_ah_unregister_waiting),
+	KUNIT_CASE(gid_ah_port_removal_waiting),
+	{}
+};
+
+static struct kunit_suite gid_ah_hold_suite = {
+	.name = "kmad_gid_ah_wait",
+	.init = gt_init_ah_hold,
+	.exit = kt_fix_exit,
+	.test_cases = gid_ah_hold_cases,
+};
+
+static struct kunit_case gid_ah_auto_cases[] = {
+	KUNIT_CASE(gid_ah_cache_reuse),
+	KUNIT_CASE(gid_ah_flush_on_port_change),
+	KUNIT_CASE(gid_ah_destroyed_after_cqe),
+	KUNIT_CASE(gid_ah_cache_bounded),
+	{}
+};
+
+static struct kunit_suite gid_ah_auto_suite = {
+	.name = "kmad_gid_ah_cache",
+	.init = gt_init_ah_auto,
+	.exit = kt_fix_exit,
+	.test_cases = gid_ah_auto_cases,
+};
+
+kunit_test_suites(&gid_ib_suite, &gid_eth_suite, &gid_ah_hold_suite,
+		  &gid_ah_auto_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_DESCRIPTION("kmad KUnit: GID routing and address handles");
