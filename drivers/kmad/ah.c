@@ -29,6 +29,7 @@
  * else nested; the provider is never called with it held.
  */
 
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
@@ -49,6 +50,7 @@ void kmad_ah_cache_init(struct kmad_port *port)
 	INIT_LIST_HEAD(&c->lru);
 	INIT_LIST_HEAD(&c->pending);
 	INIT_LIST_HEAD(&c->reap);
+	init_waitqueue_head(&c->idle);
 	INIT_WORK(&c->work, ah_work);
 }
 
@@ -238,6 +240,9 @@ static void ah_work(struct work_struct *work)
 	void *hw = NULL;
 	int ret;
 
+	spin_lock_irqsave(&c->lock, flags);
+	c->running = true;
+	spin_unlock_irqrestore(&c->lock, flags);
 	for (;;) {
 		spin_lock_irqsave(&c->lock, flags);
 		ah = list_first_entry_or_null(&c->pending, struct kmad_ah,
@@ -251,6 +256,7 @@ static void ah_work(struct work_struct *work)
 		spin_unlock_irqrestore(&c->lock, flags);
 		if (!ah)
 			break;
+		wake_up_all(&c->idle);
 
 		ret = ops->create_ah(port->dev, port->port_num, &ah->attr,
 				     &hw);
@@ -280,6 +286,11 @@ static void ah_work(struct work_struct *work)
 	list_splice_init(&c->reap, &reap);
 	spin_unlock_irqrestore(&c->lock, flags);
 	ah_destroy_list(port, &reap);
+
+	spin_lock_irqsave(&c->lock, flags);
+	c->running = false;
+	spin_unlock_irqrestore(&c->lock, flags);
+	wake_up_all(&c->idle);
 }
 
 /**
@@ -312,10 +323,27 @@ void kmad_ah_cache_teardown(struct kmad_port *port)
 	ah_destroy_list(port, &reap);
 }
 
+/*
+ * Whether kmad_ah_cache_flush_work() may stop waiting: the work is neither
+ * queued nor running, or it is in (or has yet to go into) create_ah().
+ */
+static bool ah_work_settled(struct kmad_ah_cache *c)
+{
+	unsigned long flags;
+	bool settled;
+
+	spin_lock_irqsave(&c->lock, flags);
+	settled = c->in_provider || !list_empty(&c->pending) ||
+		  (!c->running && !work_pending(&c->work));
+	spin_unlock_irqrestore(&c->lock, flags);
+	return settled;
+}
+
 /**
- * kmad_ah_cache_flush_work() - wait for the cache work of @port, unless it
- * is in, or about to go into, the provider's create_ah() (which may wait
- * for as long as a test likes).
+ * kmad_ah_cache_flush_work() - wait for the cache work of @port, except
+ * for what it does in the provider's create_ah(), which may wait for as
+ * long as a test likes (kmad_sim's %KMAD_SIM_AH_HOLD): never waits for a
+ * creation, even one that starts meanwhile.
  * @port: the port.
  *
  * Context: process context.
@@ -323,15 +351,7 @@ void kmad_ah_cache_teardown(struct kmad_port *port)
 void kmad_ah_cache_flush_work(struct kmad_port *port)
 {
 	struct kmad_ah_cache *c = port_ah(port);
-	unsigned long flags;
-	bool busy;
 
-	if (!kmad_ah_cache_used(port))
-		return;
-	/* A creation to come may be held by the provider as well. */
-	spin_lock_irqsave(&c->lock, flags);
-	busy = c->in_provider || !list_empty(&c->pending);
-	spin_unlock_irqrestore(&c->lock, flags);
-	if (!busy)
-		flush_work(&c->work);
+	if (kmad_ah_cache_used(port))
+		wait_event(c->idle, ah_work_settled(c));
 }

@@ -48,6 +48,7 @@
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include <kmad/mad.h>
@@ -259,6 +260,10 @@ struct kmad_ah_cache {
 	struct list_head reap;		/* H: dead, unused, to destroy */
 	bool dead;			/* H: the port is going: no work */
 	bool in_provider;		/* H: the work is in create_ah() */
+	bool running;			/* H: the work is running */
+	wait_queue_head_t idle;		/* woken as @running or
+					 * @in_provider change
+					 */
 	struct work_struct work;	/* creates and destroys handles */
 };
 
