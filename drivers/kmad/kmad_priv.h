@@ -380,6 +380,11 @@ struct kmad_agent_priv {
 						 * resize @tids
 						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
+	bool tables_emptied;			/* A: @tids and @deadlines
+						 * were emptied by the flush
+						 * of a DYING agent and stay
+						 * empty
+						 */
 	struct delayed_work work;		/* timeouts and done list */
 	u64 timer_at;				/* A: @work is queued to run
 						 * by then; U64_MAX: not

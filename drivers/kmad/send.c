@@ -120,29 +120,17 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
 }
 
 /*
- * send_set_state() - the one place a send changes state.
- *
- * The caller has already adjusted wr->refs for the event; this checks the
- * transition and the count, and moves the send in or out of the TID table
- * (matchable states), the deadline wheel (WAIT_RESP) and the agent's send
- * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
- * matchable state would duplicate an outstanding TID (post only).
+ * Move @wr in or out of the agent's TID table (matchable states) and
+ * deadline wheel (WAIT_RESP) as it goes from its state to @new.  Returns
+ * 0, or -EEXIST when entering a matchable state would duplicate an
+ * outstanding TID.
  */
-static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
+static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
 	struct kmad_agent_priv *agent = wr->agent;
 	enum kmad_send_state old = wr->state;
 	bool was_match, is_match;
 	int ret;
-
-	lockdep_assert_held(&agent->lock);
-
-	if (WARN_ONCE(!kmad_send_allowed[old][new] ||
-		      wr->refs != send_expected_refs(wr, new),
-		      "kmad: send tid %#llx: bad transition %s -> %s with %u refs\n",
-		      wr->tid.tid, kmad_send_state_name(old),
-		      kmad_send_state_name(new), wr->refs))
-		return -EINVAL;
 
 	was_match = send_matchable(wr, old);
 	is_match = send_matchable(wr, new);
@@ -161,6 +149,56 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 	if (new == KMAD_SS_WAIT_RESP)
 		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
 			       wr->deadline);
+	return 0;
+}
+
+/*
+ * The same once kmad_agent_flush_sends() has emptied the TID table and the
+ * wheel at once: whatever was in them is out already, and nothing may
+ * enter them again (the agent is DYING and no send is SENDING any more).
+ */
+static int send_tables_emptied(struct kmad_send_wr *wr,
+			       enum kmad_send_state new)
+{
+	if (WARN_ONCE((!send_matchable(wr, wr->state) &&
+		       send_matchable(wr, new)) || new == KMAD_SS_WAIT_RESP,
+		      "kmad: send tid %#llx: %s -> %s after its agent's flush\n",
+		      wr->tid.tid, kmad_send_state_name(wr->state),
+		      kmad_send_state_name(new)))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * send_set_state() - the one place a send changes state.
+ *
+ * The caller has already adjusted wr->refs for the event; this checks the
+ * transition and the count, and moves the send in or out of the TID table
+ * (matchable states), the deadline wheel (WAIT_RESP) and the agent's send
+ * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
+ * matchable state would duplicate an outstanding TID (post only).
+ */
+static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	enum kmad_send_state old = wr->state;
+	int ret;
+
+	lockdep_assert_held(&agent->lock);
+
+	if (WARN_ONCE(!kmad_send_allowed[old][new] ||
+		      wr->refs != send_expected_refs(wr, new),
+		      "kmad: send tid %#llx: bad transition %s -> %s with %u refs\n",
+		      wr->tid.tid, kmad_send_state_name(old),
+		      kmad_send_state_name(new), wr->refs))
+		return -EINVAL;
+
+	if (agent->tables_emptied)
+		ret = send_tables_emptied(wr, new);
+	else
+		ret = send_set_tables(wr, new);
+	if (ret)
+		return ret;
 
 	if (!send_on_agent_list(old) && send_on_agent_list(new))
 		list_add_tail(&wr->agent_entry, &agent->sends);
@@ -233,14 +271,25 @@ static void agent_note_lateness(struct kmad_agent_priv *agent,
 		agent->timeout_late_max = now - wr->deadline;
 }
 
-/* A send reached DONE in caller context: queue its callback to the work. */
+/*
+ * A send reached DONE in caller context: queue its callback to the work.
+ * The work is queued only by the first send on an empty done list: while
+ * the list is not empty the work is queued to run now, or running and
+ * takes the list's sends until it finds it empty (kmad_agent_work()), so
+ * the ones added meanwhile need nothing more.  Re-queueing it for every
+ * send took the pending work off the workqueue and put it back each time:
+ * most of what a flush of many sends cost.
+ */
 static void send_defer_done(struct kmad_send_wr *wr)
 {
 	struct kmad_agent_priv *agent = wr->agent;
+	bool first;
 
 	lockdep_assert_held(&agent->lock);
+	first = list_empty(&agent->done);
 	list_add_tail(&wr->agent_entry, &agent->done);
-	kmad_agent_run_now(agent);
+	if (first)
+		kmad_agent_run_now(agent);
 }
 
 static void send_count_outcome(struct kmad_send_wr *wr)
@@ -533,6 +582,17 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 	unsigned long flags;
 
 	spin_lock_irqsave(&agent->lock, flags);
+	/* Every matchable or waiting send leaves the TID table and the
+	 * wheel in this walk, which no one else sees: empty both at once
+	 * rather than unlink each send from its neighbours there, which
+	 * are as scattered in memory as the deadlines and TIDs are
+	 * random.
+	 */
+	if (!agent->tables_emptied) {
+		kmad_tid_clear(&agent->tids);
+		kmad_wheel_clear(&agent->deadlines);
+		agent->tables_emptied = true;
+	}
 	/* send_cancel_locked() may move @wr to the done list, never
 	 * another send.
 	 */
