@@ -148,7 +148,7 @@ static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 	if (new == KMAD_SS_WAIT_RESP)
 		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
-			       wr->deadline);
+			       wr->deadline_node.expires);
 	return 0;
 }
 
@@ -262,13 +262,14 @@ static void agent_stat_inc(struct kmad_agent_priv *agent,
 static void agent_note_lateness(struct kmad_agent_priv *agent,
 				struct kmad_send_wr *wr)
 {
-	u64 now;
+	u64 now, deadline;
 
 	lockdep_assert_held(&agent->lock);
 	if (!kmad_port_clock(agent->qpi->port, &now))
 		return;
-	if (now > wr->deadline && now - wr->deadline > agent->timeout_late_max)
-		agent->timeout_late_max = now - wr->deadline;
+	deadline = wr->deadline_node.expires;
+	if (now > deadline && now - deadline > agent->timeout_late_max)
+		agent->timeout_late_max = now - deadline;
 }
 
 /*
@@ -394,7 +395,8 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 			send_defer_done(wr);
 		} else if (wr->expects_resp) {
 			now = kmad_now(agent->qpi->port);
-			wr->deadline = now + msecs_to_jiffies(wr->timeout_ms);
+			wr->deadline_node.expires =
+				now + msecs_to_jiffies(wr->timeout_ms);
 			kmad_wheel_sync(&agent->deadlines, now);
 			send_set_state(wr, KMAD_SS_WAIT_RESP);
 			agent_arm_timer(agent);
@@ -769,7 +771,7 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 
 	if (!agent || !dest)
 		return ERR_PTR(-EINVAL);
-	wr = kzalloc(sizeof(*wr), gfp);
+	wr = kmem_cache_zalloc(kmad_send_cache, gfp);
 	if (!wr)
 		return ERR_PTR(-ENOMEM);
 	wr->agent = kmad_agent_priv(agent);
@@ -808,7 +810,7 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 	if (WARN_ONCE(READ_ONCE(wr->state) != KMAD_SS_INIT,
 		      "kmad: freeing a posted send buffer\n"))
 		return;
-	kfree(wr);
+	kmem_cache_free(kmad_send_cache, wr);
 }
 EXPORT_SYMBOL_GPL(kmad_free_send_buf);
 
@@ -1114,10 +1116,9 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 		wr->timeout_ms = timeout_ms;
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 		now = kmad_now(agent->qpi->port);
-		wr->deadline = now + msecs_to_jiffies(timeout_ms);
 		kmad_wheel_sync(&agent->deadlines, now);
 		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
-			       wr->deadline);
+			       now + msecs_to_jiffies(timeout_ms));
 		agent_arm_timer(agent);
 		break;
 	case KMAD_SS_INIT:
