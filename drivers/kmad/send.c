@@ -319,32 +319,44 @@ static void send_count_outcome(struct kmad_send_wr *wr)
 
 /*
  * Deliver a DONE send's outcome: a parked response first, then the send
- * callback.  Runs in the agent's work with no lock held.  While
- * recv_handler runs the send stays DONE, so the buffer is still posted for
- * the ULP (post: -EINVAL, cancel/modify: -EALREADY); it becomes INIT, free
- * to be freed or posted again, just before send_handler.  The send may be
- * freed or reposted by send_handler, so it is not touched afterwards; the
- * agent reference the send held is dropped last.
+ * callback.  Runs in the agent's work.  While recv_handler runs the send
+ * stays DONE, so the buffer is still posted for the ULP (post: -EINVAL,
+ * cancel/modify: -EALREADY); it becomes INIT, free to be freed or posted
+ * again, just before send_handler.  The send may be freed or reposted by
+ * send_handler, so it is not touched afterwards; the agent reference the
+ * send held is dropped last.
+ *
+ * send_deliver_begin() is the part under the agent lock, which the work
+ * already holds as it takes the send off its done list; it returns the
+ * parked response, if any, and fills @wc.  send_deliver_end() is the rest,
+ * with no lock held.
  */
-static void send_deliver(struct kmad_send_wr *wr)
+static struct kmad_recv_priv *send_deliver_begin(struct kmad_send_wr *wr,
+						 struct kmad_send_wc *wc)
 {
 	struct kmad_agent_priv *agent = wr->agent;
 	struct kmad_recv_priv *resp;
-	struct kmad_send_wc wc;
-	unsigned long flags;
 
-	spin_lock_irqsave(&agent->lock, flags);
+	lockdep_assert_held(&agent->lock);
 	resp = wr->early_resp;
 	wr->early_resp = NULL;
-	wc.send_buf = &wr->buf;
-	wc.status = wr->status;
-	if (wc.status == KMAD_SEND_RESP_TIMEOUT)
+	wc->send_buf = &wr->buf;
+	wc->status = wr->status;
+	if (wc->status == KMAD_SEND_RESP_TIMEOUT)
 		agent_note_lateness(agent, wr);
 	trace_kmad_send_callback(wr);
 	send_count_outcome(wr);
 	if (!resp)
 		send_set_state(wr, KMAD_SS_INIT);
-	spin_unlock_irqrestore(&agent->lock, flags);
+	return resp;
+}
+
+static void send_deliver_end(struct kmad_send_wr *wr,
+			     struct kmad_recv_priv *resp,
+			     struct kmad_send_wc *wc)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	unsigned long flags;
 
 	if (resp) {
 		if (agent->agent.recv_handler)
@@ -356,8 +368,21 @@ static void send_deliver(struct kmad_send_wr *wr)
 		send_set_state(wr, KMAD_SS_INIT);
 		spin_unlock_irqrestore(&agent->lock, flags);
 	}
-	agent->agent.send_handler(&agent->agent, &wc);
+	agent->agent.send_handler(&agent->agent, wc);
 	kmad_agent_put(agent);
+}
+
+static void send_deliver(struct kmad_send_wr *wr)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_recv_priv *resp;
+	struct kmad_send_wc wc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&agent->lock, flags);
+	resp = send_deliver_begin(wr, &wc);
+	spin_unlock_irqrestore(&agent->lock, flags);
+	send_deliver_end(wr, resp, &wc);
 }
 
 static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
@@ -693,7 +718,8 @@ void kmad_agent_work(struct work_struct *work)
 	struct kmad_agent_priv *agent =
 		container_of(to_delayed_work(work), struct kmad_agent_priv,
 			     work);
-	struct kmad_recv_priv *recv;
+	struct kmad_recv_priv *recv, *resp = NULL;
+	struct kmad_send_wc wc;
 	struct kmad_send_wr *wr;
 	unsigned long flags;
 
@@ -706,8 +732,11 @@ void kmad_agent_work(struct work_struct *work)
 		spin_lock_irqsave(&agent->lock, flags);
 		wr = list_first_entry_or_null(&agent->done,
 					      struct kmad_send_wr, agent_entry);
-		if (wr)
+		if (wr) {
 			list_del_init(&wr->agent_entry);
+			/* In this hold of the lock: one less per callback. */
+			resp = send_deliver_begin(wr, &wc);
+		}
 		recv = wr ? NULL :
 			list_first_entry_or_null(&agent->recvs,
 						 struct kmad_recv_priv,
@@ -716,7 +745,7 @@ void kmad_agent_work(struct work_struct *work)
 			list_del_init(&recv->agent_entry);
 		spin_unlock_irqrestore(&agent->lock, flags);
 		if (wr) {
-			send_deliver(wr);
+			send_deliver_end(wr, resp, &wc);
 		} else if (recv) {
 			agent->agent.recv_handler(&agent->agent, NULL,
 						  &recv->wc);
