@@ -111,9 +111,11 @@ VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 		list_for_each_entry(wr, &agent->sends, agent_entry) {
 			long long left = -1;
 
+			u64 at = wr->deadline_node.expires;
+
 			if (wr->state == KMAD_SS_WAIT_RESP)
-				left = jiffies_to_msecs(time_after64(wr->deadline, now) ?
-							wr->deadline - now : 0);
+				left = jiffies_to_msecs(time_after64(at, now) ?
+							at - now : 0);
 			seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
 				   agent->agent.hi_tid, wr->tid.tid,
 				   kmad_send_state_name(wr->state), wr->refs,

@@ -98,6 +98,11 @@ extern struct workqueue_struct *kmad_event_wq;
  * for it.
  */
 extern struct workqueue_struct *kmad_ah_wq;
+/*
+ * struct kmad_send_wr objects: a cache of their exact size, not
+ * kmalloc()'s next size class (1 KiB for the 544 bytes one takes).
+ */
+extern struct kmem_cache *kmad_send_cache;
 
 /**
  * enum kmad_port_stat - per-port counters (debugfs).
@@ -380,6 +385,11 @@ struct kmad_agent_priv {
 						 * resize @tids
 						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
+	bool tables_emptied;			/* A: @tids and @deadlines
+						 * were emptied by the flush
+						 * of a DYING agent and stay
+						 * empty
+						 */
 	struct delayed_work work;		/* timeouts and done list */
 	u64 timer_at;				/* A: @work is queued to run
 						 * by then; U64_MAX: not
@@ -459,8 +469,11 @@ struct kmad_send_wr {
 	bool expects_resp;			/* A: posted with a timeout */
 	unsigned int timeout_ms;		/* A */
 	unsigned int retries_left;		/* A */
-	u64 deadline;				/* A: WAIT_RESP only */
-	struct kmad_wheel_entry deadline_node;	/* A: in agent->deadlines */
+	struct kmad_wheel_entry deadline_node;	/* A: in agent->deadlines
+						 * while WAIT_RESP; .expires
+						 * is the deadline, kept
+						 * after for the lateness
+						 */
 	struct kmad_tid_entry tid;		/* A: .tid is the TID; in
 						 * agent->tids while
 						 * matchable

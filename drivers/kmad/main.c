@@ -5,6 +5,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/workqueue.h>
 
 #include "kmad_priv.h"
@@ -13,12 +14,16 @@ struct dentry *kmad_debugfs_root;
 struct workqueue_struct *kmad_wq;
 struct workqueue_struct *kmad_event_wq;
 struct workqueue_struct *kmad_ah_wq;
+struct kmem_cache *kmad_send_cache;
 
 static int __init kmad_init(void)
 {
+	kmad_send_cache = KMEM_CACHE(kmad_send_wr, 0);
+	if (!kmad_send_cache)
+		return -ENOMEM;
 	kmad_wq = alloc_workqueue("kmad", WQ_MEM_RECLAIM, 0);
 	if (!kmad_wq)
-		return -ENOMEM;
+		goto err_destroy_send_cache;
 	kmad_event_wq = alloc_workqueue("kmad_events", 0, 0);
 	if (!kmad_event_wq)
 		goto err_destroy_wq;
@@ -32,6 +37,8 @@ err_destroy_event_wq:
 	destroy_workqueue(kmad_event_wq);
 err_destroy_wq:
 	destroy_workqueue(kmad_wq);
+err_destroy_send_cache:
+	kmem_cache_destroy(kmad_send_cache);
 	return -ENOMEM;
 }
 
@@ -41,6 +48,7 @@ static void __exit kmad_exit(void)
 	destroy_workqueue(kmad_ah_wq);
 	destroy_workqueue(kmad_event_wq);
 	destroy_workqueue(kmad_wq);
+	kmem_cache_destroy(kmad_send_cache);
 }
 
 module_init(kmad_init);

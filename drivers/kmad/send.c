@@ -120,29 +120,17 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
 }
 
 /*
- * send_set_state() - the one place a send changes state.
- *
- * The caller has already adjusted wr->refs for the event; this checks the
- * transition and the count, and moves the send in or out of the TID table
- * (matchable states), the deadline wheel (WAIT_RESP) and the agent's send
- * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
- * matchable state would duplicate an outstanding TID (post only).
+ * Move @wr in or out of the agent's TID table (matchable states) and
+ * deadline wheel (WAIT_RESP) as it goes from its state to @new.  Returns
+ * 0, or -EEXIST when entering a matchable state would duplicate an
+ * outstanding TID.
  */
-static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
+static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
 	struct kmad_agent_priv *agent = wr->agent;
 	enum kmad_send_state old = wr->state;
 	bool was_match, is_match;
 	int ret;
-
-	lockdep_assert_held(&agent->lock);
-
-	if (WARN_ONCE(!kmad_send_allowed[old][new] ||
-		      wr->refs != send_expected_refs(wr, new),
-		      "kmad: send tid %#llx: bad transition %s -> %s with %u refs\n",
-		      wr->tid.tid, kmad_send_state_name(old),
-		      kmad_send_state_name(new), wr->refs))
-		return -EINVAL;
 
 	was_match = send_matchable(wr, old);
 	is_match = send_matchable(wr, new);
@@ -160,7 +148,57 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 	if (new == KMAD_SS_WAIT_RESP)
 		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
-			       wr->deadline);
+			       wr->deadline_node.expires);
+	return 0;
+}
+
+/*
+ * The same once kmad_agent_flush_sends() has emptied the TID table and the
+ * wheel at once: whatever was in them is out already, and nothing may
+ * enter them again (the agent is DYING and no send is SENDING any more).
+ */
+static int send_tables_emptied(struct kmad_send_wr *wr,
+			       enum kmad_send_state new)
+{
+	if (WARN_ONCE((!send_matchable(wr, wr->state) &&
+		       send_matchable(wr, new)) || new == KMAD_SS_WAIT_RESP,
+		      "kmad: send tid %#llx: %s -> %s after its agent's flush\n",
+		      wr->tid.tid, kmad_send_state_name(wr->state),
+		      kmad_send_state_name(new)))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * send_set_state() - the one place a send changes state.
+ *
+ * The caller has already adjusted wr->refs for the event; this checks the
+ * transition and the count, and moves the send in or out of the TID table
+ * (matchable states), the deadline wheel (WAIT_RESP) and the agent's send
+ * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
+ * matchable state would duplicate an outstanding TID (post only).
+ */
+static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	enum kmad_send_state old = wr->state;
+	int ret;
+
+	lockdep_assert_held(&agent->lock);
+
+	if (WARN_ONCE(!kmad_send_allowed[old][new] ||
+		      wr->refs != send_expected_refs(wr, new),
+		      "kmad: send tid %#llx: bad transition %s -> %s with %u refs\n",
+		      wr->tid.tid, kmad_send_state_name(old),
+		      kmad_send_state_name(new), wr->refs))
+		return -EINVAL;
+
+	if (agent->tables_emptied)
+		ret = send_tables_emptied(wr, new);
+	else
+		ret = send_set_tables(wr, new);
+	if (ret)
+		return ret;
 
 	if (!send_on_agent_list(old) && send_on_agent_list(new))
 		list_add_tail(&wr->agent_entry, &agent->sends);
@@ -224,23 +262,35 @@ static void agent_stat_inc(struct kmad_agent_priv *agent,
 static void agent_note_lateness(struct kmad_agent_priv *agent,
 				struct kmad_send_wr *wr)
 {
-	u64 now;
+	u64 now, deadline;
 
 	lockdep_assert_held(&agent->lock);
 	if (!kmad_port_clock(agent->qpi->port, &now))
 		return;
-	if (now > wr->deadline && now - wr->deadline > agent->timeout_late_max)
-		agent->timeout_late_max = now - wr->deadline;
+	deadline = wr->deadline_node.expires;
+	if (now > deadline && now - deadline > agent->timeout_late_max)
+		agent->timeout_late_max = now - deadline;
 }
 
-/* A send reached DONE in caller context: queue its callback to the work. */
+/*
+ * A send reached DONE in caller context: queue its callback to the work.
+ * The work is queued only by the first send on an empty done list: while
+ * the list is not empty the work is queued to run now, or running and
+ * takes the list's sends until it finds it empty (kmad_agent_work()), so
+ * the ones added meanwhile need nothing more.  Re-queueing it for every
+ * send took the pending work off the workqueue and put it back each time:
+ * most of what a flush of many sends cost.
+ */
 static void send_defer_done(struct kmad_send_wr *wr)
 {
 	struct kmad_agent_priv *agent = wr->agent;
+	bool first;
 
 	lockdep_assert_held(&agent->lock);
+	first = list_empty(&agent->done);
 	list_add_tail(&wr->agent_entry, &agent->done);
-	kmad_agent_run_now(agent);
+	if (first)
+		kmad_agent_run_now(agent);
 }
 
 static void send_count_outcome(struct kmad_send_wr *wr)
@@ -269,32 +319,44 @@ static void send_count_outcome(struct kmad_send_wr *wr)
 
 /*
  * Deliver a DONE send's outcome: a parked response first, then the send
- * callback.  Runs in the agent's work with no lock held.  While
- * recv_handler runs the send stays DONE, so the buffer is still posted for
- * the ULP (post: -EINVAL, cancel/modify: -EALREADY); it becomes INIT, free
- * to be freed or posted again, just before send_handler.  The send may be
- * freed or reposted by send_handler, so it is not touched afterwards; the
- * agent reference the send held is dropped last.
+ * callback.  Runs in the agent's work.  While recv_handler runs the send
+ * stays DONE, so the buffer is still posted for the ULP (post: -EINVAL,
+ * cancel/modify: -EALREADY); it becomes INIT, free to be freed or posted
+ * again, just before send_handler.  The send may be freed or reposted by
+ * send_handler, so it is not touched afterwards; the agent reference the
+ * send held is dropped last.
+ *
+ * send_deliver_begin() is the part under the agent lock, which the work
+ * already holds as it takes the send off its done list; it returns the
+ * parked response, if any, and fills @wc.  send_deliver_end() is the rest,
+ * with no lock held.
  */
-static void send_deliver(struct kmad_send_wr *wr)
+static struct kmad_recv_priv *send_deliver_begin(struct kmad_send_wr *wr,
+						 struct kmad_send_wc *wc)
 {
 	struct kmad_agent_priv *agent = wr->agent;
 	struct kmad_recv_priv *resp;
-	struct kmad_send_wc wc;
-	unsigned long flags;
 
-	spin_lock_irqsave(&agent->lock, flags);
+	lockdep_assert_held(&agent->lock);
 	resp = wr->early_resp;
 	wr->early_resp = NULL;
-	wc.send_buf = &wr->buf;
-	wc.status = wr->status;
-	if (wc.status == KMAD_SEND_RESP_TIMEOUT)
+	wc->send_buf = &wr->buf;
+	wc->status = wr->status;
+	if (wc->status == KMAD_SEND_RESP_TIMEOUT)
 		agent_note_lateness(agent, wr);
 	trace_kmad_send_callback(wr);
 	send_count_outcome(wr);
 	if (!resp)
 		send_set_state(wr, KMAD_SS_INIT);
-	spin_unlock_irqrestore(&agent->lock, flags);
+	return resp;
+}
+
+static void send_deliver_end(struct kmad_send_wr *wr,
+			     struct kmad_recv_priv *resp,
+			     struct kmad_send_wc *wc)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	unsigned long flags;
 
 	if (resp) {
 		if (agent->agent.recv_handler)
@@ -306,8 +368,21 @@ static void send_deliver(struct kmad_send_wr *wr)
 		send_set_state(wr, KMAD_SS_INIT);
 		spin_unlock_irqrestore(&agent->lock, flags);
 	}
-	agent->agent.send_handler(&agent->agent, &wc);
+	agent->agent.send_handler(&agent->agent, wc);
 	kmad_agent_put(agent);
+}
+
+static void send_deliver(struct kmad_send_wr *wr)
+{
+	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_recv_priv *resp;
+	struct kmad_send_wc wc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&agent->lock, flags);
+	resp = send_deliver_begin(wr, &wc);
+	spin_unlock_irqrestore(&agent->lock, flags);
+	send_deliver_end(wr, resp, &wc);
 }
 
 static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
@@ -345,7 +420,8 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 			send_defer_done(wr);
 		} else if (wr->expects_resp) {
 			now = kmad_now(agent->qpi->port);
-			wr->deadline = now + msecs_to_jiffies(wr->timeout_ms);
+			wr->deadline_node.expires =
+				now + msecs_to_jiffies(wr->timeout_ms);
 			kmad_wheel_sync(&agent->deadlines, now);
 			send_set_state(wr, KMAD_SS_WAIT_RESP);
 			agent_arm_timer(agent);
@@ -533,6 +609,17 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 	unsigned long flags;
 
 	spin_lock_irqsave(&agent->lock, flags);
+	/* Every matchable or waiting send leaves the TID table and the
+	 * wheel in this walk, which no one else sees: empty both at once
+	 * rather than unlink each send from its neighbours there, which
+	 * are as scattered in memory as the deadlines and TIDs are
+	 * random.
+	 */
+	if (!agent->tables_emptied) {
+		kmad_tid_clear(&agent->tids);
+		kmad_wheel_clear(&agent->deadlines);
+		agent->tables_emptied = true;
+	}
 	/* send_cancel_locked() may move @wr to the done list, never
 	 * another send.
 	 */
@@ -631,7 +718,8 @@ void kmad_agent_work(struct work_struct *work)
 	struct kmad_agent_priv *agent =
 		container_of(to_delayed_work(work), struct kmad_agent_priv,
 			     work);
-	struct kmad_recv_priv *recv;
+	struct kmad_recv_priv *recv, *resp = NULL;
+	struct kmad_send_wc wc;
 	struct kmad_send_wr *wr;
 	unsigned long flags;
 
@@ -644,8 +732,11 @@ void kmad_agent_work(struct work_struct *work)
 		spin_lock_irqsave(&agent->lock, flags);
 		wr = list_first_entry_or_null(&agent->done,
 					      struct kmad_send_wr, agent_entry);
-		if (wr)
+		if (wr) {
 			list_del_init(&wr->agent_entry);
+			/* In this hold of the lock: one less per callback. */
+			resp = send_deliver_begin(wr, &wc);
+		}
 		recv = wr ? NULL :
 			list_first_entry_or_null(&agent->recvs,
 						 struct kmad_recv_priv,
@@ -654,7 +745,7 @@ void kmad_agent_work(struct work_struct *work)
 			list_del_init(&recv->agent_entry);
 		spin_unlock_irqrestore(&agent->lock, flags);
 		if (wr) {
-			send_deliver(wr);
+			send_deliver_end(wr, resp, &wc);
 		} else if (recv) {
 			agent->agent.recv_handler(&agent->agent, NULL,
 						  &recv->wc);
@@ -709,7 +800,7 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 
 	if (!agent || !dest)
 		return ERR_PTR(-EINVAL);
-	wr = kzalloc(sizeof(*wr), gfp);
+	wr = kmem_cache_zalloc(kmad_send_cache, gfp);
 	if (!wr)
 		return ERR_PTR(-ENOMEM);
 	wr->agent = kmad_agent_priv(agent);
@@ -748,7 +839,7 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 	if (WARN_ONCE(READ_ONCE(wr->state) != KMAD_SS_INIT,
 		      "kmad: freeing a posted send buffer\n"))
 		return;
-	kfree(wr);
+	kmem_cache_free(kmad_send_cache, wr);
 }
 EXPORT_SYMBOL_GPL(kmad_free_send_buf);
 
@@ -1063,10 +1154,9 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 		wr->timeout_ms = timeout_ms;
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 		now = kmad_now(agent->qpi->port);
-		wr->deadline = now + msecs_to_jiffies(timeout_ms);
 		kmad_wheel_sync(&agent->deadlines, now);
 		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
-			       wr->deadline);
+			       now + msecs_to_jiffies(timeout_ms));
 		agent_arm_timer(agent);
 		break;
 	case KMAD_SS_INIT:

@@ -101,6 +101,23 @@ int kmad_tid_add(struct kmad_tid_table *t, struct kmad_tid_entry *e)
 	return 0;
 }
 
+/**
+ * kmad_tid_clear() - empty the table at once.
+ * @t: the table.
+ *
+ * The entries' nodes are left as they are, unhashed only in the sense that
+ * no chain leads to them: the caller must never kmad_tid_del() them.
+ * O(buckets), touching no entry.
+ */
+void kmad_tid_clear(struct kmad_tid_table *t)
+{
+	size_t i, n = (size_t)1 << t->bits;
+
+	for (i = 0; i < n; i++)
+		INIT_HLIST_HEAD(&t->bucket[i]);
+	t->count = 0;
+}
+
 void kmad_tid_del(struct kmad_tid_table *t, struct kmad_tid_entry *e)
 {
 	hlist_del_init(&e->node);

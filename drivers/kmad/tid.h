@@ -47,6 +47,7 @@ int kmad_tid_init(struct kmad_tid_table *t, gfp_t gfp);
 void kmad_tid_destroy(struct kmad_tid_table *t);
 struct kmad_tid_entry *kmad_tid_find(const struct kmad_tid_table *t, u64 tid);
 int kmad_tid_add(struct kmad_tid_table *t, struct kmad_tid_entry *e);
+void kmad_tid_clear(struct kmad_tid_table *t);
 void kmad_tid_del(struct kmad_tid_table *t, struct kmad_tid_entry *e);
 unsigned int kmad_tid_wanted_bits(const struct kmad_tid_table *t);
 struct hlist_head *kmad_tid_alloc_buckets(unsigned int bits);

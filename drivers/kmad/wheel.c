@@ -84,6 +84,24 @@ void kmad_wheel_destroy(struct kmad_wheel *w)
 }
 EXPORT_SYMBOL_IF_KUNIT(kmad_wheel_destroy);
 
+/**
+ * kmad_wheel_clear() - empty the wheel at once, its clock kept.
+ * @w: the wheel.
+ *
+ * The entries are left as they are; the caller must never
+ * kmad_wheel_del() them.  Touches no entry.
+ */
+void kmad_wheel_clear(struct kmad_wheel *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < KMAD_WHEEL_NR_SLOTS; i++)
+		INIT_LIST_HEAD(&w->slot[i]);
+	INIT_LIST_HEAD(&w->due);
+	bitmap_zero(w->pending, KMAD_WHEEL_NR_SLOTS);
+	w->count = 0;
+}
+
 /* Put @e in the slot its expiry calls for, relative to the wheel's clock. */
 static void wheel_place(struct kmad_wheel *w, struct kmad_wheel_entry *e)
 {

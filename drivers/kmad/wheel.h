@@ -58,6 +58,7 @@ void kmad_wheel_destroy(struct kmad_wheel *w);
 void kmad_wheel_sync(struct kmad_wheel *w, u64 now);
 void kmad_wheel_add(struct kmad_wheel *w, struct kmad_wheel_entry *e,
 		    u64 expires);
+void kmad_wheel_clear(struct kmad_wheel *w);
 void kmad_wheel_del(struct kmad_wheel *w, struct kmad_wheel_entry *e);
 bool kmad_wheel_next(const struct kmad_wheel *w, u64 *when);
 void kmad_wheel_advance(struct kmad_wheel *w, u64 now);

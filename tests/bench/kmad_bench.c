@@ -139,6 +139,7 @@ struct bench_client {
 	atomic64_t callbacks;		/* send_handler calls */
 	atomic64_t status[BENCH_NSTATUS];	/* ... by status */
 	atomic64_t last_cb_ns;		/* latest send_handler, ktime ns */
+	bool stamp;			/* send_handler sets last_cb_ns */
 	wait_queue_head_t wq;		/* woken by every send_handler */
 	struct task_struct *task;	/* rtt: the posting thread */
 	int post_errors;		/* rtt: owner only */
@@ -264,7 +265,8 @@ static void client_send_handler(struct kmad_agent *agent,
 {
 	struct bench_client *c = agent->context;
 
-	bench_max(&c->last_cb_ns, ktime_get_ns());
+	if (READ_ONCE(c->stamp))
+		bench_max(&c->last_cb_ns, ktime_get_ns());
 	if (wc->status < BENCH_NSTATUS)
 		atomic64_inc(&c->status[wc->status]);
 	if (wc->send_buf->context[1] == BENCH_FREE)
@@ -291,6 +293,7 @@ static struct bench_client *client_create(struct bench *b)
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	c->b = b;
+	c->stamp = true;
 	init_waitqueue_head(&c->wq);
 	c->agent = kmad_register_agent(b->port[0], KMAD_QPT_GSI, NULL,
 				       client_send_handler,
@@ -609,6 +612,7 @@ out:
 
 struct scale_sample {
 	u64 post, match, arm, arm_random, touch_random, expire, unreg;
+	u64 unreg_before, unreg_walk, unreg_after;	/* its phases */
 	u64 slab, mem;
 	struct bench_noise expire_noise;	/* noisy: 0 or 1 */
 };
@@ -887,6 +891,61 @@ static int scale_marginal(struct bench *b, struct bench_client *c,
 	return 0;
 }
 
+/*
+ * An unregister's flush, seen by kmad's kmad_cancel tracepoint: when the
+ * first send and the last of bench_cancel_expect were flushed, ktime ns.
+ * The probe reads the clock for those two only: under TCG the guest's
+ * clock (HPET) is a device access, dearer than the flush of one send.
+ */
+static atomic_t bench_cancel_seen = ATOMIC_INIT(0);
+static unsigned int bench_cancel_expect;
+static u64 bench_first_cancel, bench_last_cancel;
+
+static void bench_probe_cancel(void *data, const struct kmad_send_wr *wr)
+{
+	int seen = atomic_inc_return(&bench_cancel_seen);
+
+	if (seen == 1)
+		bench_first_cancel = ktime_get_ns();
+	if (seen == bench_cancel_expect)
+		bench_last_cancel = ktime_get_ns();
+}
+
+/*
+ * Unregister @c, which has @n sends outstanding, and free it: the time the
+ * call took, and its phases, split by the kmad_cancel tracepoint: from the
+ * call to the first send flushed (unlinking the agent, an RCU grace
+ * period), the flush walk (first to last send flushed, under the agent
+ * lock), and from then to the return (the callbacks the walk left to the
+ * agent's work, and the wait for them).  The send handler reads no clock
+ * meanwhile (@c->stamp off): nothing here needs the time of a callback.
+ * The phases are 0 if the probe could not be registered.
+ */
+static void scale_unregister(struct bench_client *c, unsigned int n,
+			     struct scale_sample *s)
+{
+	u64 t0;
+	int probe;
+
+	atomic_set(&bench_cancel_seen, 0);
+	bench_cancel_expect = n;
+	bench_first_cancel = 0;
+	bench_last_cancel = 0;
+	probe = register_trace_kmad_cancel(bench_probe_cancel, NULL);
+	WRITE_ONCE(c->stamp, false);
+	t0 = ktime_get_ns();
+	s->unreg = client_destroy(c);
+	if (probe)
+		return;
+	unregister_trace_kmad_cancel(bench_probe_cancel, NULL);
+	tracepoint_synchronize_unregister();
+	if (!bench_first_cancel || bench_last_cancel < bench_first_cancel)
+		return;
+	s->unreg_before = bench_first_cancel - t0;
+	s->unreg_walk = bench_last_cancel - bench_first_cancel;
+	s->unreg_after = t0 + s->unreg - bench_last_cancel;
+}
+
 static int scale_one(struct bench *b, unsigned int n, struct scale_sample *s)
 {
 	unsigned int rounds = quick ? 4 : 32, ops = quick ? 1024 : 4096;
@@ -939,7 +998,7 @@ static int scale_one(struct bench *b, unsigned int n, struct scale_sample *s)
 	tracepoint_synchronize_unregister();
 out:
 	flushed = client_status(c, KMAD_SEND_FLUSHED);
-	s->unreg = client_destroy(c);
+	scale_unregister(c, n, s);
 	for (i = 0; i < n && bufs[i]; i++)
 		kmad_free_send_buf(bufs[i]);
 	kvfree(bufs);
@@ -996,6 +1055,12 @@ static void bench_scale(struct bench *b, u64 *samples)
 				sizeof(*s), samples);
 		bench_result_of("unregister", "ns", params, &s->unreg,
 				sizeof(*s), samples);
+		bench_result_of("unregister_before", "ns", params,
+				&s->unreg_before, sizeof(*s), samples);
+		bench_result_of("unregister_walk", "ns", params,
+				&s->unreg_walk, sizeof(*s), samples);
+		bench_result_of("unregister_after", "ns", params,
+				&s->unreg_after, sizeof(*s), samples);
 		bench_result_of("mem_slab", "bytes_per_send", params, &s->slab,
 				sizeof(*s), samples);
 		bench_result_of("mem_total", "bytes_per_send", params, &s->mem,

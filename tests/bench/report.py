@@ -229,6 +229,20 @@ def report(res, machine):
         lines.append(table(rows, ['N', 'unregister', 'per send',
                                   'slab B/send', 'total B/send']))
         lines.append('')
+        rows = []
+        for n in scale_ns:
+            row = [str(n)]
+            for part in ('before', 'walk', 'after'):
+                r = res.find('unregister_' + part, n=n)
+                row.append(f'{fmt_ns(r["median"])} '
+                           f'({fmt_ns(r["median"] / n)}/send)' if r else '-')
+            rows.append(row)
+        lines.append('Unregister, its phases (medians; kmad_cancel '
+                     'tracepoint): until the first send is flushed; the '
+                     'flush walk; from its end to the return (callbacks)')
+        lines.append(table(rows, ['N', 'before the walk', 'the walk',
+                                  'after the walk']))
+        lines.append('')
 
     storm = res.find('timeout_storm')
     if storm:

@@ -758,7 +758,7 @@ static void send_async_sooner_deadline(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, ks_wait_state(late, KMAD_SS_WAIT_RESP));
 	spin_lock_irqsave(&agent->lock, flags);
 	armed = agent->timer_at;
-	late_deadline = kmad_send_wr(late)->deadline;
+	late_deadline = kmad_send_wr(late)->deadline_node.expires;
 	spin_unlock_irqrestore(&agent->lock, flags);
 	KUNIT_EXPECT_LE(test, armed, late_deadline);
 	KUNIT_EXPECT_GT(test, armed, get_jiffies_64() + msecs_to_jiffies(1000));
