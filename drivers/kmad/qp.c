@@ -95,6 +95,7 @@ static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw)
 	hw->pkey_index = d->pkey_index;
 	hw->ah_attr = &wr->ah_attr;
 	hw->ah = wr->ah ? wr->ah->hw : NULL;
+	hw->from_qp1 = wr->ah_attr.from_qp1;
 }
 
 /*

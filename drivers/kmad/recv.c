@@ -222,7 +222,9 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * another subnet) and %KMAD_ETH_HOP_LIMIT on Ethernet.  -EADDRNOTAVAIL if
  * that GID is none of the port's (a multicast DGID, or a GID the port lost
  * meanwhile): kmad does not answer from another address, which the
- * requester might not take for the one it asked.
+ * requester might not take for the one it asked.  A request that came
+ * through the provider's bridge, to the port's real QP1, is answered from
+ * there (&kmad_dest.from_qp1).
  */
 static int response_dest(struct kmad_port *port, struct kmad_dest *dest,
 			 const struct kmad_recv_wc *req)
@@ -235,6 +237,7 @@ static int response_dest(struct kmad_port *port, struct kmad_dest *dest,
 	dest->remote_qkey = KMAD_QP1_QKEY;
 	dest->sl = req->sl;
 	dest->pkey_index = req->pkey_index;
+	dest->from_qp1 = req->bridged && !kmad_qpt_is_smi(req->qpt);
 	if (!req->grh_present || kmad_qpt_is_smi(req->qpt))
 		return 0;
 	if (kmad_port_find_gid(port, &req->grh.dgid, &dest->grh.sgid_index))
@@ -265,8 +268,10 @@ static int response_dest(struct kmad_port *port, struct kmad_dest *dest,
  * by LID, or, if the request came with a GRH, by GID: to the request's
  * source GID from the port's GID it was sent to (the lowest index that
  * holds it), with the request's flow label and traffic class, hop limit
- * 0xff (InfiniBand) or 64 (Ethernet).  The caller fills the attribute data
- * and posts it.
+ * 0xff (InfiniBand) or 64 (Ethernet).  A request that arrived through
+ * the provider's bridge (&kmad_recv_wc.bridged) is answered from the
+ * port's real QP1 (&kmad_dest.from_qp1 set).  The caller fills the
+ * attribute data and posts it.
  *
  * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments or a
  * request that has no response (a response, a Send outside baseboard
@@ -578,8 +583,10 @@ static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
  * @mad_len: its length (at most 256 bytes are read).
  *
  * kmad copies the MAD and dispatches it as if its own QP1 had received
- * it: to the agent registered for it, or answered "unsupported".  A
- * response to it (kmad_create_response()) leaves from kmad's QP1 to
+ * it, marked &kmad_recv_wc.bridged: to the agent registered for it, or
+ * answered "unsupported".  A response to it (kmad_create_response(), and
+ * kmad's own answer) has &kmad_dest.from_qp1 set: it goes to the provider
+ * with &kmad_hw_send.from_qp1, to leave from the real QP1 to
  * @wc->src_qpn.
  *
  * Context: process context or softirq; the device registered.
@@ -603,6 +610,7 @@ int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
 		return -ENOMEM;
 	}
 	recv->qpi = qpi;
+	recv->wc.bridged = true;
 	mad_len = min_t(u32, mad_len, sizeof(recv->mad));
 	memcpy(&recv->mad, mad, mad_len);
 	if (grh) {

@@ -816,7 +816,8 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
  * The address of a send as the hardware gets it, zeroed and filled (the
  * address handle cache compares it with memcmp()), and for a GRH the
  * port's GID it leaves from.  -EINVAL for a GRH on QP0 (SMPs never carry
- * one), none on an Ethernet port, or a source GID index the port's table
+ * one), none on an Ethernet port, from_qp1 on QP0 or on a provider without
+ * a bridge, or a source GID index the port's table
  * does not hold.  Reads nothing but @dest; may call the provider's
  * query_gid().
  */
@@ -831,6 +832,13 @@ static int send_build_addr(struct kmad_agent_priv *agent,
 	memset(sgid, 0, sizeof(*sgid));
 	attr->dlid = dest->dlid;
 	attr->sl = dest->sl;
+	if (dest->from_qp1) {
+		/* Only a provider with a bridge has a real QP1 to send from. */
+		if (kmad_qpt_is_smi(agent->agent.qpt) ||
+		    !port->dev->ops->bridge_add)
+			return -EINVAL;
+		attr->from_qp1 = true;
+	}
 	if (!dest->grh_present)
 		return eth ? -EINVAL : 0;
 	if (kmad_qpt_is_smi(agent->agent.qpt))
@@ -870,7 +878,8 @@ static int send_build_addr(struct kmad_agent_priv *agent,
  * Return: 0; -EINVAL for a bad buffer or one already posted, a timeout
  * above %KMAD_MAX_TIMEOUT_MS, a directed-route SMP whose path fails
  * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
- * whose sgid_index is not an entry of the port's GID table; -EBUSY if
+ * whose sgid_index is not an entry of the port's GID table,
+ * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge; -EBUSY if
  * another outstanding request of the agent has
  * the same TID, -ESHUTDOWN if the agent is unregistering or its port is
  * going away.

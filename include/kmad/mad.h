@@ -216,6 +216,14 @@ struct kmad_grh_attr {
  *	port (kmad_post_send() fails with -EINVAL without it); refused for
  *	SMPs, which never carry a GRH.
  * @grh: the global route; read only with @grh_present.
+ * @from_qp1: send from the port's real QP1, through the MAD layer that
+ *	owns it, instead of from kmad's own QP (whose number may not be 1,
+ *	see kmad_qp_set_hw_num()).  Set by kmad_create_response() (and for
+ *	kmad's own "unsupported" answers) for requests that arrived there,
+ *	through the provider's bridge (&kmad_recv_wc.bridged), so that the
+ *	requester sees the response come from QP1, as IBTA has it.  Only
+ *	valid on QP1 of a provider with a bridge (&kmad_provider_ops.bridge_add):
+ *	kmad_post_send() fails with -EINVAL on any other.
  */
 struct kmad_dest {
 	u16 dlid;
@@ -225,6 +233,7 @@ struct kmad_dest {
 	u16 pkey_index;
 	bool grh_present;
 	struct kmad_grh_attr grh;
+	bool from_qp1;
 };
 
 /** KMAD_PERMISSIVE_LID - the permissive LID, for directed-route SMPs. */
@@ -299,6 +308,9 @@ struct kmad_recv_grh {
  * @dlid_path_bits: the low LMC bits of the LID it was sent to.
  * @grh_present: it carried a GRH (always on an Ethernet port).
  * @grh: that GRH; read only with @grh_present.
+ * @bridged: it arrived at the port's real QP1, owned by another MAD layer,
+ *	and came through the provider's bridge (kmad_device_bridge_recv()):
+ *	kmad_create_response() answers it from there (&kmad_dest.from_qp1).
  */
 struct kmad_recv_wc {
 	const struct kmad_mad *mad;
@@ -310,6 +322,7 @@ struct kmad_recv_wc {
 	u8 dlid_path_bits;
 	bool grh_present;
 	struct kmad_recv_grh grh;
+	bool bridged;
 };
 
 /**

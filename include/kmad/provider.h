@@ -186,6 +186,9 @@ struct kmad_wc {
  * @sl: service level.
  * @grh_present: with a GRH built from @grh.
  * @grh: the global route.
+ * @from_qp1: for sends from the port's real QP1 (&kmad_hw_send.from_qp1):
+ *	a provider makes the handle for the QP that sends them (in the
+ *	protection domain of the other MAD layer's QP1).
  *
  * Compared with memcmp(): kmad zeroes the whole structure, padding
  * included, before filling it.
@@ -195,6 +198,7 @@ struct kmad_ah_attr {
 	u8 sl;
 	bool grh_present;
 	struct kmad_grh_attr grh;
+	bool from_qp1;
 };
 
 /**
@@ -211,6 +215,15 @@ struct kmad_ah_attr {
  * @ah: the provider's address handle for @ah_attr, from create_ah();
  *	NULL for a provider without create_ah().  Valid until the send's
  *	CQE has been polled.
+ * @from_qp1: send it from the port's real QP1, through the MAD layer that
+ *	owns it (&kmad_dest.from_qp1; only on QP1, and only on a provider
+ *	with @bridge_add: kmad refuses it on others before post_send).  The
+ *	send still completes with one CQE on the QP's CQ, polled with
+ *	poll_cq() like any other, once that layer reports the send done,
+ *	never before; it need not keep post order with the QP's other
+ *	sends, and the QP's error state does not flush it (it completes as
+ *	the other layer reports it).  The provider still reports it before
+ *	destroy_qp returns.
  *
  * The provider copies what it needs during post_send(); the structure
  * itself is not valid after the call returns.
@@ -226,6 +239,7 @@ struct kmad_hw_send {
 	u16 pkey_index;
 	const struct kmad_ah_attr *ah_attr;
 	void *ah;
+	bool from_qp1;
 };
 
 /**
@@ -288,7 +302,9 @@ struct kmad_hw_recv {
  *	another MAD layer (the kernel's ib_mad): a ULP registers an agent
  *	for unsolicited requests of @req's class, version, methods (and OUI)
  *	on @qpt of @port_num; ask that layer to pass such requests on, with
- *	kmad_device_bridge_recv().  An error fails the registration with it
+ *	kmad_device_bridge_recv(), and send what kmad marks
+ *	&kmad_hw_send.from_qp1 (responses to them) through it.  An error
+ *	fails the registration with it
  *	(-EBUSY: the other layer has a user of one of the methods).
  *	Process context, may sleep; kmad holds the port's registration
  *	mutex, so it must not call kmad's registration functions.

@@ -333,7 +333,7 @@ kmad_steps() {
 	else
 		run umad_peer query --ca rxe1 --dgid "$G0" --class 0x0b --mult 17 --count 16
 		case $? in
-		0) report rdma-to-kmad "ok $(detail), kmad agent on rxe0 answered through the bridge" ;;
+		0) report rdma-to-kmad "ok $(detail), kmad agent on rxe0 answered through the bridge, from ib_mad's QP1" ;;
 		3) report rdma-to-kmad "SKIPPED ib_mad on rxe0 answered class 0x0b itself: no kmad agent registered it through kmad_ib's bridge" ;;
 		*) report rdma-to-kmad "FAILED $(detail)" ;;
 		esac

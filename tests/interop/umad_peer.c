@@ -15,8 +15,10 @@
  *                   [--expect-status S] [--timeout-ms T] [--retries R]
  *	send N Gets (attr_mod 0..N-1), GID-routed to the QP1 (Q_Key
  *	0x80010000) of the port owning GID, one at a time, and check every
- *	answer: GetResp, same TID, status S (default 0) and, when S is 0,
- *	data byte i = (u8)(attr_mod * mult + i).
+ *	answer: GetResp, same TID, status S (default 0), sent from QP 1
+ *	(IBTA: the answer to a GMP sent to QP1 comes from QP1; ib_umad
+ *	gives the source QP in the umad address) and, when S is 0, data
+ *	byte i = (u8)(attr_mod * mult + i).
  *
  * Output: one line, "umad_peer: query: ok N (...)" or
  * "umad_peer: query: FAILED ..." (exit 1), or, when status 0 was expected
@@ -224,7 +226,7 @@ static int query(const struct opts *o)
 	struct ib_mad_addr addr = { 0 };
 	uint8_t *out, *in, want[MAD_SIZE - MAD_HDR];
 	int fd, agent, i;
-	unsigned int data_bad = 0;
+	unsigned int data_bad = 0, src_qp = 0;
 
 	if (!o->dgid)
 		usage();
@@ -295,6 +297,12 @@ static int query(const struct opts *o)
 			       o->expect_status);
 			return 1;
 		}
+		src_qp = be32toh(umad_get_mad_addr(in)->qpn);
+		if (src_qp != 1) {
+			printf("umad_peer: query: FAILED Get #%d: answer from QP %u, want QP 1\n",
+			       i, src_qp);
+			return 1;
+		}
 		if (be32toh(resp->attr_mod) != (uint32_t)i) {
 			printf("umad_peer: query: FAILED Get #%d: answer attr_mod %u\n",
 			       i, be32toh(resp->attr_mod));
@@ -317,8 +325,9 @@ static int query(const struct opts *o)
 		       data_bad, o->count);
 		return 1;
 	}
-	printf("umad_peer: query: ok %d (class 0x%02x, %s -> %s, status 0x%04x)\n",
-	       o->count, o->mgmt_class, o->ca, o->dgid, o->expect_status);
+	printf("umad_peer: query: ok %d (class 0x%02x, %s -> %s, status 0x%04x, from QP %u)\n",
+	       o->count, o->mgmt_class, o->ca, o->dgid, o->expect_status,
+	       src_qp);
 	return 0;
 }
 

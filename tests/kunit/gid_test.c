@@ -344,12 +344,70 @@ static void gid_create_response_by_gid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, resp->dest.grh.traffic_class, 7);
 	KUNIT_EXPECT_EQ(test, resp->dest.grh.hop_limit, 0xff);
 	KUNIT_EXPECT_EQ(test, resp->dest.dlid, 1);
+	KUNIT_EXPECT_FALSE(test, wc->bridged);
+	KUNIT_EXPECT_FALSE(test, resp->dest.from_qp1);
 	kmad_free_send_buf(resp);
 	/* Not one of ours: no response. */
 	wc->grh.dgid.global.interface_id = cpu_to_be64(0x1234);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_create_response(a, wc, GFP_KERNEL)),
 			-EADDRNOTAVAIL);
 	kmad_free_recv(wc);
+	kmad_free_send_buf(req);
+	kmad_unregister_agent(a);
+}
+
+/* A request that arrived through the provider's bridge (the port's real
+ * QP1, kmad_device_bridge_recv()) is marked, and its response is to leave
+ * from that QP1: kmad_create_response() sets from_qp1.  The simulated
+ * fabric has no bridge, so kmad refuses to post it, and kmad's own
+ * "unsupported" answer to a bridged request is dropped, not sent from
+ * kmad's QP.
+ */
+static void gid_bridged_response_from_qp1(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+	struct kmad_agent *a = gt_register_get(f, KT_DEV1);
+	struct kmad_send_buf *req = gt_request(f, false, 0);
+	struct kmad_wc bwc = { .src_qpn = 1, .slid = 1, .pkey_index = 0 };
+	struct kmad_send_buf *resp;
+	struct kmad_recv_wc *wc;
+	s64 dropped;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	f->keep_recv = true;
+	KUNIT_ASSERT_EQ(test, kmad_device_bridge_recv(dev, 1, &bwc, NULL,
+						      req->mad, KMAD_MAD_SIZE),
+			0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, READ_ONCE(f->kept_recv)));
+	wc = f->kept_recv;
+	KUNIT_EXPECT_TRUE(test, wc->bridged);
+	KUNIT_EXPECT_EQ(test, wc->src_qpn, 1U);
+	resp = kmad_create_response(a, wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(resp));
+	KUNIT_EXPECT_TRUE(test, resp->dest.from_qp1);
+	KUNIT_EXPECT_EQ(test, resp->dest.remote_qpn, 1U);
+	/* No bridge on the simulated fabric: nothing to send it through. */
+	KUNIT_EXPECT_EQ(test, kmad_post_send(resp), -EINVAL);
+	/* from_qp1 is for QP1's responses only: cleared, it posts. */
+	resp->dest.from_qp1 = false;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(resp), 0);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, atomic_read(&f->sends) == 1));
+	kmad_free_send_buf(resp);
+	kmad_free_recv(wc);
+
+	/* No agent for Set: kmad's own answer would leave from QP1. */
+	dropped = atomic64_read(&f->port[KT_DEV1]->stats[KMAD_PSTAT_REQ_DROPPED]);
+	req->mad->mad_hdr.method = KMAD_METHOD_SET;
+	KUNIT_ASSERT_EQ(test, kmad_device_bridge_recv(dev, 1, &bwc, NULL,
+						      req->mad, KMAD_MAD_SIZE),
+			0);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&f->port[KT_DEV1]->stats[KMAD_PSTAT_REQ_DROPPED]),
+			dropped + 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
 	kmad_free_send_buf(req);
 	kmad_unregister_agent(a);
 }
@@ -726,6 +784,7 @@ static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_debugfs_hw_qpn),
 	KUNIT_CASE(gid_post_validation_ib),
 	KUNIT_CASE(gid_create_response_by_gid),
+	KUNIT_CASE(gid_bridged_response_from_qp1),
 	KUNIT_CASE(gid_match_rejects_no_grh),
 	KUNIT_CASE(gid_match_rejects_grh),
 	KUNIT_CASE(gid_match_dgid),

@@ -15,7 +15,8 @@
  * destination is resolved by ib_core through the IP stack (neighbour
  * discovery or ARP, up to a second), by rdma_create_user_ah(), which does
  * that before making the AH and which kernel callers may use without user
- * data.
+ * data.  A handle for sends from the real QP1 (&kmad_ah_attr.from_qp1) is
+ * made on the protection domain of ib_mad's QP1, which sends them.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -65,10 +66,18 @@ int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
 		      const struct kmad_ah_attr *attr, void **ah)
 {
 	struct kmad_ib_dev *kdev = kmad_ib_dev(dev);
+	struct ib_mad_agent *qp1 = kdev->ports[port_num - 1].qp1_agent;
 	struct rdma_ah_attr aa = {};
 	const struct kmad_grh_attr *g = &attr->grh;
+	struct ib_pd *pd = kdev->pd;
 	union ib_gid dgid;
 	struct ib_ah *iah;
+
+	if (attr->from_qp1) {
+		if (!qp1)
+			return -EOPNOTSUPP;
+		pd = qp1->qp->pd;
+	}
 
 	aa.type = rdma_ah_find_type(kdev->ibdev, port_num);
 	rdma_ah_set_port_num(&aa, port_num);
@@ -80,14 +89,14 @@ int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
 	}
 	if (aa.type != RDMA_AH_ATTR_TYPE_ROCE) {
 		rdma_ah_set_dlid(&aa, attr->dlid);
-		iah = rdma_create_ah(kdev->pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
+		iah = rdma_create_ah(pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
 	} else if (!attr->grh_present) {
 		return -EINVAL;		/* RoCE is GID routed only */
 	} else if (gid_is_ll_eui64(&dgid)) {
 		rdma_get_ll_mac((struct in6_addr *)dgid.raw, aa.roce.dmac);
-		iah = rdma_create_ah(kdev->pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
+		iah = rdma_create_ah(pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
 	} else {
-		iah = rdma_create_user_ah(kdev->pd, &aa, NULL);
+		iah = rdma_create_user_ah(pd, &aa, NULL);
 	}
 	if (IS_ERR(iah)) {
 		pr_warn_ratelimited("%s port %u: no address handle for %pI6 (LID %u): %ld\n",

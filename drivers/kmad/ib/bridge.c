@@ -8,9 +8,11 @@
  * we register an ib_mad agent for the same class, version, methods (and
  * OUI), and give every request it receives to kmad with
  * kmad_device_bridge_recv(), which dispatches it as if kmad's own QP had
- * received it.  The kmad agent's response (kmad_create_response()) leaves
- * from kmad's UD QP to the requester's QP: ib_mad and libibumad match a
- * response by TID and GIDs, not by the responder's QP, so they take it.
+ * received it, marked as bridged.  The kmad agent's response
+ * (kmad_create_response(), and kmad's own "unsupported" answer) is marked
+ * &kmad_dest.from_qp1 and leaves from the port's QP1 through ib_mad, on
+ * the port's send-only agent (verbs.c), as IBTA has it: a requester that
+ * checks the responder's QP sees 1.
  *
  * An ib_mad agent of another in-kernel user (ib_cm holds CM Send, for
  * example) or of user space (ib_umad) already holding one of the methods

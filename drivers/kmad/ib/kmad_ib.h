@@ -12,8 +12,15 @@
  *   owned by the QP.  A slot is free, or holds one posted send or receive
  *   from the post until its completion is polled.
  *
+ * - A send from the port's real QP1 (&kmad_hw_send.from_qp1) also holds
+ *   a slot, with no DMA mapping, and an ib_mad send buffer (freed in our
+ *   ib_mad send handler) until ib_mad reports it done; the slot then waits
+ *   on its CQ's software completion list until poll_cq() returns it.
+ *
  * Locks: Q (&kmad_ib_qp.lock, irq-safe) guards a QP's free slot list and
- * the DMA state of its slots.  No lock is held while calling kmad.
+ * the DMA state of its slots; S (&kmad_ib_cq.sw_lock, irq-safe) a CQ's
+ * software completion list.  Neither is held while taking the other, or
+ * while calling kmad or ib_mad.
  */
 #ifndef KMAD_IB_H
 #define KMAD_IB_H
@@ -23,6 +30,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
 #include <kmad/provider.h>
@@ -44,6 +52,10 @@ struct kmad_ib_dev;
  * @bridge_lock: B, see bridge.c.
  * @bridges: the port's ib_mad agents standing in for kmad agents (B).
  * @bridges_dead: the device is going: no more bridges (B).
+ * @qp1_agent: a send-only ib_mad agent on the port's QP1, through which
+ *	kmad's responses to bridged requests leave (&kmad_hw_send.from_qp1);
+ *	NULL if ib_mad refused it.  Registered before the kmad device,
+ *	unregistered after it.
  */
 struct kmad_ib_port {
 	struct kmad_ib_dev *kdev;
@@ -53,6 +65,7 @@ struct kmad_ib_port {
 	struct mutex bridge_lock;	/* B: @bridges, @bridges_dead */
 	struct list_head bridges;
 	bool bridges_dead;
+	struct ib_mad_agent *qp1_agent;
 };
 
 /**
@@ -79,10 +92,15 @@ struct kmad_ib_dev {
  * struct kmad_ib_cq - a kmad CQ: an ib_core CQ with our own event handler.
  * @cq: the ib_core CQ.
  * @kcq: kmad's CQ.
+ * @sw_lock: S, see the top of this file.
+ * @sw_done: slots of sends from the real QP1 that ib_mad reported done,
+ *	oldest first, for poll_cq() (S).
  */
 struct kmad_ib_cq {
 	struct ib_cq *cq;
 	struct kmad_cq *kcq;
+	spinlock_t sw_lock;	/* S: @sw_done */
+	struct list_head sw_done;
 };
 
 /**
@@ -96,6 +114,10 @@ struct kmad_ib_cq {
  * @len: its length.
  * @dir: its DMA direction.
  * @busy: posted, not yet polled (Q).
+ * @qp1: holds a send from the real QP1 (Q).
+ * @msg: that send's ib_mad buffer, until ib_mad reports it done.
+ * @sw_entry: in &kmad_ib_cq.sw_done once ib_mad reported it (S).
+ * @sw_status: how ib_mad said it ended.
  */
 struct kmad_ib_wr {
 	struct ib_cqe cqe;
@@ -107,6 +129,10 @@ struct kmad_ib_wr {
 	u32 len;
 	enum dma_data_direction dir;
 	bool busy;
+	bool qp1;
+	struct ib_mad_send_buf *msg;
+	struct list_head sw_entry;
+	enum kmad_wc_status sw_status;
 };
 
 /**
@@ -114,7 +140,10 @@ struct kmad_ib_wr {
  * @qp: the ib_core QP.
  * @kqp: kmad's QP.
  * @kdev: our device.
+ * @icq: its CQ.
  * @port_num: the port.
+ * @qp1_sends: its sends from the real QP1 that ib_mad has not reported
+ *	done, and whose handler has not finished; destroy waits for none.
  * @state: the state kmad last moved it to.
  * @lock: Q, see the top of this file.
  * @free: free slots (Q).
@@ -125,7 +154,9 @@ struct kmad_ib_qp {
 	struct ib_qp *qp;
 	struct kmad_qp *kqp;
 	struct kmad_ib_dev *kdev;
+	struct kmad_ib_cq *icq;
 	u8 port_num;
+	atomic_t qp1_sends;
 	enum kmad_qp_state state;
 	spinlock_t lock;	/* Q: @free and the slots */
 	struct kmad_ib_wr *free;
@@ -152,6 +183,8 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr);
 int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr);
 int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc);
 int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags);
+void kmad_ib_qp1_send_handler(struct ib_mad_agent *agent,
+			      struct ib_mad_send_wc *send_wc);
 void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
 		       const struct ib_wc *iwc, void *grh);
 

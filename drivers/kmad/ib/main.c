@@ -180,6 +180,39 @@ static bool device_usable(struct ib_device *ibdev)
 
 static struct ib_client kmad_ib_client;
 
+/*
+ * The port's send-only ib_mad agent on QP1, for kmad's responses to
+ * bridged requests (see verbs.c).  Without it those responses fail to
+ * post (kmad completes them with a local error); the port still works.
+ */
+static void qp1_agent_register(struct kmad_ib_port *port)
+{
+	struct ib_device *ibdev = port->kdev->ibdev;
+	struct ib_mad_agent *agent;
+
+	agent = ib_register_mad_agent(ibdev, port->port_num, IB_QPT_GSI, NULL,
+				      0, kmad_ib_qp1_send_handler, NULL, port,
+				      0);
+	if (IS_ERR(agent)) {
+		pr_warn("%s port %u: no ib_mad agent on QP1 (%ld): responses to bridged requests cannot be sent\n",
+			dev_name(&ibdev->dev), port->port_num,
+			PTR_ERR(agent));
+		agent = NULL;
+	}
+	port->qp1_agent = agent;
+}
+
+static void qp1_agents_unregister(struct kmad_ib_dev *kdev)
+{
+	u8 p;
+
+	for (p = 0; p < kdev->num_ports; p++) {
+		if (kdev->ports[p].qp1_agent)
+			ib_unregister_mad_agent(kdev->ports[p].qp1_agent);
+		kdev->ports[p].qp1_agent = NULL;
+	}
+}
+
 static int kmad_ib_add_one(struct ib_device *ibdev)
 {
 	const char *name = dev_name(&ibdev->dev);
@@ -220,6 +253,8 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 		ret = PTR_ERR(kdev->pd);
 		goto err_free_dev;
 	}
+	for (p = 1; p <= num_ports; p++)
+		qp1_agent_register(&kdev->ports[p - 1]);
 	ret = kmad_device_register(dev);
 	if (ret)
 		goto err_dealloc_pd;
@@ -240,6 +275,7 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	return 0;
 
 err_dealloc_pd:
+	qp1_agents_unregister(kdev);
 	ib_dealloc_pd(kdev->pd);
 err_free_dev:
 	kmad_device_free(dev);
@@ -262,8 +298,12 @@ static void kmad_ib_remove_one(struct ib_device *ibdev, void *client_data)
 		/* No bridged request reaches kmad from here on. */
 		kmad_ib_bridges_stop(&kdev->ports[p]);
 	}
-	/* Flushes every QP through our ops, then destroys them. */
+	/* Flushes every QP through our ops, then destroys them; every send
+	 * from QP1 has completed (destroy_qp waits for ib_mad's reports) and
+	 * every address handle is gone.
+	 */
 	kmad_device_unregister(dev);
+	qp1_agents_unregister(kdev);
 	ib_dealloc_pd(kdev->pd);
 	pr_info("%s: kmad device removed\n", dev_name(&ibdev->dev));
 	kmad_device_free(dev);

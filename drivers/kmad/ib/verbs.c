@@ -17,6 +17,24 @@
  * is polled.  Buffers are mapped in post_send() and post_recv(), which may
  * run with interrupts off (dma_map_single() does not sleep), and unmapped
  * in poll_cq().
+ *
+ * Sends from the real QP1.  kmad's responses to requests that came through
+ * the bridge (&kmad_hw_send.from_qp1) leave from the port's QP1, which
+ * ib_mad owns: post_send() copies the MAD into an ib_mad send buffer of
+ * the port's send-only agent (&kmad_ib_port.qp1_agent; ib_create_send_mad()
+ * with GFP_ATOMIC) with the address handle kmad made for it on ib_mad's
+ * protection domain (create_ah with &kmad_ah_attr.from_qp1), and posts it
+ * with ib_post_send_mad(), no timeout.  ib_mad calls
+ * kmad_ib_qp1_send_handler() once the hardware completed it (or failed
+ * it); that queues a software completion on the QP's CQ and calls
+ * kmad_cq_event(), and poll_cq() returns software completions after the
+ * hardware CQ's.  So every such send has exactly one completion, polled
+ * like any CQE, never before ib_mad's: also when kmad moves the QP to the
+ * error state (ib_mad's QP1 is not ours to flush: the send completes as
+ * ib_mad reports it).  destroy_qp waits for ib_mad's handlers of the
+ * QP's sends (kmad destroys a QP only once it has reaped all of them), and
+ * the agent is unregistered only after the kmad device, when none is
+ * left.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -62,6 +80,8 @@ int kmad_ib_create_cq(struct kmad_cq *kcq, unsigned int depth)
 	if (!icq)
 		return -ENOMEM;
 	icq->kcq = kcq;
+	spin_lock_init(&icq->sw_lock);
+	INIT_LIST_HEAD(&icq->sw_done);
 	icq->cq = ib_create_cq(kdev->ibdev, kmad_ib_cq_comp, kmad_ib_cq_async,
 			       kcq, &attr);
 	if (IS_ERR(icq->cq)) {
@@ -119,6 +139,8 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 		return -ENOMEM;
 	iqp->kqp = kqp;
 	iqp->kdev = kdev;
+	iqp->icq = to_ib_cq(kcq);
+	atomic_set(&iqp->qp1_sends, 0);
 	iqp->port_num = kmad_qp_port_num(kqp);
 	iqp->state = KMAD_QPS_RESET;
 	spin_lock_init(&iqp->lock);
@@ -130,6 +152,7 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	}
 	for (i = 0; i < iqp->nr_wrs; i++) {
 		iqp->wrs[i].qp = iqp;
+		INIT_LIST_HEAD(&iqp->wrs[i].sw_entry);
 		iqp->wrs[i].next = iqp->free;
 		iqp->free = &iqp->wrs[i];
 	}
@@ -172,6 +195,8 @@ static void wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w)
 		ib_dma_unmap_single(iqp->kdev->ibdev, w->dma, w->len, w->dir);
 	w->dir = DMA_NONE;
 	w->busy = false;
+	w->qp1 = false;
+	w->msg = NULL;
 	w->kcqe = NULL;
 	w->next = iqp->free;
 	iqp->free = w;
@@ -181,6 +206,8 @@ static void wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w)
  * Reclaim the slots of work requests ib_core will not complete any more
  * (after a reset or destroy).  kmad resets and destroys only QPs whose
  * work it has reaped, so this finds none unless something went wrong.
+ * Sends from the real QP1 are not the QP's: ib_mad still completes them
+ * (destroy first waits for that and drops their software completions).
  */
 static void qp_reclaim(struct kmad_ib_qp *iqp)
 {
@@ -189,7 +216,7 @@ static void qp_reclaim(struct kmad_ib_qp *iqp)
 
 	spin_lock_irqsave(&iqp->lock, flags);
 	for (i = 0; i < iqp->nr_wrs; i++) {
-		if (iqp->wrs[i].busy) {
+		if (iqp->wrs[i].busy && !iqp->wrs[i].qp1) {
 			wr_put_locked(iqp, &iqp->wrs[i]);
 			lost++;
 		}
@@ -201,12 +228,46 @@ static void qp_reclaim(struct kmad_ib_qp *iqp)
 			iqp->qp->qp_num, lost);
 }
 
+/*
+ * Wait until ib_mad has reported every send of the QP from the real QP1
+ * and our handler is done with them, then drop the software completions
+ * of the QP kmad has not polled (none, unless something went wrong).
+ */
+static void qp1_sends_drain(struct kmad_ib_qp *iqp)
+{
+	struct kmad_ib_cq *icq = iqp->icq;
+	struct kmad_ib_wr *w, *tmp;
+	unsigned int lost = 0;
+	LIST_HEAD(mine);
+	unsigned long flags;
+
+	wait_var_event(&iqp->qp1_sends, !atomic_read(&iqp->qp1_sends));
+	spin_lock_irqsave(&icq->sw_lock, flags);
+	list_for_each_entry_safe(w, tmp, &icq->sw_done, sw_entry) {
+		if (w->qp == iqp)
+			list_move_tail(&w->sw_entry, &mine);
+	}
+	spin_unlock_irqrestore(&icq->sw_lock, flags);
+	spin_lock_irqsave(&iqp->lock, flags);
+	list_for_each_entry_safe(w, tmp, &mine, sw_entry) {
+		list_del_init(&w->sw_entry);
+		wr_put_locked(iqp, w);
+		lost++;
+	}
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	if (lost)
+		pr_warn("%s port %u: QP %u: %u sends from QP1 not polled\n",
+			dev_name(&iqp->kdev->ibdev->dev), iqp->port_num,
+			iqp->qp->qp_num, lost);
+}
+
 void kmad_ib_destroy_qp(struct kmad_qp *kqp)
 {
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
 
 	WRITE_ONCE(iqp->kdev->ports[iqp->port_num - 1].gsi_qpn, 0);
 	ib_destroy_qp(iqp->qp);
+	qp1_sends_drain(iqp);
 	qp_reclaim(iqp);
 	kmad_qp_set_priv(kqp, NULL);
 	kfree(iqp->wrs);
@@ -295,6 +356,102 @@ static struct kmad_ib_wr *wr_get_locked(struct kmad_ib_qp *iqp,
 	return w;
 }
 
+/*
+ * Post a send from the port's real QP1, through ib_mad (see the top of
+ * this file).  Any context but hard interrupt, interrupts possibly off:
+ * ib_create_send_mad() allocates atomically, ib_post_send_mad() takes
+ * irq-safe locks only, as ib_cm calls it under its own.
+ */
+static int post_send_qp1(struct kmad_ib_qp *iqp, const struct kmad_hw_send *wr)
+{
+	struct kmad_ib_port *port = &iqp->kdev->ports[iqp->port_num - 1];
+	struct ib_mad_agent *agent = port->qp1_agent;
+	struct ib_mad_send_buf *msg;
+	struct kmad_ib_wr *w;
+	unsigned long flags;
+	int ret;
+
+	if (!agent || !wr->ah || wr->len != sizeof(struct ib_mad))
+		return -EINVAL;
+	msg = ib_create_send_mad(agent, wr->remote_qpn, wr->pkey_index, 0,
+				 IB_MGMT_MAD_HDR, wr->len - IB_MGMT_MAD_HDR,
+				 GFP_ATOMIC, IB_MGMT_BASE_VERSION);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	memcpy(msg->mad, wr->mad, wr->len);
+	msg->ah = wr->ah;
+	msg->timeout_ms = 0;
+	msg->retries = 0;
+
+	spin_lock_irqsave(&iqp->lock, flags);
+	w = iqp->free;
+	if (!w) {
+		spin_unlock_irqrestore(&iqp->lock, flags);
+		ib_free_send_mad(msg);
+		return -ENOBUFS;
+	}
+	iqp->free = w->next;
+	w->next = NULL;
+	w->kcqe = wr->cqe;
+	w->buf = NULL;
+	w->dir = DMA_NONE;
+	w->busy = true;
+	w->qp1 = true;
+	w->msg = msg;
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	msg->context[0] = w;
+	/* Counted before ib_mad can report it. */
+	atomic_inc(&iqp->qp1_sends);
+	ret = ib_post_send_mad(msg, NULL);
+	if (!ret)
+		return 0;
+	/* Not posted: ib_mad will not report it. */
+	atomic_dec(&iqp->qp1_sends);
+	spin_lock_irqsave(&iqp->lock, flags);
+	wr_put_locked(iqp, w);
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	ib_free_send_mad(msg);
+	return ret;
+}
+
+static enum kmad_wc_status wc_status(enum ib_wc_status status);
+
+/**
+ * kmad_ib_qp1_send_handler() - ib_mad reports a send from the real QP1.
+ * @agent: the port's &kmad_ib_port.qp1_agent.
+ * @send_wc: the send and how it ended.
+ *
+ * Queues the send's completion on its QP's CQ for poll_cq() and tells
+ * kmad.  Context: ib_mad's completion work, or ib_unregister_mad_agent()
+ * (which finds none: the agent goes after the kmad device).
+ */
+void kmad_ib_qp1_send_handler(struct ib_mad_agent *agent,
+			      struct ib_mad_send_wc *send_wc)
+{
+	struct kmad_ib_wr *w = send_wc->send_buf->context[0];
+	struct kmad_ib_qp *iqp = w->qp;
+	struct kmad_ib_cq *icq = iqp->icq;
+	unsigned long flags;
+
+	w->sw_status = wc_status(send_wc->status);
+	if (send_wc->status != IB_WC_SUCCESS &&
+	    send_wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("%s port %u: send from QP1: %s (vendor error 0x%x)\n",
+				    dev_name(&iqp->kdev->ibdev->dev),
+				    iqp->port_num,
+				    ib_wc_status_msg(send_wc->status),
+				    send_wc->vendor_err);
+	w->msg = NULL;
+	ib_free_send_mad(send_wc->send_buf);
+	spin_lock_irqsave(&icq->sw_lock, flags);
+	list_add_tail(&w->sw_entry, &icq->sw_done);
+	spin_unlock_irqrestore(&icq->sw_lock, flags);
+	kmad_cq_event(icq->kcq);
+	/* Last: destroy_qp may free the QP once this reads zero. */
+	if (atomic_dec_and_test(&iqp->qp1_sends))
+		wake_up_var(&iqp->qp1_sends);
+}
+
 int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 {
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
@@ -304,6 +461,9 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	struct ib_sge sge;
 	unsigned long flags;
 	int ret;
+
+	if (wr->from_qp1)
+		return post_send_qp1(iqp, wr);
 
 	/* A UD QP sends with its own P_Key (index 0), whatever the work
 	 * request says: only a GSI QP takes a P_Key index per send.
@@ -466,29 +626,68 @@ static void wc_convert(struct kmad_ib_dev *kdev, const struct ib_wc *iwc,
 
 #define KMAD_IB_POLL_BATCH 8
 
+/* The oldest software completion of @icq into @wc; false if none. */
+static bool sw_poll_one(struct kmad_ib_cq *icq, struct kmad_wc *wc)
+{
+	struct kmad_ib_wr *w;
+	struct kmad_ib_qp *iqp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&icq->sw_lock, flags);
+	w = list_first_entry_or_null(&icq->sw_done, struct kmad_ib_wr,
+				     sw_entry);
+	if (w)
+		list_del_init(&w->sw_entry);
+	spin_unlock_irqrestore(&icq->sw_lock, flags);
+	if (!w)
+		return false;
+	iqp = w->qp;
+	memset(wc, 0, sizeof(*wc));
+	wc->cqe = w->kcqe;
+	wc->status = w->sw_status;
+	wc->opcode = KMAD_WC_SEND;
+	spin_lock_irqsave(&iqp->lock, flags);
+	wr_put_locked(iqp, w);
+	spin_unlock_irqrestore(&iqp->lock, flags);
+	return true;
+}
+
 int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc)
 {
 	struct kmad_ib_dev *kdev = kmad_ib_dev(kmad_cq_device(kcq));
-	struct ib_cq *cq = to_ib_cq(kcq)->cq;
+	struct kmad_ib_cq *icq = to_ib_cq(kcq);
 	struct ib_wc iwc[KMAD_IB_POLL_BATCH];
 	int done = 0, n, i;
 
 	while (done < nent) {
-		n = ib_poll_cq(cq, min(nent - done, KMAD_IB_POLL_BATCH), iwc);
+		n = ib_poll_cq(icq->cq, min(nent - done, KMAD_IB_POLL_BATCH),
+			       iwc);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
 			wc_convert(kdev, &iwc[i], &wc[done + i]);
 		done += n;
 	}
+	/* Then the sends ib_mad reported (from the real QP1). */
+	while (done < nent && sw_poll_one(icq, &wc[done]))
+		done++;
 	return done;
 }
 
 int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags)
 {
+	struct kmad_ib_cq *icq = to_ib_cq(kcq);
 	enum ib_cq_notify_flags f = IB_CQ_NEXT_COMP;
+	int ret;
 
 	if (flags & KMAD_CQ_REPORT_MISSED_EVENTS)
 		f |= IB_CQ_REPORT_MISSED_EVENTS;
-	return ib_req_notify_cq(to_ib_cq(kcq)->cq, f);
+	ret = ib_req_notify_cq(icq->cq, f);
+	/* A software completion queued before the arming raised its own
+	 * kmad_cq_event(); say so all the same, kmad polls again.
+	 */
+	if (!ret && (flags & KMAD_CQ_REPORT_MISSED_EVENTS) &&
+	    !list_empty_careful(&icq->sw_done))
+		ret = 1;
+	return ret;
 }
