@@ -12,7 +12,8 @@
 #                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
 #   make bench              benchmarks on a non-debug kernel in QEMU (QUICK=1)
 #   make interop            kmad, ib_mad and libibumad over rxe, stock kernel,
-#                           in QEMU (INTEROP_CASES=... INTEROP_ARGS=...)
+#                           in QEMU (INTEROP_CASES=... INTEROP_ARGS=...;
+#                           KERNEL=debug: on make check's debug kernel)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -66,10 +67,11 @@ bench:
 	@QUICK='$(QUICK)' REPEATS='$(REPEATS)' $(CURDIR)/tests/bench/bench.sh
 
 # INTEROP_CASES=<list> INTEROP_ARGS='k=v ...': kmad_interop's parameters;
-# see tests/interop/interop.sh and Documentation/interop.rst.
+# KERNEL=debug: the debug kernel of make check instead of the stock one.
+# See tests/interop/interop.sh and Documentation/interop.rst.
 interop:
-	@INTEROP_CASES='$(INTEROP_CASES)' INTEROP_ARGS='$(INTEROP_ARGS)' \
-		$(CURDIR)/tests/interop/interop.sh
+	@KERNEL='$(KERNEL)' INTEROP_CASES='$(INTEROP_CASES)' \
+		INTEROP_ARGS='$(INTEROP_ARGS)' $(CURDIR)/tests/interop/interop.sh
 
 lint:
 	@$(CURDIR)/tests/lint.sh
@@ -91,4 +93,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,21p' Makefile
+	@sed -n '3,22p' Makefile

@@ -27,19 +27,31 @@
 #      is the summary and the verdict.
 #
 # Environment (the Makefile passes its variables of the same names):
+#   KERNEL=stock|debug        the guest kernel: Debian's stock kernel (the
+#                             default), or the debug kernel of make check
+#                             (tests/qemu/kernel.sh debug: lockdep, KASAN,
+#                             kmemleak...), with its own RDMA modules
 #   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
 #   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
-#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420: a passing
-#                             guest needs well under a minute, a failing one
-#                             can wait 30 s per kmad_interop case)
+#   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420, 900 with
+#                             KERNEL=debug: a passing guest needs well under
+#                             a minute on the stock kernel, a few on the
+#                             debug one; a failing one can wait 30 s per
+#                             kmad_interop case)
 #   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/interop
 qemu_dir=$root/tests/qemu
-out=$root/build/interop
+kernel=${KERNEL:-stock}
+case "$kernel" in
+stock) out=$root/build/interop ;;
+debug) out=$root/build/interop-debug ;;
+*) echo "interop.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 2 ;;
+esac
 timeout=${KMAD_INTEROP_TIMEOUT:-420}
+[ "$kernel" = stock ] || timeout=${KMAD_INTEROP_TIMEOUT:-900}
 cases=${INTEROP_CASES:-}
 interop_args=${INTEROP_ARGS:-}
 start_all=$SECONDS
@@ -51,21 +63,40 @@ die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)";
 	die "INTEROP_CASES/INTEROP_ARGS: only letters, digits, blanks and _=,:./+- are allowed"
 
 # 1. Packages.
-say "checking packages (tests/qemu/deps.sh interop)"
-"$qemu_dir/deps.sh" interop
-
-hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-	  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
-[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-kver=${hdr_pkg#linux-headers-}
-kdir=/usr/src/$hdr_pkg
-vmlinuz=/boot/vmlinuz-$kver
-[[ $(dpkg-query -W -f='${Depends}' linux-image-amd64) == *"linux-image-$kver"* ]] ||
-	die "linux-image-amd64 does not match the headers ($kver)"
+# modroot: where the kernel's own modules are (/lib/modules/<kver>/ below
+# it): the host's for the stock kernel, a modules_install of the debug
+# build for the debug kernel.
+if [ "$kernel" = stock ]; then
+	say "checking packages (tests/qemu/deps.sh interop)"
+	"$qemu_dir/deps.sh" interop
+	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
+	kver=${hdr_pkg#linux-headers-}
+	kdir=/usr/src/$hdr_pkg
+	vmlinuz=/boot/vmlinuz-$kver
+	[[ $(dpkg-query -W -f='${Depends}' linux-image-amd64) == *"linux-image-$kver"* ]] ||
+		die "linux-image-amd64 does not match the headers ($kver)"
+	modroot=
+else
+	say "checking packages (tests/qemu/deps.sh check interop)"
+	"$qemu_dir/deps.sh" check interop
+	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) || die "building the debug kernel (tests/qemu/kernel.sh debug)"
+	kver=$(cat "$kdir/include/config/kernel.release")
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+	grep -q '^CONFIG_RDMA_RXE=m' "$kdir/.config" ||
+		die "the debug kernel $kdir has no CONFIG_RDMA_RXE=m (tests/qemu/config/debug.config)"
+	modroot=$out/kmods
+	rm -rf "$modroot"
+	make -s -C "$kdir" INSTALL_MOD_PATH="$modroot" modules_install > /dev/null ||
+		die "modules_install of $kdir"
+fi
 [ -d "$kdir" ] || die "$kdir missing"
 [ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
-[ -d "/lib/modules/$kver/kernel" ] || die "/lib/modules/$kver/kernel missing"
-say "stock kernel $kver: $vmlinuz, headers $kdir"
+[ -d "$modroot/lib/modules/$kver/kernel" ] || die "$modroot/lib/modules/$kver/kernel missing"
+say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
+modinfo=(/sbin/modinfo -k "$kver")
+[ -z "$modroot" ] || modinfo+=(-b "$modroot")
 
 # 2. Build in a copy of the tree (objects survive between runs).
 src=$out/src
@@ -139,21 +170,23 @@ add_prog "$(command -v rdma)" rdma
 add_prog "$src/tests/interop/umad_peer" umad_peer
 
 # The stock modules and everything they depend on, at their own paths.
-stock=(crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs ib_umad
-       rdma_rxe veth)
+stock=(crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_umad rdma_rxe veth)
+# The debug kernel has no INFINIBAND_USER_ACCESS (nothing here uses verbs).
+[ "$kernel" = debug ] || stock+=(ib_uverbs)
 declare -A seen=()
 add_mod() {
-	local m=$1 path dep
+	local m=$1 path dep rel
 	[ -n "${seen[$m]:-}" ] && return 0
 	seen[$m]=1
-	path=$(/sbin/modinfo -k "$kver" -n "$m") || die "no stock module $m"
+	path=$("${modinfo[@]}" -n "$m") || die "no module $m in the $kernel kernel"
 	case "$path" in
-	/lib/modules/*) ;;
+	"$modroot"/lib/modules/*) ;;
 	*) return 0 ;;	# built in
 	esac
-	mkdir -p "$stage$(dirname "$path")"
-	cp "$path" "$stage$path"
-	for dep in $(/sbin/modinfo -k "$kver" -F depends "$m" | tr ',' ' '); do
+	rel=${path#"$modroot"}
+	mkdir -p "$stage$(dirname "$rel")"
+	cp "$path" "$stage$rel"
+	for dep in $("${modinfo[@]}" -F depends "$m" | tr ',' ' '); do
 		add_mod "$dep"
 	done
 }
@@ -163,7 +196,7 @@ done
 cp "$peer_ko" "$stage/lib/modules/$kver/updates/kmad/"
 [ ${#kos[@]} -eq 0 ] || cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
 for f in modules.order modules.builtin modules.builtin.modinfo; do
-	cp "/lib/modules/$kver/$f" "$stage/lib/modules/$kver/$f"
+	cp "$modroot/lib/modules/$kver/$f" "$stage/lib/modules/$kver/$f"
 done
 /sbin/depmod -b "$stage" "$kver"
 grep -q '^kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko: ' \
@@ -195,13 +228,15 @@ mknod -m 600 "$stage/dev/console" c 5 1
 mknod -m 666 "$stage/dev/null" c 1 3
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
 	gzip -1 > "$out/initramfs.cpio.gz"
-say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), stock modules: ${!seen[*]}"
+say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"
 
 # 4. Boot.
 append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
-[ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || append+=" quiet"
+# The debug kernel boots verbose: a splat at boot is printed at
+# KERN_WARNING, which quiet would hide from the splat check.
+[ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
 log=$out/console.log
-say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
+say "booting the $kernel kernel $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
 t0=$SECONDS
 rc=0
 timeout --foreground -k 10 "$timeout" \
@@ -233,17 +268,26 @@ while read -r line; do
 	fail+=("$line")
 done < <({ grep '^interop: .*: FAILED' "$results"
 	   grep -E 'kmad_interop: .*FAILED|kmad-interop: FAILED' "$log"; } || true)
-# Kernel splats: the patterns of tests/qemu/harness.py (make check).
+# Kernel splats: the patterns of tests/qemu/harness.py (make check), and
+# like make check, kmemleak reports of objects allocated by start_kernel
+# (boot, not kmad) are left out.
 splats=$(python3 - "$qemu_dir" "$log" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
 import harness
 with open(sys.argv[2], encoding='utf-8', errors='replace') as f:
-    for n, line in enumerate(f, 1):
-        for rx, what in harness.SPLATS:
-            if rx.search(line):
-                print(f'{n}: {what}: {line.strip()}')
-                break
+    log = f.read().splitlines()
+boot_leaks = harness.early_boot_leaks(log)
+if boot_leaks:
+    print(f'(ignored: {len(boot_leaks)} kmemleak report(s) of objects '
+          'allocated by start_kernel)', file=sys.stderr)
+for n, line in enumerate(log, 1):
+    if n in boot_leaks:
+        continue
+    for rx, what in harness.SPLATS:
+        if rx.search(line):
+            print(f'{n}: {what}: {line.strip()}')
+            break
 EOF
 ) || fail+=("cannot scan the log for splats")
 if [ -n "$splats" ]; then
@@ -258,7 +302,7 @@ skipped=$(grep -c '^interop: .*: SKIPPED' "$results" || true)
 echo
 echo "== make interop results"
 grep '^interop: ' "$results" || true
-say "guest ran ${guest_s}s; make interop took $((SECONDS - start_all))s in all"
+say "$kernel kernel: guest ran ${guest_s}s; make interop took $((SECONDS - start_all))s in all"
 if [ ${#fail[@]} -ne 0 ]; then
 	for f in "${fail[@]}"; do echo "interop.sh: FAILED: $f" >&2; done
 	echo "interop: summary: $ok ok, $failed failed, $skipped skipped; verdict: FAILED"

@@ -62,7 +62,10 @@ KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" \
 make -s -C "$src" O="$out" olddefconfig >/dev/null
 
 # Every option a fragment names must have survived olddefconfig: a
-# dependency we forgot would otherwise silently drop a debug check.
+# dependency we forgot would otherwise silently drop a debug check.  When
+# two fragments name the same option the later one wins, as in
+# merge_config.sh (debug.config's CONFIG_INFINIBAND=m over base.config's
+# =n): only its line is checked.
 bad=0
 while IFS= read -r line; do
 	case "$line" in
@@ -77,7 +80,7 @@ while IFS= read -r line; do
 			bad=1
 		fi ;;
 	esac
-done < <(cat "${frags[@]}")
+done < <(cat "${frags[@]}" | grep '^CONFIG_' | tac | sort -t= -k1,1 -u -s)
 [ "$bad" = 0 ] || { echo "kernel.sh: config fragments not satisfied" >&2; exit 1; }
 
 jobs=$(( $(nproc) + 1 ))
