@@ -41,6 +41,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/qemu
+# shellcheck source=tests/qemu/lib.sh
+. "$here/lib.sh"
 out=$root/build/run
 timeout=${KMAD_RUN_TIMEOUT:-300}
 wait_s=${KMAD_RUN_WAIT:-120}
@@ -181,15 +183,8 @@ append="console=ttyS0 panic=-1 oops=panic no_timer_check"
 say "modprobe kmad_sim ${sim_modargs[*]}"
 say "modprobe kmad_discover $discover_args"
 say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $out/console.log"
-t0=$SECONDS
-rc=0
-timeout --foreground -k 10 "$timeout" \
-	qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G \
-	-nodefaults -display none -serial stdio -no-reboot \
-	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz" \
-	-append "$append" < /dev/null 2>&1 | tr -d '\r' | tee "$out/console.log" || rc=${PIPESTATUS[0]}
-guest_s=$((SECONDS - t0))
-[ "$rc" = 124 ] && echo "run.sh: QEMU killed after ${timeout}s" | tee -a "$out/console.log"
+qemu_boot "$timeout" "$vmlinuz" "$out/initramfs.cpio.gz" "$append" "$out/console.log"
+rc=$qemu_rc guest_s=$qemu_guest_s
 
 # The verdict: the guest got to its end, discovery finished, no splat.
 fail=()

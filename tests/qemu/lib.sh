@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shell functions shared by the QEMU harnesses (tests/qemu/run.sh,
+# tests/interop/interop.sh, and through it tests/bench/rxe/).  Source it
+# from bash:
+#
+#   . "$root/tests/qemu/lib.sh"
+
+# qemu_boot <timeout s> <kernel image> <initramfs> <append> <console log>
+#
+# Boots a guest the way make run and make interop do: QEMU TCG, q35,
+# -cpu max, no devices but the serial console, no reboot, under a hard
+# timeout (then killed, 10 s later with SIGKILL).  The console goes to
+# <console log> with the carriage returns taken out, and to stdout too
+# unless QEMU_QUIET=1.  The guest's /init powers off when it is done.
+#
+# Environment: QEMU_SMP (vCPUs, default 2), QEMU_MEM (default 1G).
+#
+# Sets qemu_rc (QEMU's exit status, 124 after the timeout) and
+# qemu_guest_s (seconds the guest ran); returns 0 whatever QEMU did: the
+# caller judges the log.
+qemu_boot() {
+	local timeout=$1 kernel=$2 initrd=$3 append=$4 log=$5 t0=$SECONDS
+	local smp=${QEMU_SMP:-2} mem=${QEMU_MEM:-1G}
+
+	qemu_rc=0
+	if [ "${QEMU_QUIET:-0}" = 1 ]; then
+		timeout --foreground -k 10 "$timeout" \
+			qemu-system-x86_64 -machine q35 -cpu max -smp "$smp" -m "$mem" \
+			-nodefaults -display none -serial stdio -no-reboot \
+			-kernel "$kernel" -initrd "$initrd" \
+			-append "$append" < /dev/null 2>&1 | tr -d '\r' > "$log" ||
+			qemu_rc=${PIPESTATUS[0]}
+	else
+		timeout --foreground -k 10 "$timeout" \
+			qemu-system-x86_64 -machine q35 -cpu max -smp "$smp" -m "$mem" \
+			-nodefaults -display none -serial stdio -no-reboot \
+			-kernel "$kernel" -initrd "$initrd" \
+			-append "$append" < /dev/null 2>&1 | tr -d '\r' | tee "$log" ||
+			qemu_rc=${PIPESTATUS[0]}
+	fi
+	qemu_guest_s=$((SECONDS - t0))
+	if [ "$qemu_rc" = 124 ]; then
+		echo "qemu_boot: QEMU killed after ${timeout}s" | tee -a "$log"
+	fi
+	return 0
+}
