@@ -44,6 +44,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/interop
 qemu_dir=$root/tests/qemu
+# shellcheck source=tests/qemu/lib.sh
+. "$qemu_dir/lib.sh"
 kernel=${KERNEL:-stock}
 case "$kernel" in
 stock) out=$root/build/interop ;;
@@ -237,15 +239,8 @@ append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
 [ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
 log=$out/console.log
 say "booting the $kernel kernel $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
-t0=$SECONDS
-rc=0
-timeout --foreground -k 10 "$timeout" \
-	qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G \
-	-nodefaults -display none -serial stdio -no-reboot \
-	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz" \
-	-append "$append" < /dev/null 2>&1 | tr -d '\r' | tee "$log" || rc=${PIPESTATUS[0]}
-guest_s=$((SECONDS - t0))
-[ "$rc" = 124 ] && echo "interop.sh: QEMU killed after ${timeout}s" | tee -a "$log"
+qemu_boot "$timeout" "$vmlinuz" "$out/initramfs.cpio.gz" "$append" "$log"
+rc=$qemu_rc guest_s=$qemu_guest_s
 
 # 5. The verdict, from the block of announcements and results the guest
 #    prints last with the console quiet (a kernel message cannot have cut
