@@ -64,6 +64,7 @@ finish() {
 	say "results begin"
 	[ ! -f /tmp/expected ] || sed 's/^/kmad-interop: expect /' /tmp/expected
 	[ ! -f /tmp/results ] || cat /tmp/results
+	[ ! -f /tmp/bench ] || cat /tmp/bench
 	say "results end"
 	say "end"
 	sync
@@ -94,6 +95,32 @@ port_ready() {	# ACTIVE, and a non-zero GID at index 0
 		gid=$(cat "/sys/class/infiniband/$1/ports/1/gids/0" 2>/dev/null) &&
 		[ "$gid" != "0000:0000:0000:0000:0000:0000:0000:0000" ]
 }
+
+# Helpers of both the exchanges and the benchmark.
+have() { [ -f "$MODDIR/$1.ko" ]; }
+has_param() { grep -qx "$1" /kmad/interop.params 2>/dev/null; }
+loaded() { grep -q "^$1 " /proc/modules; }
+kmad_dev() { [ -d "/sys/kernel/debug/kmad/$1" ]; }
+# bounded <seconds> <command...>: its exit code, or 124 if it still runs
+# then (a hang in the kernel: the run goes on to report it).
+bounded() {
+	bt=$1
+	shift
+	rm -f /tmp/bounded.rc
+	("$@"; echo $? > /tmp/bounded.rc) &
+	while [ ! -s /tmp/bounded.rc ]; do
+		if [ "$bt" -le 0 ]; then
+			say "still running after its time: $*"
+			return 124
+		fi
+		sleep 1
+		bt=$((bt - 1))
+	done
+	return "$(cat /tmp/bounded.rc)"
+}
+since() { dmesg | sed -n "/kmad-interop: mark $1\$/,\$p"; }
+since_has() { since "$1" | grep -q "$2"; }
+mark() { echo "kmad-interop: mark $1" > /dev/kmsg; }
 
 say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 if [ "$(uname -r)" != "$KVER" ]; then
@@ -139,6 +166,41 @@ say "rxe0 gid[0] $G0 ($(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/0
 say "rxe1 gid[0] $G1 ($(cat /sys/class/infiniband/rxe1/ports/1/gid_attrs/types/0))"
 ls /dev/infiniband
 result setup "ok rxe0 and rxe1 ACTIVE on veth0/veth1"
+
+# ---- make bench's rxe part (RXE_BENCH=1, tests/bench/rxe/rxe.sh):
+# instead of the exchanges, kmad_ib and rxe_bench, which runs everything
+# from its init and prints "rxe_bench: sample {...}" lines; those come
+# again in the results block, where the host's report.py reads them.
+rxe_bench() {
+	expect rxebench
+	if ! modprobe kmad_ib || ! wait_for 10 kmad_dev rxe0; then
+		result rxebench "FAILED kmad_ib did not load or made no kmad device rxe0"
+		return
+	fi
+	mark 5
+	say "modprobe rxe_bench $RXE_BENCH_ARGS"
+	t0=$(date +%s)
+	# shellcheck disable=SC2086 # the arguments are words on purpose
+	bounded "${RXE_BENCH_WAIT:-2900}" modprobe rxe_bench $RXE_BENCH_ARGS
+	rc=$?
+	since 5 | grep 'rxe_bench: ' | sed 's/^\[[ 0-9.]*\] //' > /tmp/bench
+	done_line=$(grep -m1 'rxe_bench: done' /tmp/bench | sed 's/.*rxe_bench: //')
+	samples=$(grep -c 'rxe_bench: sample ' /tmp/bench)
+	case "$rc:$done_line" in
+	"0:done, 0 errors") result rxebench "ok $samples samples in $(($(date +%s) - t0))s" ;;
+	124:*) result rxebench "FAILED modprobe rxe_bench still running after its time ($samples samples)"
+	       return ;;
+	*) result rxebench "FAILED modprobe rxe_bench exit $rc, '$done_line', $samples samples" ;;
+	esac
+	for m in rxe_bench kmad_ib kmad; do
+		loaded "$m" || continue
+		bounded 120 rmmod "$m" || say "FAILED: rmmod $m"
+	done
+}
+if [ "${RXE_BENCH:-0}" = 1 ]; then
+	rxe_bench
+	finish
+fi
 
 # ---- Baseline, without kmad: the peers work with each other and ib_mad.
 
@@ -201,32 +263,9 @@ report() {	# report <step> <text>: a result, remembered
 	result "$1" "$2"
 	echo "$1" >> /tmp/done
 }
-have() { [ -f "$MODDIR/$1.ko" ]; }
-has_param() { grep -qx "$1" /kmad/interop.params 2>/dev/null; }
-loaded() { grep -q "^$1 " /proc/modules; }
-kmad_dev() { [ -d "/sys/kernel/debug/kmad/$1" ]; }
-# bounded <seconds> <command...>: its exit code, or 124 if it still runs
-# then (a hang in the kernel: the run goes on to report it).
-bounded() {
-	bt=$1
-	shift
-	rm -f /tmp/bounded.rc
-	("$@"; echo $? > /tmp/bounded.rc) &
-	while [ ! -s /tmp/bounded.rc ]; do
-		if [ "$bt" -le 0 ]; then
-			say "still running after its time: $*"
-			return 124
-		fi
-		sleep 1
-		bt=$((bt - 1))
-	done
-	return "$(cat /tmp/bounded.rc)"
-}
 
 # kmad_interop's result lines since mark <n>, as interop lines named
 # <prefix>/<case>.  A case FAILED in kmad_interop is a FAILED exchange.
-since() { dmesg | sed -n "/kmad-interop: mark $1\$/,\$p"; }
-since_has() { since "$1" | grep -q "$2"; }
 interop_lines() {
 	since "$1" |
 		sed -n 's/.*kmad_interop: \([A-Za-z0-9_/-]*\): \(ok\|FAILED\|SKIPPED\)\(.*\)/\1 \2\3/p' |
@@ -234,7 +273,6 @@ interop_lines() {
 			result "$2/$c" "$verdict $rest"
 		done
 }
-mark() { echo "kmad-interop: mark $1" > /dev/kmsg; }
 # kmad_interop's own summary since mark <n>: ok when it says "0 failed".
 interop_done() {	# interop_done <mark> <step>
 	interop_lines "$1" "$2"

@@ -39,6 +39,15 @@
 #                             debug one; a failing one can wait 30 s per
 #                             kmad_interop case)
 #   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
+#   RXE_BENCH=1               the rxe part of make bench instead of the
+#                             exchanges (tests/bench/rxe/rxe.sh sets it):
+#                             the same build, initramfs and fabric, plus
+#                             tests/bench/rxe/rxe_bench.ko, which the guest
+#                             loads after setup with RXE_BENCH_ARGS; output
+#                             in build/rxebench/, default timeout 3000 s,
+#                             2 GiB guest, slab_nomerge (so that each slab
+#                             cache's counters are its own)
+#   RXE_BENCH_ARGS='k=v ...'  rxe_bench's parameters (quick=, repeats=...)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,13 +56,17 @@ qemu_dir=$root/tests/qemu
 # shellcheck source=tests/qemu/lib.sh
 . "$qemu_dir/lib.sh"
 kernel=${KERNEL:-stock}
+bench=${RXE_BENCH:-0}
+bench_args=${RXE_BENCH_ARGS:-}
 case "$kernel" in
-stock) out=$root/build/interop ;;
+stock) out=$root/build/interop
+       [ "$bench" != 1 ] || out=$root/build/rxebench ;;
 debug) out=$root/build/interop-debug ;;
 *) echo "interop.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 2 ;;
 esac
 timeout=${KMAD_INTEROP_TIMEOUT:-420}
 [ "$kernel" = stock ] || timeout=${KMAD_INTEROP_TIMEOUT:-900}
+[ "$bench" != 1 ] || timeout=${KMAD_INTEROP_TIMEOUT:-3000}
 cases=${INTEROP_CASES:-}
 interop_args=${INTEROP_ARGS:-}
 start_all=$SECONDS
@@ -61,8 +74,8 @@ start_all=$SECONDS
 say() { echo ">> $*"; }
 die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)"; exit 1; }
 
-[[ "$cases $interop_args" =~ ^[A-Za-z0-9_=,:.\ /+-]*$ ]] ||
-	die "INTEROP_CASES/INTEROP_ARGS: only letters, digits, blanks and _=,:./+- are allowed"
+[[ "$cases $interop_args $bench_args" =~ ^[A-Za-z0-9_=,:.\ /+-]*$ ]] ||
+	die "INTEROP_CASES/INTEROP_ARGS/RXE_BENCH_ARGS: only letters, digits, blanks and _=,:./+- are allowed"
 
 # 1. Packages.
 # modroot: where the kernel's own modules are (/lib/modules/<kver>/ below
@@ -142,6 +155,18 @@ peer_ko=$(built "$src/tests/interop/modules.order" ibmad_peer)
 [ -n "$peer_ko" ] || die "ibmad_peer.ko was not built"
 ko=$(built "$src/tests/interop/modules.order" kmad_interop)
 [ -n "$ko" ] && kos+=("$ko")
+if [ "$bench" = 1 ]; then
+	say "building tests/bench/rxe (W=1) against $kdir"
+	mark=$(wc -l < "$build_log")
+	build "tests/bench/rxe" make -C "$kdir" M="$src/tests/bench/rxe" W=1 \
+		KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
+	if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
+		die "W=1 warnings in tests/bench/rxe (log: $build_log)"
+	fi
+	ko=$(built "$src/tests/bench/rxe/modules.order" rxe_bench)
+	[ -n "$ko" ] || die "rxe_bench.ko was not built"
+	kos+=("$ko")
+fi
 build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
 say "built in $((SECONDS - t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
@@ -223,6 +248,7 @@ fi
 {
 	printf 'KVER=%q\n' "$kver"
 	printf 'INTEROP_ARGS=%q\n' "${interop_mod[*]}"
+	[ "$bench" != 1 ] || printf 'RXE_BENCH=1\nRXE_BENCH_ARGS=%q\n' "$bench_args"
 } > "$stage/kmad/interop.conf"
 cp "$here/guest.sh" "$stage/init"
 chmod 755 "$stage/init"
@@ -237,6 +263,10 @@ append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
 # The debug kernel boots verbose: a splat at boot is printed at
 # KERN_WARNING, which quiet would hide from the splat check.
 [ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
+if [ "$bench" = 1 ]; then
+	append+=" slab_nomerge"
+	export QEMU_MEM=${QEMU_MEM:-2G}
+fi
 log=$out/console.log
 say "booting the $kernel kernel $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
 qemu_boot "$timeout" "$vmlinuz" "$out/initramfs.cpio.gz" "$append" "$log"
