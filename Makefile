@@ -10,7 +10,9 @@
 #   make check              build the debug kernel (cached), boot it, run KUnit
 #   make run                kmad_sim + kmad_discover on the stock kernel in QEMU
 #                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
-#   make bench              benchmarks on a non-debug kernel in QEMU (QUICK=1)
+#   make bench              benchmarks on a non-debug kernel in QEMU, and
+#                           kmad vs ib_mad over rxe on the stock one
+#                           (QUICK=1; RXE=0: without the rxe part)
 #   make interop            kmad, ib_mad and libibumad over rxe, stock kernel,
 #                           in QEMU (INTEROP_CASES=... INTEROP_ARGS=...;
 #                           KERNEL=debug: on make check's debug kernel)
@@ -62,9 +64,10 @@ run:
 	@TOPO='$(TOPO)' FAULTS='$(FAULTS)' SIM_ARGS='$(SIM_ARGS)' \
 		DISCOVER_ARGS='$(DISCOVER_ARGS)' $(CURDIR)/tests/qemu/run.sh
 
-# QUICK=1: the short run CI does; REPEATS=<n>: see tests/bench/bench.sh.
+# QUICK=1: the short run CI does; REPEATS=<n>; RXE=0: no rxe part.  See
+# tests/bench/bench.sh.
 bench:
-	@QUICK='$(QUICK)' REPEATS='$(REPEATS)' $(CURDIR)/tests/bench/bench.sh
+	@QUICK='$(QUICK)' REPEATS='$(REPEATS)' RXE='$(RXE)' $(CURDIR)/tests/bench/bench.sh
 
 # INTEROP_CASES=<list> INTEROP_ARGS='k=v ...': kmad_interop's parameters;
 # KERNEL=debug: the debug kernel of make check instead of the stock one.
@@ -93,4 +96,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,22p' Makefile
+	@sed -n '3,24p' Makefile

@@ -11,11 +11,17 @@
 #      (build/bench/src), leaving make check's objects alone;
 #   4. boot it twice in QEMU (TCG, multi-threaded): with 1 vCPU for the
 #      round-trip benchmark, with 2 vCPUs for all of them;
-#   5. tests/bench/report.py prints the tables and writes the JSON.
+#   5. the rxe part, tests/bench/rxe/rxe.sh: Debian's stock kernel with
+#      make interop's rxe0/rxe1 pair, kmad against the kernel's ib_mad on
+#      the same devices, in one boot (RXE=0 leaves it out);
+#   6. tests/bench/report.py prints the tables ("kmad vs ib_mad" first)
+#      and writes the JSON.
 #
 # Environment (the Makefile passes QUICK):
 #   QUICK=1                 smaller sizes, shorter runs (CI)
-#   REPEATS=<n>             repeats per measurement (default 5)
+#   REPEATS=<n>             repeats per measurement (default 5; the rxe
+#                           part does at most 3 with QUICK=1)
+#   RXE=0                   without the rxe part
 #   KMAD_BENCH_TIMEOUT=<s>  hard limit per guest (default 3600, less than
 #                           7200: kmad_bench's far deadlines are 2 hours off)
 set -euo pipefail
@@ -74,6 +80,17 @@ rm -f "$out"/console-*.log "$out/results.json"
 boot 1 rtt
 boot 2 rtt,scale,storm
 
+rxe_args=()
+if [ "${RXE:-1}" != 0 ]; then
+	rxe_log=$root/build/rxebench/console.log
+	rm -f "$rxe_log"
+	t0=$SECONDS
+	rxe_rc=0
+	"$root/tests/bench/rxe/rxe.sh" "$quick" "$repeats" || rxe_rc=$?
+	echo ">> rxe part finished in $((SECONDS - t0))s (exit $rxe_rc), console log: $rxe_log"
+	rxe_args=(--rxe "$rxe_log")
+fi
+
 cmd="make bench"
 [ "$quick" = 1 ] && cmd="make bench QUICK=1"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
@@ -84,6 +101,9 @@ python3 "$root/tests/bench/report.py" --json "$out/results.json" \
 	--machine "host_cpus=$(nproc)" \
 	--machine "qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')" \
 	--machine "guest_kernel=$(basename "$kdir")" \
+	--machine "rxe_guest_kernel=$(dpkg-query -W -f='${Depends}' linux-image-amd64 |
+		grep -o 'linux-image-[^ ,]*-amd64' | head -n 1 | sed 's/^linux-image-//')" \
+	"${rxe_args[@]}" \
 	--machine "date=$(date -u +%Y-%m-%d)" \
 	"$out/console-1cpu.log" "$out/console-2cpu.log" || rc=$?
 echo ">> make bench took $((SECONDS - start_all))s"

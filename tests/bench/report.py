@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn kmad_bench's console output into the `make bench` table and JSON.
 
-    report.py --json OUT.json [--machine KEY=VALUE]... LOG...
+    report.py --json OUT.json [--machine KEY=VALUE]... [--rxe RXELOG] LOG...
 
-Each LOG is the console of one guest boot.  kmad_bench prints one
+Each LOG is the console of one guest boot of kmad_bench.  RXELOG, if
+given, is the console of the rxe part (tests/bench/rxe/rxe.sh: kmad
+against ib_mad on the stock kernel): its "kmad vs ib_mad" tables come
+first.  kmad_bench prints one
 "kmad_bench: result {...}" line per measurement with one sample per repeat;
 this script takes the median, minimum and maximum of each, prints the
 tables (ratios first: absolute times under QEMU TCG mean little), and
@@ -279,25 +282,263 @@ def report(res, machine):
         lines.append('')
     return '\n'.join(lines), ratios
 
+# ---- kmad vs ib_mad over rxe (tests/bench/rxe/): kept apart from the
+# kmad_bench tables above so that both can change without touching the
+# other.
+
+RXE_SAMPLE_RE = re.compile(r'rxe_bench: sample (\{.*\})\s*$')
+RXE_ERROR_RE = re.compile(r'rxe_bench: error (.*)$')
+RXE_DONE_RE = re.compile(r'rxe_bench: done, (\d+) errors')
+RXE_VERDICT_RE = re.compile(r'^interop: rxebench: (.*)$')
+RXE_STACKS = ('ib_mad', 'kmad')
+# (name, label, unit): 'ns' times, 'B' bytes per send, '%' percent
+RXE_SCALED = [
+    ('rtt', 'round trip (post -> answered callback)', 'ns'),
+    ('rtt_min', '  the fastest probe', 'ns'),
+    ('rtt_slow_pct', '  probes taking 1 ms or more', '%'),
+    ('cancel', 'cancel one send (the call)', 'ns'),
+    ('cancel_cb', 'cancel one send (call -> callback)', 'ns'),
+    ('unregister', 'unregister, whole call', 'ns'),
+    ('unregister_per_send', 'unregister, per outstanding send', 'ns'),
+    ('fill', 'timeout arm, posting order (fill, per send)', 'ns'),
+    ('fill_random', 'timeout arm, random (fill, per send)', 'ns'),
+    ('expire_late', 'timeout expiry (post + timeout -> callback)', 'ns'),
+    ('mem_caches', 'memory per outstanding send (slab caches)', 'B'),
+    ('mem_slab', 'memory per outstanding send (all slab)', 'B'),
+]
+# Figures a complete run has for both stacks.
+RXE_REQUIRED = ('rtt', 'cancel', 'unregister', 'fill', 'expire_late',
+                'mem_caches', 'rate')
+
+
+def parse_rxe(path):
+    """The rxe log's samples, {(name, stack, n): [one value per
+    repetition]}, and its problems.
+
+    The samples are read from the results block the guest prints last with
+    the console quiet (tests/interop/guest.sh), where no kernel message can
+    have cut into a line; without that block, from the whole log.
+    """
+    with open(path, encoding='utf-8', errors='replace') as f:
+        log = f.read().splitlines()
+    problems, done, verdict = [], False, None
+    try:
+        begin = log.index('kmad-interop: results begin')
+        end = log.index('kmad-interop: results end', begin)
+        block = log[begin:end]
+    except ValueError:
+        problems.append(f'{path}: no results block; reading the whole log')
+        block = log
+    for line in log:
+        for rx, what in SPLATS:
+            if rx.search(line):
+                problems.append(f'{path}: kernel {what}: {line.strip()}')
+    seen, groups = set(), {}
+    for line in block:
+        m = RXE_VERDICT_RE.search(line.rstrip())
+        if m:
+            verdict = m.group(1)
+        if RXE_DONE_RE.search(line):
+            done = True
+        m = RXE_ERROR_RE.search(line)
+        if m:
+            problems.append(f'{path}: rxe_bench error: {m.group(1)}')
+        m = RXE_SAMPLE_RE.search(line)
+        if not m:
+            continue
+        try:
+            s = json.loads(m.group(1))
+        except ValueError:
+            problems.append(f'{path}: garbled sample: {line.strip()}')
+            continue
+        key = (s['name'], s['stack'], s['n'], s['rep'])
+        if key in seen:
+            continue
+        seen.add(key)
+        groups.setdefault(key[:3], []).append(s['v'])
+        if s['name'] == 'unregister' and s['n']:
+            groups.setdefault(('unregister_per_send', s['stack'], s['n']),
+                              []).append(s['v'] / s['n'])
+    if not done:
+        problems.append(f'{path}: rxe_bench did not finish (no "done" line)')
+    if verdict is None:
+        problems.append(f'{path}: no "interop: rxebench:" result line')
+    elif not verdict.startswith('ok'):
+        problems.append(f'{path}: rxebench {verdict}')
+    return groups, problems
+
+
+def rxe_stats(values):
+    return {'median': statistics.median(values), 'min': min(values),
+            'max': max(values), 'samples': values}
+
+
+def rxe_fmt(unit):
+    if unit == 'B':
+        return lambda v: f'{v:.0f} B'
+    if unit == '%':
+        return lambda v: f'{v:.0f} %'
+    return fmt_ns
+
+
+def rxe_report(groups):
+    """The "kmad vs ib_mad" tables; returns (text, ratios)."""
+    st = {k: rxe_stats(v) for k, v in groups.items()}
+    lines, ratios = [], {}
+    ns = sorted({k[2] for k in st if k[0] == 'rtt'})
+    reps = max((len(v['samples']) for v in st.values()), default=0)
+    lines.append('kmad vs ib_mad over rxe (stock kernel, QEMU TCG, same '
+                 'boot, same responder): medians of %d repetitions, '
+                 '[min .. max]' % reps)
+    lines.append('')
+    if not ns:
+        lines.append('(no rxe samples)')
+        return '\n'.join(lines), ratios
+    lo, hi = ns[0], ns[-1]
+
+    def med(name, stack, n):
+        r = st.get((name, stack, n))
+        return r['median'] if r else None
+
+    def ratio(a, b):
+        return a / b if a is not None and b else None
+
+    def rfmt(x):
+        return '-' if x is None else (f'{x:.3f}' if x < 0.1 else
+                                      f'{x:.2f}')
+
+    rows = []
+    for name, label, _ in RXE_SCALED:
+        row = [label]
+        for n in ns:
+            x = ratio(med(name, 'kmad', n), med(name, 'ib_mad', n))
+            if x is not None:
+                ratios[f'rxe_{name}_kmad_vs_ib_mad_n{n}'] = x
+            row.append(rfmt(x))
+        rows.append(row)
+    lines.append('Ratio kmad : ib_mad (below 1: kmad cheaper), N sends '
+                 'outstanding')
+    lines.append(table(rows, [''] + [f'N={n}' for n in ns]))
+    lines.append('')
+
+    rows = []
+    for name, label, _ in RXE_SCALED:
+        row = [label]
+        for stack in RXE_STACKS:
+            x = ratio(med(name, stack, hi), med(name, stack, lo))
+            if x is not None:
+                ratios[f'rxe_{name}_{stack}_n{hi}_vs_n{lo}'] = x
+            row.append(rfmt(x))
+        rows.append(row)
+    lines.append(f'Growth with N: N={hi} : N={lo}, each stack')
+    lines.append(table(rows, [''] + list(RXE_STACKS)))
+    lines.append('')
+
+    rows = []
+    for name, label, unit in RXE_SCALED:
+        f = rxe_fmt(unit)
+        for n in ns:
+            row = [label if n == lo else '', str(n)]
+            for stack in RXE_STACKS:
+                r = st.get((name, stack, n))
+                row.append(f'{f(r["median"])} [{f(r["min"])} .. '
+                           f'{f(r["max"])}]' if r else '-')
+            rows.append(row)
+    lines.append('Each figure with N outstanding')
+    lines.append(table(rows, ['figure', 'N'] + list(RXE_STACKS)))
+    lines.append('')
+
+    agents = sorted({k[2] for k in st if k[0] == 'rate'})
+    if agents:
+        rows = []
+        for a in agents:
+            row = [str(a)]
+            for stack in RXE_STACKS:
+                r = st.get(('rate', stack, a))
+                row.append(f'{r["median"]:.0f} [{r["min"]:.0f} .. '
+                           f'{r["max"]:.0f}]' if r else '-')
+            x = ratio(med('rate', 'kmad', a), med('rate', 'ib_mad', a))
+            if x is not None:
+                ratios[f'rxe_rate_{a}agents_kmad_vs_ib_mad'] = x
+            row.append(rfmt(x))
+            rows.append(row)
+        lines.append('Round trips per second, 16 in flight per requester '
+                     '(above 1: kmad faster)')
+        lines.append(table(rows, ['requesters'] + list(RXE_STACKS) +
+                           ['kmad : ib_mad']))
+        lines.append('')
+    parts = [('rtt_to_recv', 'response received (kmad_recv)'),
+             ('rtt_to_hw_done', 'send completion (kmad_send_hw_done)'),
+             ('rtt_to_resp_match', 'response matched (kmad_resp_match)'),
+             ('rtt_to_callback', 'callback starts (kmad_send_callback)'),
+             ('rtt', 'callback reached the benchmark (round trip)')]
+    if any(('rtt_to_callback', 'kmad', n) in st for n in ns):
+        rows = []
+        for name, label in parts:
+            row = [label]
+            for n in ns:
+                r = st.get((name, 'kmad', n))
+                row.append(fmt_ns(r['median']) if r else '-')
+            rows.append(row)
+        lines.append("Where kmad's probe round trip goes: from the post to "
+                     "each of kmad's tracepoints for the probe (medians)")
+        lines.append(table(rows, ['kmad, from the post to'] +
+                           [f'N={n}' for n in ns]))
+        lines.append('')
+    rcu = st.get(('synchronize_rcu', 'kernel', 0))
+    if rcu:
+        lines.append('Reference: one synchronize_rcu() in this guest: '
+                     f'{fmt_ns(rcu["median"])} [{fmt_ns(rcu["min"])} .. '
+                     f'{fmt_ns(rcu["max"])}]')
+        lines.append('')
+    return '\n'.join(lines), ratios
+
+
+def rxe_part(path):
+    """Text, ratios, JSON results and problems of the rxe log at @path."""
+    if not path:
+        return '', {}, None, []
+    if not os.path.exists(path):
+        return '', {}, None, [f'{path}: no rxe bench log']
+    groups, problems = parse_rxe(path)
+    text, ratios = rxe_report(groups)
+    results = [dict(name=k[0], stack=k[1], n=k[2], **rxe_stats(v))
+               for k, v in sorted(groups.items())]
+    for name in RXE_REQUIRED:
+        for stack in RXE_STACKS:
+            if not any(k[0] == name and k[1] == stack for k in groups):
+                problems.append(f'rxe: missing measurement: {name} {stack}')
+    return text, ratios, results, problems
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--json', required=True)
     ap.add_argument('--machine', action='append', default=[],
                     metavar='KEY=VALUE')
-    ap.add_argument('logs', nargs='+')
+    ap.add_argument('--rxe', metavar='RXELOG',
+                    help='console log of tests/bench/rxe/rxe.sh')
+    ap.add_argument('logs', nargs='*')
     args = ap.parse_args()
 
     machine = dict(kv.split('=', 1) for kv in args.machine)
-    results, problems = parse(args.logs)
-    res = Results(results)
-    text, ratios = report(res, machine)
-    print(text)
-    for m in sorted(set(res.missing)):
-        problems.append(f'missing measurement: {m}')
+    rxe_text, rxe_ratios, rxe_results, problems = rxe_part(args.rxe)
+    if rxe_text:
+        print(rxe_text)
+    results, ratios, text = [], {}, ''
+    if args.logs:
+        results, more = parse(args.logs)
+        problems += more
+        res = Results(results)
+        text, ratios = report(res, machine)
+        print(text)
+        problems += [f'missing measurement: {m}'
+                     for m in sorted(set(res.missing))]
+    ratios.update(rxe_ratios)
     with open(args.json, 'w', encoding='utf-8') as f:
         json.dump({'machine': machine, 'ratios': ratios,
-                   'results': results, 'problems': problems}, f, indent=1)
+                   'results': results, 'rxe_results': rxe_results,
+                   'problems': problems}, f, indent=1)
     print(f'JSON: {args.json}')
     for p in problems:
         print(f'BENCH PROBLEM: {p}')

@@ -9,6 +9,12 @@
 # between "kmad-interop: results begin" and "results end".  /kmad/interop.conf sets
 # KVER and INTEROP_ARGS (kmad_interop's parameters).
 #
+# With RXE_BENCH=1 in /kmad/interop.conf (make bench's rxe part,
+# tests/bench/rxe/rxe.sh) the same setup is followed by one step,
+# "rxebench", instead of the exchanges: kmad_ib and rxe_bench.ko with
+# RXE_BENCH_ARGS; its "rxe_bench: ..." lines come again in the results
+# block.
+#
 # No `set -e`: if /init exits the kernel panics and nothing more is
 # printed, so every step checks its own result and the script always ends
 # with finish(), which powers off.

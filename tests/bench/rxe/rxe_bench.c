@@ -36,6 +36,13 @@
  * responder (a new one posted from the send_handler of each answered
  * one), no background.
  *
+ * For kmad's probes it also records, through kmad's tracepoints, when kmad
+ * received the response (kmad_recv), saw the send completion
+ * (kmad_send_hw_done), matched the response (kmad_resp_match) and started
+ * the callback (kmad_send_callback): where kmad's round trip goes.  ib_mad
+ * has no tracepoints a module can attach to.  Each repetition also times
+ * one synchronize_rcu(), for the unregister figures.
+ *
  * Every send is checked: background and cancel targets must end as
  * flushed/canceled (never answered), probes and rate Gets as answered by
  * a GetResp with their TID and attribute modifier.  A failed check prints
@@ -68,6 +75,8 @@
 #include <rdma/ib_verbs.h>
 
 #include <kmad/mad.h>
+
+#include "trace.h"	/* kmad's tracepoints: where a kmad probe's time goes */
 
 static char *dev = "rxe0";
 module_param(dev, charp, 0444);
@@ -652,6 +661,80 @@ static const struct rb_ops rb_kmad = {
 
 static const struct rb_ops *const rb_stacks[] = { &rb_ib_mad, &rb_kmad };
 
+/*
+ * Where a kmad probe's round trip goes: kmad's tracepoints for the send
+ * rb_kt_buf (set before the post, cleared after the callback) record when
+ * the hardware completion, the response match and the callback came.
+ * ib_mad has no tracepoints a module can attach to, so this is kmad's
+ * only.
+ */
+static struct kmad_send_buf *rb_kt_buf;
+static __be64 rb_kt_tid;	/* rb_kt_buf's TID, as kmad sent it */
+static u64 rb_kt_recv, rb_kt_hw, rb_kt_match, rb_kt_cb;
+static u64 rb_kt_samples[4][RB_PROBES];	/* per probe, from the post */
+
+/* Any MAD kmad received: the probe's response if it has its TID. */
+static void rb_kt_recv_mad(void *data, const struct kmad_qp_info *qpi,
+			   const struct kmad_mad *mad, u16 slid)
+{
+	if (READ_ONCE(rb_kt_buf) && mad->mad_hdr.tid == READ_ONCE(rb_kt_tid) &&
+	    mad->mad_hdr.method == KMAD_METHOD_GET_RESP && !rb_kt_recv)
+		WRITE_ONCE(rb_kt_recv, ktime_get_ns());
+}
+
+static void rb_kt_hw_done(void *data, const struct kmad_send_wr *wr)
+{
+	if (&wr->buf == READ_ONCE(rb_kt_buf))
+		WRITE_ONCE(rb_kt_hw, ktime_get_ns());
+}
+
+static void rb_kt_resp_match(void *data, const struct kmad_send_wr *wr)
+{
+	if (&wr->buf == READ_ONCE(rb_kt_buf))
+		WRITE_ONCE(rb_kt_match, ktime_get_ns());
+}
+
+static void rb_kt_callback(void *data, const struct kmad_send_wr *wr)
+{
+	if (&wr->buf == READ_ONCE(rb_kt_buf))
+		WRITE_ONCE(rb_kt_cb, ktime_get_ns());
+}
+
+static bool rb_kt_on;
+
+static void rb_kt_start(void)
+{
+	if (register_trace_kmad_send_hw_done(rb_kt_hw_done, NULL))
+		return;
+	if (register_trace_kmad_resp_match(rb_kt_resp_match, NULL))
+		goto hw;
+	if (register_trace_kmad_send_callback(rb_kt_callback, NULL))
+		goto match;
+	if (register_trace_kmad_recv(rb_kt_recv_mad, NULL))
+		goto cb;
+	rb_kt_on = true;
+	return;
+cb:
+	unregister_trace_kmad_send_callback(rb_kt_callback, NULL);
+match:
+	unregister_trace_kmad_resp_match(rb_kt_resp_match, NULL);
+hw:
+	unregister_trace_kmad_send_hw_done(rb_kt_hw_done, NULL);
+	tracepoint_synchronize_unregister();
+}
+
+static void rb_kt_stop(void)
+{
+	if (!rb_kt_on)
+		return;
+	unregister_trace_kmad_recv(rb_kt_recv_mad, NULL);
+	unregister_trace_kmad_send_callback(rb_kt_callback, NULL);
+	unregister_trace_kmad_resp_match(rb_kt_resp_match, NULL);
+	unregister_trace_kmad_send_hw_done(rb_kt_hw_done, NULL);
+	tracepoint_synchronize_unregister();
+	rb_kt_on = false;
+}
+
 /* ---- common steps ---- */
 
 /* Post a Get; on success it counts as outstanding. */
@@ -670,6 +753,19 @@ static void *rb_post(struct rb_req *r, u32 qpn, unsigned int timeout_ms,
 		reinit_completion(&r->one);
 		WRITE_ONCE(r->waited, buf);
 		*wait_for = buf;
+		if (r->ops == &rb_kmad) {
+			struct kmad_send_buf *kb = buf;
+			struct kmad_agent *ka = r->agent;
+
+			/* kmad puts the agent's hi_tid in at post */
+			rb_kt_tid = cpu_to_be64((u64)ka->hi_tid << 32 |
+						(u32)be64_to_cpu(kb->mad->mad_hdr.tid));
+			rb_kt_recv = 0;
+			rb_kt_hw = 0;
+			rb_kt_match = 0;
+			rb_kt_cb = 0;
+			WRITE_ONCE(rb_kt_buf, buf);
+		}
 	}
 	ret = r->ops->post(buf);
 	if (ret) {
@@ -802,6 +898,7 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 	unsigned int ke = quick ? RB_EXPIRES_QUICK : RB_EXPIRES;
 	const char *name = ops->name;
 	struct rb_mem m0 = {}, m1 = {}, m2 = {};
+	u64 (*kt)[RB_PROBES] = rb_kt_samples;
 	struct rb_req *r;
 	void **targets;
 	long delta_b = 0;
@@ -855,6 +952,20 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 			goto close;
 		}
 		tmp[got++] = r->t_end - t0;
+		if (ops == &rb_kmad && rb_kt_on) {
+			WRITE_ONCE(rb_kt_buf, NULL);
+			/* 0: the tracepoint did not fire for it */
+			kt[0][i] = rb_kt_recv ? rb_kt_recv - t0 : 0;
+			kt[1][i] = rb_kt_hw ? rb_kt_hw - t0 : 0;
+			kt[2][i] = rb_kt_match ? rb_kt_match - t0 : 0;
+			kt[3][i] = rb_kt_cb ? rb_kt_cb - t0 : 0;
+		}
+	}
+	if (ops == &rb_kmad && rb_kt_on) {
+		rb_sample("rtt_to_recv", name, n, rep, rb_median(kt[0], k));
+		rb_sample("rtt_to_hw_done", name, n, rep, rb_median(kt[1], k));
+		rb_sample("rtt_to_resp_match", name, n, rep, rb_median(kt[2], k));
+		rb_sample("rtt_to_callback", name, n, rep, rb_median(kt[3], k));
 	}
 	rb_sample("rtt", name, n, rep, rb_median(tmp, got));
 	/* sorted now: the fastest, and the share that took 1 ms or more */
@@ -1191,6 +1302,7 @@ static int __init rxe_bench_init(void)
 
 	pr_info("start run=%s quick=%d repeats=%u dev=%s peer=%s\n", run,
 		quick, repeats, dev, peer);
+	rb_kt_start();
 	ret = rb_setup();
 	if (ret) {
 		rb_errors++;
@@ -1201,6 +1313,7 @@ static int __init rxe_bench_init(void)
 			rb_rate();
 	}
 	rb_teardown();
+	rb_kt_stop();
 	pr_info("responder answered %d Gets, %d errors\n",
 		atomic_read(&rs_answered), atomic_read(&rs_errors));
 	if (atomic_read(&rs_errors))
