@@ -40,6 +40,7 @@ qemu_boot() {
 			-append "$append" < /dev/null 2>&1 | tr -d '\r' | tee "$log" ||
 			qemu_rc=${PIPESTATUS[0]}
 	fi
+	# shellcheck disable=SC2034 # qemu_rc and qemu_guest_s are for the caller
 	qemu_guest_s=$((SECONDS - t0))
 	if [ "$qemu_rc" = 124 ]; then
 		echo "qemu_boot: QEMU killed after ${timeout}s" | tee -a "$log"
