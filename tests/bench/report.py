@@ -467,8 +467,11 @@ def rxe_report(groups):
         lines.append(table(rows, ['requesters'] + list(RXE_STACKS) +
                            ['kmad : ib_mad']))
         lines.append('')
-    parts = [('rtt_to_recv', 'response received (kmad_recv)'),
+    parts = [('kmad_ib_post_send', 'handed to kmad_ib (kprobe)'),
+             ('kmad_cq_event', "kmad_ib's first CQ event (kprobe)"),
+             ('kmad_cq_drain_work', "kmad's CQ drain starts (kprobe)"),
              ('rtt_to_hw_done', 'send completion (kmad_send_hw_done)'),
+             ('rtt_to_recv', 'response received (kmad_recv)'),
              ('rtt_to_resp_match', 'response matched (kmad_resp_match)'),
              ('rtt_to_callback', 'callback starts (kmad_send_callback)'),
              ('rtt', 'callback reached the benchmark (round trip)')]

@@ -60,6 +60,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -702,6 +703,58 @@ static void rb_kt_callback(void *data, const struct kmad_send_wr *wr)
 
 static bool rb_kt_on;
 
+/*
+ * Finer still, kprobes on the first calls after a kmad probe's post (only
+ * the probe is in flight then): kmad handing it to kmad_ib
+ * (kmad_ib_post_send), kmad_ib's CQ event reaching kmad (kmad_cq_event),
+ * and kmad's CQ drain starting (kmad_cq_drain_work).  Optional: a symbol
+ * that cannot be probed leaves its figure out.
+ */
+static const char *const rb_kp_syms[] = {
+	"kmad_ib_post_send", "kmad_cq_event", "kmad_cq_drain_work",
+};
+
+#define RB_KP	ARRAY_SIZE(rb_kp_syms)
+
+static struct kprobe rb_kp[RB_KP];
+static bool rb_kp_on[RB_KP];
+static u64 rb_kp_t[RB_KP];
+static u64 rb_kp_samples[RB_KP][RB_PROBES];
+
+static int rb_kp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	unsigned int i = kp - rb_kp;
+
+	if (i < RB_KP && READ_ONCE(rb_kt_buf) && !READ_ONCE(rb_kp_t[i]))
+		WRITE_ONCE(rb_kp_t[i], ktime_get_ns());
+	return 0;
+}
+
+static void rb_kp_start(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < RB_KP; i++) {
+		memset(&rb_kp[i], 0, sizeof(rb_kp[i]));
+		rb_kp[i].symbol_name = rb_kp_syms[i];
+		rb_kp[i].pre_handler = rb_kp_pre;
+		rb_kp_on[i] = !register_kprobe(&rb_kp[i]);
+		if (!rb_kp_on[i])
+			pr_info("no kprobe on %s\n", rb_kp_syms[i]);
+	}
+}
+
+static void rb_kp_stop(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < RB_KP; i++) {
+		if (rb_kp_on[i])
+			unregister_kprobe(&rb_kp[i]);
+		rb_kp_on[i] = false;
+	}
+}
+
 static void rb_kt_start(void)
 {
 	if (register_trace_kmad_send_hw_done(rb_kt_hw_done, NULL))
@@ -761,6 +814,7 @@ static void *rb_post(struct rb_req *r, u32 qpn, unsigned int timeout_ms,
 			rb_kt_tid = cpu_to_be64((u64)ka->hi_tid << 32 |
 						(u32)be64_to_cpu(kb->mad->mad_hdr.tid));
 			rb_kt_recv = 0;
+			memset(rb_kp_t, 0, sizeof(rb_kp_t));
 			rb_kt_hw = 0;
 			rb_kt_match = 0;
 			rb_kt_cb = 0;
@@ -902,7 +956,7 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 	struct rb_req *r;
 	void **targets;
 	long delta_b = 0;
-	unsigned int i, got = 0, slow;
+	unsigned int i, j, got = 0, slow;
 	u64 t0, t1, fill = 0;
 	int ret = -EIO;
 
@@ -940,7 +994,14 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 		  m1.slab_pages > m0.slab_pages ?
 		  div_u64((u64)(m1.slab_pages - m0.slab_pages) * PAGE_SIZE, n) : 0);
 
-	/* Round trips with N outstanding. */
+	/*
+	 * Round trips with N outstanding; for kmad, its tracepoints and the
+	 * kprobes on only meanwhile (they would add to its other figures).
+	 */
+	if (ops == &rb_kmad) {
+		rb_kt_start();
+		rb_kp_start();
+	}
 	for (i = 0; i < k; i++) {
 		void *buf;
 
@@ -959,6 +1020,9 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 			kt[1][i] = rb_kt_hw ? rb_kt_hw - t0 : 0;
 			kt[2][i] = rb_kt_match ? rb_kt_match - t0 : 0;
 			kt[3][i] = rb_kt_cb ? rb_kt_cb - t0 : 0;
+			for (j = 0; j < RB_KP; j++)
+				rb_kp_samples[j][i] = rb_kp_t[j] ?
+						      rb_kp_t[j] - t0 : 0;
 		}
 	}
 	if (ops == &rb_kmad && rb_kt_on) {
@@ -966,7 +1030,13 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 		rb_sample("rtt_to_hw_done", name, n, rep, rb_median(kt[1], k));
 		rb_sample("rtt_to_resp_match", name, n, rep, rb_median(kt[2], k));
 		rb_sample("rtt_to_callback", name, n, rep, rb_median(kt[3], k));
+		for (j = 0; j < RB_KP; j++)
+			if (rb_kp_on[j])
+				rb_sample(rb_kp_syms[j], name, n, rep,
+					  rb_median(rb_kp_samples[j], k));
 	}
+	rb_kp_stop();
+	rb_kt_stop();
 	rb_sample("rtt", name, n, rep, rb_median(tmp, got));
 	/* sorted now: the fastest, and the share that took 1 ms or more */
 	rb_sample("rtt_min", name, n, rep, tmp[0]);
@@ -1019,6 +1089,8 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 	rb_sample("expire_late", name, n, rep, rb_median(tmp, ke));
 	ret = 0;
 close:
+	rb_kp_stop();	/* if a probe failed */
+	rb_kt_stop();
 	/* Unregister with N outstanding. */
 	t0 = ktime_get_ns();
 	ops->close(r);
@@ -1302,7 +1374,6 @@ static int __init rxe_bench_init(void)
 
 	pr_info("start run=%s quick=%d repeats=%u dev=%s peer=%s\n", run,
 		quick, repeats, dev, peer);
-	rb_kt_start();
 	ret = rb_setup();
 	if (ret) {
 		rb_errors++;
@@ -1313,7 +1384,6 @@ static int __init rxe_bench_init(void)
 			rb_rate();
 	}
 	rb_teardown();
-	rb_kt_stop();
 	pr_info("responder answered %d Gets, %d errors\n",
 		atomic_read(&rs_answered), atomic_read(&rs_errors));
 	if (atomic_read(&rs_errors))
