@@ -22,7 +22,7 @@
  *                      (libibumad): byte i = attr_mod * 13 + i.
  *   kmad_kmad          a kmad agent on the peer answers class 0x0c Gets
  *                      (byte i = attr_mod * 11 + i), sent to the peer's
- *                      kmad QP (peer_qpn=, or asked of kmad_ib).
+ *                      kmad QP (peer_qpn=, else kmad_port_qp_num()).
  *   bridge_busy        a kmad agent for class 0x09 Get on the peer fails
  *                      with -EBUSY: ibmad_peer's ib_mad agent holds it.
  *   timeout_retry      Gets to a dead QPN, timeout 100 ms, 2 retries:
@@ -77,7 +77,7 @@ MODULE_PARM_DESC(peer_gid, "the peer's GID (default: GID sgid_index of peer=, po
 
 static uint peer_qpn;
 module_param(peer_qpn, uint, 0444);
-MODULE_PARM_DESC(peer_qpn, "kmad_kmad: the peer kmad QP (default: asked of kmad_ib)");
+MODULE_PARM_DESC(peer_qpn, "kmad_kmad: the peer kmad QP (default: kmad_port_qp_num())");
 
 static uint sgid_index;
 module_param(sgid_index, uint, 0444);
@@ -117,6 +117,7 @@ MODULE_PARM_DESC(remove_sends, "remove: Gets left outstanding per device (defaul
  * @want: how every send must end (an &enum kmad_send_status), or
  *	%IC_ANY_STATUS.
  * @lock: guards @why.
+ * @qpn: where the Gets go; every response must come from it.
  * @why: the first failure seen, empty if none.
  * @outstanding: sends posted and not yet called back.
  * @all_done: completed when @outstanding drops to 0.
@@ -131,6 +132,7 @@ struct ic_case {
 	int mult;
 	u16 want_mad_status;
 	int want;
+	u32 qpn;
 	spinlock_t lock;	/* @why */
 	char why[160];
 	atomic_t outstanding;
@@ -224,6 +226,11 @@ static void ic_check_response(struct ic_case *c, struct ic_send *s,
 	if (status != c->want_mad_status) {
 		ic_fail(c, "attr_mod %u: status %#06x, want %#06x", s->attr_mod,
 			status, c->want_mad_status);
+		goto bad;
+	}
+	if (wc->src_qpn != c->qpn) {
+		ic_fail(c, "attr_mod %u: answered from QP %#x, sent to %#x",
+			s->attr_mod, wc->src_qpn, c->qpn);
 		goto bad;
 	}
 	if (!wc->grh_present && kmad_port_link_layer(ic_port) ==
@@ -382,6 +389,7 @@ static void ic_exchange(const char *name, u8 mgmt_class, int mult,
 
 	ic_case_init(&c, name, mgmt_class, mult, KMAD_SEND_OK);
 	c.want_mad_status = want_mad_status;
+	c.qpn = qpn;
 	agent = ic_requester(&c);
 	if (IS_ERR(agent)) {
 		ic_fail(&c, "register: %ld", PTR_ERR(agent));
@@ -405,7 +413,7 @@ static void ic_exchange(const char *name, u8 mgmt_class, int mult,
 	if (atomic_read(&c.callbacks) != posted)
 		ic_fail(&c, "%d callbacks for %u sends",
 			atomic_read(&c.callbacks), posted);
-	ic_report(name, &c, "%u Gets to QPN %#x, %d responses checked, %d callbacks, TIDs kept",
+	ic_report(name, &c, "%u Gets to QPN %#x, %d responses from it checked, %d callbacks, TIDs kept",
 		  posted, qpn, atomic_read(&c.responses),
 		  atomic_read(&c.callbacks));
 }
@@ -474,39 +482,22 @@ static struct kmad_agent *ic_register_responder(struct kmad_port *port,
 				   ic_responder_send, recv, answered);
 }
 
-typedef u32 (*ic_gsi_qpn_fn)(const char *dev_name, u8 port_num);
-
-static u32 ic_find_peer_qpn(void)
-{
-	ic_gsi_qpn_fn gsi_qpn;
-	u32 qpn;
-
-	if (peer_qpn)
-		return peer_qpn;
-	/* Looked up, not linked: kmad_ib must stay unloadable first. */
-	gsi_qpn = (ic_gsi_qpn_fn)__symbol_get("kmad_ib_gsi_qpn");
-	if (!gsi_qpn)
-		return 0;
-	qpn = gsi_qpn(peer, 1);
-	__symbol_put("kmad_ib_gsi_qpn");
-	return qpn;
-}
-
 static void ic_case_kmad_kmad(const char *name)
 {
 	struct kmad_agent *responder;
 	u32 qpn;
-	int before = atomic_read(&ic_answered);
+	int ret, before = atomic_read(&ic_answered);
 
 	if (!ic_peer_port) {
 		pr_info("%s: FAILED no kmad port %s:1\n", name, peer);
 		ic_failed++;
 		return;
 	}
-	qpn = ic_find_peer_qpn();
-	if (!qpn) {
-		pr_info("%s: FAILED the peer's kmad QPN is unknown (no peer_qpn=, kmad_ib does not tell)\n",
-			name);
+	qpn = peer_qpn;
+	ret = qpn ? 0 : kmad_port_qp_num(ic_peer_port, KMAD_QPT_GSI, &qpn);
+	if (ret || qpn <= 1) {
+		pr_info("%s: FAILED kmad_port_qp_num(%s:1, GSI): %d, QPN %u (kmad's own QP, not QP1, under kmad_ib)\n",
+			name, peer, ret, qpn);
 		ic_failed++;
 		return;
 	}

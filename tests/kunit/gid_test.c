@@ -190,6 +190,31 @@ static void gid_debugfs_hw_qpn(struct kunit *test)
 	kmad_qp_set_hw_num(qp, 1);
 }
 
+/* kmad_port_qp_num() gives what the provider set with kmad_qp_set_hw_num()
+ * (0 and 1 until it does), -EINVAL for no QP type, -ENODEV once the port
+ * is going away.
+ */
+static void gid_port_qp_num(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port = f->port[KT_DEV1];
+	u32 qpn = 0x77;
+
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_SMI, &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 0U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 1U);
+	kmad_qp_set_hw_num(&port->qpi[KMAD_QPT_GSI].qp, 0x1234);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 0x1234U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, 2, &qpn), -EINVAL);
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	qpn = 0x77;
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, qpn, 0x77U);
+}
+
 /* Every sim port's GID 0 is fe80::/64 and its port GUID; P_Key 0 is the
  * default.
  */
@@ -270,6 +295,20 @@ static void gid_eth_port_caps(struct kunit *test)
 	kmad_free_send_buf(buf);
 	/* No QP0 at all. */
 	KUNIT_EXPECT_NULL(test, strstr(gt_stats_text(f, KT_DEV0), "qp0_hw_qpn"));
+}
+
+/* An Ethernet port has no QP0 number to give; its QP1's is 1. */
+static void gid_eth_port_qp_num(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	u32 qpn = 0x77;
+
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[KT_DEV0], KMAD_QPT_SMI,
+					       &qpn), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, qpn, 0x77U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[KT_DEV0], KMAD_QPT_GSI,
+					       &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 1U);
 }
 
 /* On Ethernet a GID-routed request reaches its peer by DGID, the peer's
@@ -979,6 +1018,7 @@ static void gid_ah_expiry_spares_held(struct kunit *test)
 static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_sim_port_gid0),
 	KUNIT_CASE(gid_debugfs_hw_qpn),
+	KUNIT_CASE(gid_port_qp_num),
 	KUNIT_CASE(gid_post_validation_ib),
 	KUNIT_CASE(gid_create_response_by_gid),
 	KUNIT_CASE(gid_bridged_response_from_qp1),
@@ -998,6 +1038,7 @@ static struct kunit_suite gid_ib_suite = {
 
 static struct kunit_case gid_eth_cases[] = {
 	KUNIT_CASE(gid_eth_port_caps),
+	KUNIT_CASE(gid_eth_port_qp_num),
 	KUNIT_CASE(gid_eth_request_response),
 	{}
 };

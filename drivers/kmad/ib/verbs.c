@@ -175,7 +175,6 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	}
 	kmad_qp_set_priv(kqp, iqp);
 	kmad_qp_set_hw_num(kqp, iqp->qp->qp_num);
-	WRITE_ONCE(kdev->ports[iqp->port_num - 1].gsi_qpn, iqp->qp->qp_num);
 	pr_info("%s port %u: kmad's QP1 is UD QP %u\n",
 		dev_name(&kdev->ibdev->dev), iqp->port_num, iqp->qp->qp_num);
 	return 0;
@@ -265,7 +264,6 @@ void kmad_ib_destroy_qp(struct kmad_qp *kqp)
 {
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
 
-	WRITE_ONCE(iqp->kdev->ports[iqp->port_num - 1].gsi_qpn, 0);
 	ib_destroy_qp(iqp->qp);
 	qp1_sends_drain(iqp);
 	qp_reclaim(iqp);
