@@ -29,6 +29,8 @@
  *                      RESP_TIMEOUT after about 300 ms.
  *   cancel             Gets to the dead QPN, canceled at once or later:
  *                      CANCELED.
+ *   pkey_index         a Get with P_Key index 1 ends LOCAL_ERROR once:
+ *                      kmad_ib's UD QP sends with P_Key index 0 only.
  *   unregister_busy    1000 Gets outstanding when the agent unregisters:
  *                      every callback exactly once, before it returns.
  *   remove             leaves Gets outstanding on both devices (long
@@ -413,7 +415,7 @@ static void ic_exchange(const char *name, u8 mgmt_class, int mult,
 	if (atomic_read(&c.callbacks) != posted)
 		ic_fail(&c, "%d callbacks for %u sends",
 			atomic_read(&c.callbacks), posted);
-	ic_report(name, &c, "%u Gets to QPN %#x, %d responses from it checked, %d callbacks, TIDs kept",
+	ic_report(name, &c, "%u Gets to QPN %#x, %d answers from that QP, %d callbacks, TIDs kept",
 		  posted, qpn, atomic_read(&c.responses),
 		  atomic_read(&c.callbacks));
 }
@@ -606,6 +608,48 @@ static void ic_case_cancel(const char *name)
 	ic_report(name, &c,
 		  "%u Gets canceled (half at once, half after 200 ms): %d CANCELED callbacks",
 		  posted, atomic_read(&c.status[KMAD_SEND_CANCELED]));
+}
+
+/*
+ * A send with P_Key index 1: kmad_ib's UD QP sends with index 0 only (a
+ * UD QP has one P_Key; only a GSI QP takes one per send), so the post is
+ * accepted and the send ends once with a local error, no response.  On
+ * RoCE there is no index 1 anyway (one P_Key, 0xffff).
+ */
+static void ic_case_pkey_index(const char *name)
+{
+	struct kmad_send_buf *buf;
+	struct kmad_agent *agent;
+	struct kmad_dest d;
+	struct ic_case c;
+	int pkey_ret;
+	u16 pkey;
+
+	ic_case_init(&c, name, KMAD_MGMT_CLASS_PERF_MGMT, -1,
+		     KMAD_SEND_LOCAL_ERROR);
+	agent = ic_requester(&c);
+	if (IS_ERR(agent)) {
+		ic_fail(&c, "register: %ld", PTR_ERR(agent));
+		ic_report(name, &c, "no agent");
+		return;
+	}
+	pkey_ret = kmad_port_query_pkey(ic_port, 1, &pkey);
+	ic_dest(&d, 1);
+	d.pkey_index = 1;
+	buf = ic_post_get(agent, &c, &d, 0, IC_TIMEOUT_MS, 0);
+	if (IS_ERR(buf))
+		ic_fail(&c, "post: %ld", PTR_ERR(buf));
+	if (!ic_wait(&c, IC_CASE_WAIT_MS))
+		ic_fail(&c, "callback missing");
+	kmad_unregister_agent(agent);
+	if (!IS_ERR(buf) && atomic_read(&c.callbacks) != 1)
+		ic_fail(&c, "%d callbacks for 1 send",
+			atomic_read(&c.callbacks));
+	if (atomic_read(&c.responses))
+		ic_fail(&c, "%d responses", atomic_read(&c.responses));
+	ic_report(name, &c,
+		  "Get with P_Key index 1 ended LOCAL_ERROR, no response (P_Key index 1 on %s: %d)",
+		  dev, pkey_ret);
 }
 
 static void ic_case_unregister_busy(const char *name)
@@ -828,6 +872,7 @@ static const struct {
 	{ "bridge_busy", ic_case_bridge_busy },
 	{ "timeout_retry", ic_case_timeout_retry },
 	{ "cancel", ic_case_cancel },
+	{ "pkey_index", ic_case_pkey_index },
 	{ "unregister_busy", ic_case_unregister_busy },
 	{ "remove", ic_case_remove },
 };
