@@ -296,7 +296,9 @@ static void ic_dest(struct kmad_dest *d, u32 qpn)
 	d->grh.sgid_index = sgid_index;
 }
 
-/* Post one Get of @c; returns the buffer (posted) or an ERR_PTR. */
+/* Post one Get of @c; returns the buffer (posted: send_handler may free it
+ * at any time, so use it only while its send cannot end) or an ERR_PTR.
+ */
 static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 					 struct ic_case *c,
 					 const struct kmad_dest *d, u32 attr_mod,
@@ -329,6 +331,12 @@ static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 						KMAD_MGMT_CLASS_PERF_MGMT ?
 						0x0001 : 0x0010);
 	buf->mad->mad_hdr.attr_mod = cpu_to_be32(attr_mod);
+	/*
+	 * What goes out: kmad puts the agent's hi_tid in the upper half.
+	 * Set before the post: once it returns 0, the response and the
+	 * send_handler (which frees @s and @buf) may already have run.
+	 */
+	s->tid = (u64)agent->hi_tid << 32 | (attr_mod + 1);
 	atomic_inc(&c->outstanding);
 	ret = kmad_post_send(buf);
 	if (ret) {
@@ -337,8 +345,6 @@ static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 		kmad_free_send_buf(buf);
 		return ERR_PTR(ret);
 	}
-	/* kmad put its hi_tid in; read back what went out. */
-	s->tid = be64_to_cpu(buf->mad->mad_hdr.tid);
 	return buf;
 }
 
