@@ -35,9 +35,14 @@
  *                      every callback exactly once, before it returns.
  *   remove             leaves Gets outstanding on both devices (long
  *                      timeouts) for the harness to delete a device or
- *                      unload kmad_ib; at unload this module prints
- *                      "remove-exit" with how many callbacks came, and
- *                      how many before the unload began.
+ *                      unload kmad_ib, and starts a stream of Gets from
+ *                      dev= to the peer's QP1 that a kmad agent there
+ *                      answers through the bridge (from QP1); at unload
+ *                      this module prints "remove-exit" with how many
+ *                      callbacks came, how many before the unload began,
+ *                      and the stream's counts: every answer called back
+ *                      once, and how many were still outstanding when
+ *                      the peer's device began to go.
  *
  * hold=1 runs remove too, whatever cases= says; with cases=all (the
  * default) it leaves out the cases that need a user-space peer
@@ -106,6 +111,9 @@ MODULE_PARM_DESC(remove_sends, "remove: Gets left outstanding per device (defaul
 #define IC_MULT_KMAD		11
 #define IC_CLASS_SERVE		0x0b
 #define IC_MULT_SERVE		17
+#define IC_CLASS_STREAM		0x0d
+#define IC_STREAM_DEPTH		4
+#define IC_STREAM_TIMEOUT_MS	1000
 #define IC_STATUS_UNSUPPORTED	0x000c
 #define IC_ANY_STATUS		(-1)
 
@@ -703,6 +711,197 @@ static void ic_case_unregister_busy(const char *name)
 		  atomic_read(&c.status[KMAD_SEND_CANCELED]));
 }
 
+/*
+ * remove's bridged stream.  A requester on dev= keeps IC_STREAM_DEPTH Gets
+ * of class IC_CLASS_STREAM in flight to the peer's QP1, reposting from its
+ * send_handler; a kmad agent on the peer answers each through kmad_ib's
+ * bridge, so every answer leaves from the peer's QP1 through ib_mad.  It
+ * runs until the requester's device goes or this module unloads: so
+ * `rdma link delete` of the peer (and the unloads) find bridged answers
+ * in ib_mad's hands or kmad's queues.  At unload, every answer posted
+ * must have had exactly one callback (the remove-exit line).
+ */
+struct ic_stream {
+	struct kmad_agent *req;		/* on dev= */
+	struct kmad_agent *resp;	/* on peer=, bridged */
+	bool stop;
+	atomic_t tid;
+	atomic_t in_flight;		/* requester's sends not called back */
+	struct completion idle;		/* @in_flight reached 0 */
+	atomic_t gets, responses, unsupported;
+	atomic_t answers_posted, answers_done, answers_late;
+	atomic_t answer_status[KMAD_SEND_LOCAL_ERROR + 1];
+};
+
+static struct ic_stream ic_stream;
+
+static int ic_stream_post(struct ic_stream *st)
+{
+	struct kmad_send_buf *buf;
+	struct kmad_dest d;
+	int ret;
+
+	ic_dest(&d, 1);
+	buf = kmad_alloc_send_buf(st->req, &d, GFP_KERNEL);
+	if (IS_ERR_OR_NULL(buf))
+		return buf ? PTR_ERR(buf) : -ENOMEM;
+	buf->timeout_ms = IC_STREAM_TIMEOUT_MS;
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = IC_CLASS_STREAM;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.tid = cpu_to_be64(atomic_inc_return(&st->tid));
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(0x0010);
+	ret = kmad_post_send(buf);
+	if (ret)
+		kmad_free_send_buf(buf);
+	else
+		atomic_inc(&st->gets);
+	return ret;
+}
+
+/*
+ * The requester's send ended: post the next one, unless it is over, or
+ * the peer's device is going (its kmad port dying, or ib_mad answering
+ * for the gone bridge).  Requests reaching a port while ib_mad itself is
+ * being removed hit a race in the stock 6.1 ib_core: ib_mad answers an
+ * unclaimed request through agent_send_response() with the port's
+ * ib_mad agent, which ib_agent_port_close() unregisters (and frees)
+ * before ib_mad_port_close() stops the QP (refcount_t warnings from
+ * ib_create_send_mad() and ib_post_send_mad()).  So the stream stops as
+ * soon as the device begins to go, before ib_mad's turn.
+ */
+static void ic_stream_sent(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+	bool again = wc->status != KMAD_SEND_FLUSHED && !READ_ONCE(st->stop);
+	u32 qpn;
+
+	if (again && kmad_port_qp_num(ic_peer_port, KMAD_QPT_GSI, &qpn))
+		again = false;
+
+	kmad_free_send_buf(wc->send_buf);
+	if (again && !ic_stream_post(st))
+		return;
+	if (atomic_dec_and_test(&st->in_flight))
+		complete(&st->idle);
+}
+
+static void ic_stream_response(struct kmad_agent *agent,
+			       struct kmad_send_buf *req,
+			       struct kmad_recv_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+
+	if (req) {
+		atomic_inc(&st->responses);
+		/* ib_mad's own answer once the bridge is gone. */
+		if (wc->mad->mad_hdr.status) {
+			atomic_inc(&st->unsupported);
+			WRITE_ONCE(st->stop, true);
+		}
+	}
+	kmad_free_recv(wc);
+}
+
+static void ic_stream_answered(struct kmad_agent *agent,
+			       struct kmad_send_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+	u32 qpn;
+
+	if (wc->status <= KMAD_SEND_LOCAL_ERROR)
+		atomic_inc(&st->answer_status[wc->status]);
+	/* The port is going: this answer was outstanding when it began. */
+	if (kmad_port_qp_num(ic_peer_port, KMAD_QPT_GSI, &qpn) == -ENODEV)
+		atomic_inc(&st->answers_late);
+	kmad_free_send_buf(wc->send_buf);
+	atomic_inc(&st->answers_done);
+}
+
+static void ic_stream_answer(struct kmad_agent *agent,
+			     struct kmad_send_buf *req, struct kmad_recv_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+	struct kmad_send_buf *resp;
+
+	if (req || wc->mad->mad_hdr.method != KMAD_METHOD_GET) {
+		kmad_free_recv(wc);
+		return;
+	}
+	resp = kmad_create_response(agent, wc, GFP_KERNEL);
+	kmad_free_recv(wc);
+	if (IS_ERR_OR_NULL(resp))
+		return;
+	atomic_inc(&st->answers_posted);
+	if (kmad_post_send(resp)) {
+		atomic_dec(&st->answers_posted);
+		kmad_free_send_buf(resp);
+	}
+}
+
+static int ic_stream_start(struct ic_stream *st)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = IC_CLASS_STREAM,
+		.class_version = 1,
+	};
+	struct kmad_reg_req none = {};
+	unsigned int i;
+
+	init_completion(&st->idle);
+	atomic_set(&st->in_flight, 1);	/* ours, dropped at the end */
+	set_bit(KMAD_METHOD_GET, req.method_mask);
+	st->resp = kmad_register_agent(ic_peer_port, KMAD_QPT_GSI, &req,
+				       ic_stream_answered, ic_stream_answer,
+				       st);
+	if (IS_ERR(st->resp))
+		return PTR_ERR(st->resp);
+	st->req = kmad_register_agent(ic_port, KMAD_QPT_GSI, &none,
+				      ic_stream_sent, ic_stream_response, st);
+	if (IS_ERR(st->req))
+		return PTR_ERR(st->req);
+	for (i = 0; i < IC_STREAM_DEPTH; i++) {
+		atomic_inc(&st->in_flight);
+		if (ic_stream_post(st)) {
+			atomic_dec(&st->in_flight);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Stop the stream; false if an answer's callback is missing. */
+static bool ic_stream_stop(struct ic_stream *st, char *line, size_t len)
+{
+	bool ok;
+
+	WRITE_ONCE(st->stop, true);
+	if (!IS_ERR_OR_NULL(st->req)) {
+		kmad_unregister_agent(st->req);
+		if (atomic_dec_and_test(&st->in_flight))
+			complete(&st->idle);
+		wait_for_completion_timeout(&st->idle, msecs_to_jiffies(1000));
+	}
+	if (!IS_ERR_OR_NULL(st->resp))
+		kmad_unregister_agent(st->resp);
+	ok = atomic_read(&st->answers_posted) ==
+	     atomic_read(&st->answers_done) && !atomic_read(&st->in_flight);
+	snprintf(line, len,
+		 "bridged stream: %d Gets, %d responses (%d of them ib_mad's); %d answers from %s's QP1, %d callbacks (%d after the device began to go; %d OK, %d FLUSHED, %d other)",
+		 atomic_read(&st->gets), atomic_read(&st->responses),
+		 atomic_read(&st->unsupported),
+		 atomic_read(&st->answers_posted), peer,
+		 atomic_read(&st->answers_done),
+		 atomic_read(&st->answers_late),
+		 atomic_read(&st->answer_status[KMAD_SEND_OK]),
+		 atomic_read(&st->answer_status[KMAD_SEND_FLUSHED]),
+		 atomic_read(&st->answers_done) -
+		 atomic_read(&st->answer_status[KMAD_SEND_OK]) -
+		 atomic_read(&st->answer_status[KMAD_SEND_FLUSHED]));
+	return ok;
+}
+
 /* remove: sends left outstanding until this module unloads. */
 struct ic_remove {
 	struct kmad_port *port;
@@ -773,13 +972,16 @@ static void ic_case_remove(const char *name)
 	ret = ic_remove_arm(&ic_removes[0], ic_port, ic_peer_port);
 	if (!ret)
 		ret = ic_remove_arm(&ic_removes[1], ic_peer_port, ic_port);
+	if (!ret)
+		ret = ic_stream_start(&ic_stream);
 	if (ret) {
 		pr_info("%s: FAILED arming: %d\n", name, ret);
 		ic_failed++;
 		return;
 	}
-	pr_info("%s: ok %u Gets outstanding on %s and %u on %s (10 min timeouts), counted at unload as remove-exit\n",
-		name, ic_removes[0].posted, dev, ic_removes[1].posted, peer);
+	pr_info("%s: ok %u Gets outstanding on %s and %u on %s (10 min timeouts), and a stream of Gets from %s answered from %s's QP1 through the bridge, counted at unload as remove-exit\n",
+		name, ic_removes[0].posted, dev, ic_removes[1].posted, peer,
+		dev, peer);
 	ic_passed++;
 }
 
@@ -788,6 +990,8 @@ static void ic_remove_check(void)
 {
 	unsigned int posted = 0, cbs = 0, i;
 	const char *why = "";
+	char stream[256];
+	bool stream_ok;
 	int before[2];
 
 	for (i = 0; i < 2; i++)
@@ -803,8 +1007,10 @@ static void ic_remove_check(void)
 		if (!why[0] && r->c.why[0])
 			why = r->c.why;
 	}
-	pr_info("remove-exit: %s %u Gets, %u callbacks; before this module's unload %s had %d of %u, %s %d of %u (%d FLUSHED, %d CANCELED, %d other) %s\n",
-		posted == cbs && !why[0] ? "ok" : "FAILED", posted, cbs,
+	stream_ok = ic_stream_stop(&ic_stream, stream, sizeof(stream));
+	pr_info("remove-exit: %s %u Gets, %u callbacks; before this module's unload %s had %d of %u, %s %d of %u (%d FLUSHED, %d CANCELED, %d other); %s %s\n",
+		posted == cbs && stream_ok && !why[0] ? "ok" : "FAILED",
+		posted, cbs,
 		dev, before[0], ic_removes[0].posted,
 		peer, before[1], ic_removes[1].posted,
 		atomic_read(&ic_removes[0].c.status[KMAD_SEND_FLUSHED]) +
@@ -815,7 +1021,7 @@ static void ic_remove_check(void)
 		atomic_read(&ic_removes[1].c.status[KMAD_SEND_FLUSHED]) -
 		atomic_read(&ic_removes[0].c.status[KMAD_SEND_CANCELED]) -
 		atomic_read(&ic_removes[1].c.status[KMAD_SEND_CANCELED]),
-		why);
+		stream, why);
 }
 
 static struct kmad_agent *ic_server;
