@@ -5,30 +5,46 @@
  *
  * kmad_post_send() may run in atomic context, create_ah() may sleep: so
  * every send looks its address (&struct kmad_ah_attr, zeroed then filled,
- * compared with memcmp()) up in its port's cache when it is queued on its
- * QP (kmad_qp_send(), under Q).  A hit holds the entry and goes on as
- * before; a miss adds a NEW entry (GFP_ATOMIC) and the send waits on its
- * QP's ah_wait list, in state %KMAD_HW_WAITING exactly like a send on the
- * overflow list: cancel, flush, QP error, port removal and unregister take
- * it back or fail it the same way.  The cache work (on kmad_ah_wq, process
- * context) creates NEW entries one at a time, then hands the waiting sends
- * of every QP of the port on (kmad_qp_ah_resolved()): to the overflow list
- * if it worked, to the failed list with a local error if it did not (the
- * entry is then dropped from the cache, so the next send tries again).
+ * hashed with jhash() and compared with memcmp()) up in its port's cache
+ * when it is queued on its QP (kmad_qp_send(), under Q).  The lookup is a
+ * fixed hash of 2^%KMAD_AH_HASH_BITS buckets: the cache holds at most
+ * %KMAD_AH_CACHE_MAX entries, two a bucket, so it never resizes (tid.c's
+ * table resizes because an agent's sends are unbounded).  A hit holds the
+ * entry and goes on as before; a miss adds a NEW entry (GFP_ATOMIC) and
+ * the send waits on its QP's ah_wait list, in state %KMAD_HW_WAITING
+ * exactly like a send on the overflow list: cancel, flush, QP error, port
+ * removal and unregister take it back or fail it the same way.  The cache
+ * work (on kmad_ah_wq, process context) creates NEW entries one at a
+ * time, then hands the waiting sends of every QP of the port on
+ * (kmad_qp_ah_resolved()): to the overflow list if it worked, to the
+ * failed list with a local error if it did not (the entry is then dropped
+ * from the cache, so the next send tries again).
  *
  * References: an entry's users are the sends holding it and the work while
  * it creates it.  A send holds its entry from kmad_qp_send() until it is
  * idle again (its CQE polled, or it failed or was taken back while
- * waiting); a replayed send keeps it.  Unused entries stay cached;
- * beyond %KMAD_AH_CACHE_MAX the least recently used unused one is evicted.
- * kmad_device_port_changed() (GIDs or P_Keys may have changed) and port
- * removal uncache them all.  An uncached entry is destroyed by the work
- * once its last user is gone: never before the CQE of a send that used it.
+ * waiting); a replayed send keeps it.  Unused entries stay cached, and
+ * leave the cache in three ways:
+ *
+ * - eviction: beyond %KMAD_AH_CACHE_MAX the least recently looked up
+ *   unused one goes;
+ * - expiry: the expire work (a delayed work on kmad_ah_wq, armed while the
+ *   cache holds entries) uncaches every entry that no send holds and that
+ *   nothing looked up for &kmad_ah_cache.idle_jiffies (%KMAD_AH_IDLE_MS,
+ *   60 s).  An entry unused when its last lookup becomes that old goes
+ *   then; one a send still holds is skipped, however old, and goes at
+ *   most one idle time after its release;
+ * - kmad_device_port_changed() (GIDs or P_Keys may have changed) and port
+ *   removal uncache them all.
+ *
+ * An uncached entry is destroyed by the work once its last user is gone:
+ * never before the CQE of a send that used it.
  *
  * Locks: H (&kmad_ah_cache.lock), irq-safe, taken under Q and nowhere
  * else nested; the provider is never called with it held.
  */
 
+#include <linux/jhash.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -40,6 +56,7 @@ static struct kmad_ah_cache *port_ah(struct kmad_port *port)
 }
 
 static void ah_work(struct work_struct *work);
+static void ah_expire_work(struct work_struct *work);
 
 /* Set up the (empty) cache of @port; at device allocation. */
 void kmad_ah_cache_init(struct kmad_port *port)
@@ -47,11 +64,14 @@ void kmad_ah_cache_init(struct kmad_port *port)
 	struct kmad_ah_cache *c = port_ah(port);
 
 	spin_lock_init(&c->lock);
+	hash_init(c->hash);
 	INIT_LIST_HEAD(&c->lru);
 	INIT_LIST_HEAD(&c->pending);
 	INIT_LIST_HEAD(&c->reap);
 	init_waitqueue_head(&c->idle);
 	INIT_WORK(&c->work, ah_work);
+	INIT_DELAYED_WORK(&c->expire, ah_expire_work);
+	c->idle_jiffies = msecs_to_jiffies(KMAD_AH_IDLE_MS);
 }
 
 /* Whether sends on @port need an address handle (the provider makes them). */
@@ -67,6 +87,12 @@ static void ah_queue_work(struct kmad_ah_cache *c)
 		queue_work(kmad_ah_wq, &c->work);
 }
 
+/* The hash key of @attr: every byte, padding included (zeroed). */
+static u32 ah_key(const struct kmad_ah_attr *attr)
+{
+	return jhash(attr, sizeof(*attr), 0);
+}
+
 /*
  * Take @ah off the cache's lookup list; it goes when its users do.  An
  * unused one goes now: to the reap list if it has a handle to destroy,
@@ -78,6 +104,7 @@ static void ah_uncache(struct kmad_port *port, struct kmad_ah *ah)
 
 	lockdep_assert_held(&c->lock);
 	if (ah->cached) {
+		hash_del(&ah->node);
 		list_del_init(&ah->lru);
 		ah->cached = false;
 		c->count--;
@@ -112,7 +139,8 @@ static void ah_evict(struct kmad_port *port)
 /**
  * kmad_ah_get() - the cached address handle for @attr, held for a send.
  * @port: the port.
- * @attr: the address, zeroed and filled (it is compared with memcmp()).
+ * @attr: the address, zeroed and filled (it is hashed and compared
+ *	byte for byte).
  * @ready: set true if the handle exists, false if the send must wait.
  *
  * Context: any; the QP's lock (Q) held.  Allocates with GFP_ATOMIC.
@@ -122,13 +150,15 @@ struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 			    const struct kmad_ah_attr *attr, bool *ready)
 {
 	struct kmad_ah_cache *c = port_ah(port);
+	u32 key = ah_key(attr);
 	struct kmad_ah *ah;
 	unsigned long flags;
 
 	spin_lock_irqsave(&c->lock, flags);
-	list_for_each_entry(ah, &c->lru, lru) {
+	hash_for_each_possible(c->hash, ah, node, key) {
 		if (!memcmp(&ah->attr, attr, sizeof(*attr))) {
 			ah->users++;
+			ah->got = jiffies;
 			list_move_tail(&ah->lru, &c->lru);
 			*ready = ah->state == KMAD_AH_READY;
 			spin_unlock_irqrestore(&c->lock, flags);
@@ -142,12 +172,17 @@ struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 		ah->attr = *attr;
 		ah->state = KMAD_AH_NEW;
 		ah->users = 1;
+		ah->got = jiffies;
 		ah->cached = true;
+		hash_add(c->hash, &ah->node, key);
 		list_add_tail(&ah->lru, &c->lru);
 		c->count++;
 		list_add_tail(&ah->pend, &c->pending);
 		ah_evict(port);
 		ah_queue_work(c);
+		if (!c->dead)
+			queue_delayed_work(kmad_ah_wq, &c->expire,
+					   c->idle_jiffies);
 	}
 	spin_unlock_irqrestore(&c->lock, flags);
 	kmad_port_stat_inc(port, ah ? KMAD_PSTAT_AH_MISSES :
@@ -293,6 +328,41 @@ static void ah_work(struct work_struct *work)
 	wake_up_all(&c->idle);
 }
 
+/*
+ * Uncache the entries nothing holds or looked up for an idle time, then
+ * come back when the next one may be due: when the oldest entry looked
+ * up within the idle time reaches it, or an idle time from now if an
+ * entry was skipped because a send holds it.  Not re-armed once the
+ * cache is empty (the next miss arms it) or dead.
+ */
+static void ah_expire_work(struct work_struct *work)
+{
+	struct kmad_ah_cache *c = container_of(to_delayed_work(work),
+					       struct kmad_ah_cache, expire);
+	struct kmad_port *port = container_of(c, struct kmad_port, ah);
+	unsigned long now = jiffies, idle, delay = 0;
+	struct kmad_ah *ah, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	idle = c->idle_jiffies;
+	/* Least recently looked up first: stop at the first one too new. */
+	list_for_each_entry_safe(ah, tmp, &c->lru, lru) {
+		if (time_before(now, ah->got + idle)) {
+			delay = ah->got + idle - now;
+			break;
+		}
+		if (ah->users || ah->state != KMAD_AH_READY) {
+			delay = idle;
+			continue;
+		}
+		ah_uncache(port, ah);
+	}
+	if (delay && !c->dead)
+		queue_delayed_work(kmad_ah_wq, &c->expire, delay);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
 /**
  * kmad_ah_cache_teardown() - destroy every address handle of a port that
  * is going away.
@@ -314,6 +384,7 @@ void kmad_ah_cache_teardown(struct kmad_port *port)
 	list_for_each_entry_safe(ah, tmp, &c->lru, lru)
 		ah_uncache(port, ah);
 	spin_unlock_irqrestore(&c->lock, flags);
+	cancel_delayed_work_sync(&c->expire);
 	cancel_work_sync(&c->work);
 
 	spin_lock_irqsave(&c->lock, flags);

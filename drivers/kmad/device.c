@@ -784,6 +784,39 @@ bool kmad_port_has_smi(const struct kmad_port *port)
 }
 EXPORT_SYMBOL_GPL(kmad_port_has_smi);
 
+/**
+ * kmad_port_qp_num() - the number of a port's QP0 or QP1 on the wire.
+ * @port: the port.
+ * @qpt: %KMAD_QPT_SMI or %KMAD_QPT_GSI.
+ * @qpn: set to the number peers see as the source QP of kmad's sends on
+ *	that QP, and must send to in order to reach kmad's own QP.
+ *
+ * 0 and 1 where kmad's QPs are the port's real QP0 and QP1 (kmad_sim).
+ * Where another MAD layer owns those (kmad_ib: ib_mad), kmad's "QP1" is a
+ * QP of its own and this is its number, what the provider set with
+ * kmad_qp_set_hw_num(); requests sent to the real QP1 still reach kmad's
+ * agents through the provider's bridge, if it has one.  The number may
+ * change when the provider recreates the QP (device removal and
+ * re-registration): it is a snapshot, not a reference.
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for another @qpt, -EOPNOTSUPP for QP0 of a port
+ * without one (kmad_port_has_smi()), -ENODEV once the port is going away.
+ */
+int kmad_port_qp_num(const struct kmad_port *port, enum kmad_qp_type qpt,
+		     u32 *qpn)
+{
+	if (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI)
+		return -EINVAL;
+	if (qpt == KMAD_QPT_SMI && !kmad_port_has_smi(port))
+		return -EOPNOTSUPP;
+	if (READ_ONCE(port->dying))
+		return -ENODEV;
+	*qpn = kmad_qp_hw_num(&port->qpi[qpt].qp);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_port_qp_num);
+
 /* Entries in the port's GID table kmad can read: none without query_gid. */
 static u32 port_gid_tbl_len(const struct kmad_port *port)
 {

@@ -43,6 +43,7 @@
 
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -231,17 +232,20 @@ enum kmad_ah_state {
  *
  * Lifetime: @users counts the sends holding it (from kmad_qp_send() until
  * the send is idle again: CQE polled, failed or taken back) and the cache
- * work while it creates it.  A cached entry stays when unused; an entry
- * that is no longer cached (evicted, flushed, failed) goes when its last
- * user does: its handle is destroyed by the cache work, in process
- * context, so never before the CQE of every send that used it.
+ * work while it creates it.  A cached entry stays when unused, until it
+ * is evicted, flushed or idle for &kmad_ah_cache.idle_jiffies; an entry
+ * that is no longer cached goes when its last user does: its handle is
+ * destroyed by the cache work, in process context, so never before the
+ * CQE of every send that used it.
  */
 struct kmad_ah {
 	struct kmad_ah_attr attr;	/* I: the key */
 	enum kmad_ah_state state;	/* H */
-	bool cached;			/* H: on the cache's lru list */
+	bool cached;			/* H: on the cache's hash and lru */
 	unsigned int users;		/* H */
+	unsigned long got;		/* H: jiffies of its last lookup */
 	void *hw;			/* H: READY: the provider's handle */
+	struct hlist_node node;		/* H: cache->hash while cached */
 	struct list_head lru;		/* H: cache->lru while cached,
 					 * cache->reap once dead and unused
 					 */
@@ -250,6 +254,10 @@ struct kmad_ah {
 
 /* Most address handles a port caches; unused ones beyond go, LRU first. */
 #define KMAD_AH_CACHE_MAX	256
+/* Buckets of a port's lookup hash: 2^7, two entries a bucket when full. */
+#define KMAD_AH_HASH_BITS	7
+/* An unused handle not looked up for this long is destroyed. */
+#define KMAD_AH_IDLE_MS		60000
 
 /**
  * struct kmad_ah_cache - a port's address handles, for a provider with
@@ -257,8 +265,11 @@ struct kmad_ah {
  */
 struct kmad_ah_cache {
 	spinlock_t lock;		/* H: see the legend above */
-	struct list_head lru;		/* H: cached, least recently used
-					 * first
+	DECLARE_HASHTABLE(hash, KMAD_AH_HASH_BITS);	/* H: cached
+							 * entries, by attr
+							 */
+	struct list_head lru;		/* H: cached, least recently looked
+					 * up first
 					 */
 	unsigned int count;		/* H: entries on @lru */
 	struct list_head pending;	/* H: NEW entries */
@@ -266,10 +277,14 @@ struct kmad_ah_cache {
 	bool dead;			/* H: the port is going: no work */
 	bool in_provider;		/* H: the work is in create_ah() */
 	bool running;			/* H: the work is running */
+	unsigned long idle_jiffies;	/* KMAD_AH_IDLE_MS, or less set by
+					 * a test before any send
+					 */
 	wait_queue_head_t idle;		/* woken as @running or
 					 * @in_provider change
 					 */
 	struct work_struct work;	/* creates and destroys handles */
+	struct delayed_work expire;	/* uncaches idle handles */
 };
 
 /**

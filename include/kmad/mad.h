@@ -150,6 +150,8 @@ enum kmad_link_layer {
 
 enum kmad_link_layer kmad_port_link_layer(const struct kmad_port *port);
 bool kmad_port_has_smi(const struct kmad_port *port);
+int kmad_port_qp_num(const struct kmad_port *port, enum kmad_qp_type qpt,
+		     u32 *qpn);
 int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
 			union kmad_gid *gid);
 int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,

@@ -22,20 +22,27 @@
  *                      (libibumad): byte i = attr_mod * 13 + i.
  *   kmad_kmad          a kmad agent on the peer answers class 0x0c Gets
  *                      (byte i = attr_mod * 11 + i), sent to the peer's
- *                      kmad QP (peer_qpn=, or asked of kmad_ib).
+ *                      kmad QP (peer_qpn=, else kmad_port_qp_num()).
  *   bridge_busy        a kmad agent for class 0x09 Get on the peer fails
  *                      with -EBUSY: ibmad_peer's ib_mad agent holds it.
  *   timeout_retry      Gets to a dead QPN, timeout 100 ms, 2 retries:
  *                      RESP_TIMEOUT after about 300 ms.
  *   cancel             Gets to the dead QPN, canceled at once or later:
  *                      CANCELED.
+ *   pkey_index         a Get with P_Key index 1 ends LOCAL_ERROR once:
+ *                      kmad_ib's UD QP sends with P_Key index 0 only.
  *   unregister_busy    1000 Gets outstanding when the agent unregisters:
  *                      every callback exactly once, before it returns.
  *   remove             leaves Gets outstanding on both devices (long
  *                      timeouts) for the harness to delete a device or
- *                      unload kmad_ib; at unload this module prints
- *                      "remove-exit" with how many callbacks came, and
- *                      how many before the unload began.
+ *                      unload kmad_ib, and starts a stream of Gets from
+ *                      dev= to the peer's QP1 that a kmad agent there
+ *                      answers through the bridge (from QP1); at unload
+ *                      this module prints "remove-exit" with how many
+ *                      callbacks came, how many before the unload began,
+ *                      and the stream's counts: every answer called back
+ *                      once, and how many were still outstanding when
+ *                      the peer's device began to go.
  *
  * hold=1 runs remove too, whatever cases= says; with cases=all (the
  * default) it leaves out the cases that need a user-space peer
@@ -77,7 +84,7 @@ MODULE_PARM_DESC(peer_gid, "the peer's GID (default: GID sgid_index of peer=, po
 
 static uint peer_qpn;
 module_param(peer_qpn, uint, 0444);
-MODULE_PARM_DESC(peer_qpn, "kmad_kmad: the peer kmad QP (default: asked of kmad_ib)");
+MODULE_PARM_DESC(peer_qpn, "kmad_kmad: the peer kmad QP (default: kmad_port_qp_num())");
 
 static uint sgid_index;
 module_param(sgid_index, uint, 0444);
@@ -104,6 +111,9 @@ MODULE_PARM_DESC(remove_sends, "remove: Gets left outstanding per device (defaul
 #define IC_MULT_KMAD		11
 #define IC_CLASS_SERVE		0x0b
 #define IC_MULT_SERVE		17
+#define IC_CLASS_STREAM		0x0d
+#define IC_STREAM_DEPTH		4
+#define IC_STREAM_TIMEOUT_MS	1000
 #define IC_STATUS_UNSUPPORTED	0x000c
 #define IC_ANY_STATUS		(-1)
 
@@ -117,6 +127,7 @@ MODULE_PARM_DESC(remove_sends, "remove: Gets left outstanding per device (defaul
  * @want: how every send must end (an &enum kmad_send_status), or
  *	%IC_ANY_STATUS.
  * @lock: guards @why.
+ * @qpn: where the Gets go; every response must come from it.
  * @why: the first failure seen, empty if none.
  * @outstanding: sends posted and not yet called back.
  * @all_done: completed when @outstanding drops to 0.
@@ -131,6 +142,7 @@ struct ic_case {
 	int mult;
 	u16 want_mad_status;
 	int want;
+	u32 qpn;
 	spinlock_t lock;	/* @why */
 	char why[160];
 	atomic_t outstanding;
@@ -226,6 +238,11 @@ static void ic_check_response(struct ic_case *c, struct ic_send *s,
 			status, c->want_mad_status);
 		goto bad;
 	}
+	if (wc->src_qpn != c->qpn) {
+		ic_fail(c, "attr_mod %u: answered from QP %#x, sent to %#x",
+			s->attr_mod, wc->src_qpn, c->qpn);
+		goto bad;
+	}
 	if (!wc->grh_present && kmad_port_link_layer(ic_port) ==
 	    KMAD_LINK_LAYER_ETHERNET) {
 		ic_fail(c, "attr_mod %u: no GRH on a RoCE port", s->attr_mod);
@@ -287,7 +304,9 @@ static void ic_dest(struct kmad_dest *d, u32 qpn)
 	d->grh.sgid_index = sgid_index;
 }
 
-/* Post one Get of @c; returns the buffer (posted) or an ERR_PTR. */
+/* Post one Get of @c; returns the buffer (posted: send_handler may free it
+ * at any time, so use it only while its send cannot end) or an ERR_PTR.
+ */
 static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 					 struct ic_case *c,
 					 const struct kmad_dest *d, u32 attr_mod,
@@ -320,6 +339,12 @@ static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 						KMAD_MGMT_CLASS_PERF_MGMT ?
 						0x0001 : 0x0010);
 	buf->mad->mad_hdr.attr_mod = cpu_to_be32(attr_mod);
+	/*
+	 * What goes out: kmad puts the agent's hi_tid in the upper half.
+	 * Set before the post: once it returns 0, the response and the
+	 * send_handler (which frees @s and @buf) may already have run.
+	 */
+	s->tid = (u64)agent->hi_tid << 32 | (attr_mod + 1);
 	atomic_inc(&c->outstanding);
 	ret = kmad_post_send(buf);
 	if (ret) {
@@ -328,8 +353,6 @@ static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 		kmad_free_send_buf(buf);
 		return ERR_PTR(ret);
 	}
-	/* kmad put its hi_tid in; read back what went out. */
-	s->tid = be64_to_cpu(buf->mad->mad_hdr.tid);
 	return buf;
 }
 
@@ -382,6 +405,7 @@ static void ic_exchange(const char *name, u8 mgmt_class, int mult,
 
 	ic_case_init(&c, name, mgmt_class, mult, KMAD_SEND_OK);
 	c.want_mad_status = want_mad_status;
+	c.qpn = qpn;
 	agent = ic_requester(&c);
 	if (IS_ERR(agent)) {
 		ic_fail(&c, "register: %ld", PTR_ERR(agent));
@@ -405,7 +429,7 @@ static void ic_exchange(const char *name, u8 mgmt_class, int mult,
 	if (atomic_read(&c.callbacks) != posted)
 		ic_fail(&c, "%d callbacks for %u sends",
 			atomic_read(&c.callbacks), posted);
-	ic_report(name, &c, "%u Gets to QPN %#x, %d responses checked, %d callbacks, TIDs kept",
+	ic_report(name, &c, "%u Gets to QPN %#x, %d answers from that QP, %d callbacks, TIDs kept",
 		  posted, qpn, atomic_read(&c.responses),
 		  atomic_read(&c.callbacks));
 }
@@ -474,39 +498,22 @@ static struct kmad_agent *ic_register_responder(struct kmad_port *port,
 				   ic_responder_send, recv, answered);
 }
 
-typedef u32 (*ic_gsi_qpn_fn)(const char *dev_name, u8 port_num);
-
-static u32 ic_find_peer_qpn(void)
-{
-	ic_gsi_qpn_fn gsi_qpn;
-	u32 qpn;
-
-	if (peer_qpn)
-		return peer_qpn;
-	/* Looked up, not linked: kmad_ib must stay unloadable first. */
-	gsi_qpn = (ic_gsi_qpn_fn)__symbol_get("kmad_ib_gsi_qpn");
-	if (!gsi_qpn)
-		return 0;
-	qpn = gsi_qpn(peer, 1);
-	__symbol_put("kmad_ib_gsi_qpn");
-	return qpn;
-}
-
 static void ic_case_kmad_kmad(const char *name)
 {
 	struct kmad_agent *responder;
 	u32 qpn;
-	int before = atomic_read(&ic_answered);
+	int ret, before = atomic_read(&ic_answered);
 
 	if (!ic_peer_port) {
 		pr_info("%s: FAILED no kmad port %s:1\n", name, peer);
 		ic_failed++;
 		return;
 	}
-	qpn = ic_find_peer_qpn();
-	if (!qpn) {
-		pr_info("%s: FAILED the peer's kmad QPN is unknown (no peer_qpn=, kmad_ib does not tell)\n",
-			name);
+	qpn = peer_qpn;
+	ret = qpn ? 0 : kmad_port_qp_num(ic_peer_port, KMAD_QPT_GSI, &qpn);
+	if (ret || qpn <= 1) {
+		pr_info("%s: FAILED kmad_port_qp_num(%s:1, GSI): %d, QPN %u (kmad's own QP, not QP1, under kmad_ib)\n",
+			name, peer, ret, qpn);
 		ic_failed++;
 		return;
 	}
@@ -617,6 +624,48 @@ static void ic_case_cancel(const char *name)
 		  posted, atomic_read(&c.status[KMAD_SEND_CANCELED]));
 }
 
+/*
+ * A send with P_Key index 1: kmad_ib's UD QP sends with index 0 only (a
+ * UD QP has one P_Key; only a GSI QP takes one per send), so the post is
+ * accepted and the send ends once with a local error, no response.  On
+ * RoCE there is no index 1 anyway (one P_Key, 0xffff).
+ */
+static void ic_case_pkey_index(const char *name)
+{
+	struct kmad_send_buf *buf;
+	struct kmad_agent *agent;
+	struct kmad_dest d;
+	struct ic_case c;
+	int pkey_ret;
+	u16 pkey;
+
+	ic_case_init(&c, name, KMAD_MGMT_CLASS_PERF_MGMT, -1,
+		     KMAD_SEND_LOCAL_ERROR);
+	agent = ic_requester(&c);
+	if (IS_ERR(agent)) {
+		ic_fail(&c, "register: %ld", PTR_ERR(agent));
+		ic_report(name, &c, "no agent");
+		return;
+	}
+	pkey_ret = kmad_port_query_pkey(ic_port, 1, &pkey);
+	ic_dest(&d, 1);
+	d.pkey_index = 1;
+	buf = ic_post_get(agent, &c, &d, 0, IC_TIMEOUT_MS, 0);
+	if (IS_ERR(buf))
+		ic_fail(&c, "post: %ld", PTR_ERR(buf));
+	if (!ic_wait(&c, IC_CASE_WAIT_MS))
+		ic_fail(&c, "callback missing");
+	kmad_unregister_agent(agent);
+	if (!IS_ERR(buf) && atomic_read(&c.callbacks) != 1)
+		ic_fail(&c, "%d callbacks for 1 send",
+			atomic_read(&c.callbacks));
+	if (atomic_read(&c.responses))
+		ic_fail(&c, "%d responses", atomic_read(&c.responses));
+	ic_report(name, &c,
+		  "Get with P_Key index 1 ended LOCAL_ERROR, no response (P_Key index 1 on %s: %d)",
+		  dev, pkey_ret);
+}
+
 static void ic_case_unregister_busy(const char *name)
 {
 	struct kmad_agent *agent;
@@ -660,6 +709,197 @@ static void ic_case_unregister_busy(const char *name)
 		  "%u Gets outstanding at unregister: %d callbacks before it returned (%d FLUSHED, %d CANCELED), none after",
 		  posted, at_return, atomic_read(&c.status[KMAD_SEND_FLUSHED]),
 		  atomic_read(&c.status[KMAD_SEND_CANCELED]));
+}
+
+/*
+ * remove's bridged stream.  A requester on dev= keeps IC_STREAM_DEPTH Gets
+ * of class IC_CLASS_STREAM in flight to the peer's QP1, reposting from its
+ * send_handler; a kmad agent on the peer answers each through kmad_ib's
+ * bridge, so every answer leaves from the peer's QP1 through ib_mad.  It
+ * runs until the requester's device goes or this module unloads: so
+ * `rdma link delete` of the peer (and the unloads) find bridged answers
+ * in ib_mad's hands or kmad's queues.  At unload, every answer posted
+ * must have had exactly one callback (the remove-exit line).
+ */
+struct ic_stream {
+	struct kmad_agent *req;		/* on dev= */
+	struct kmad_agent *resp;	/* on peer=, bridged */
+	bool stop;
+	atomic_t tid;
+	atomic_t in_flight;		/* requester's sends not called back */
+	struct completion idle;		/* @in_flight reached 0 */
+	atomic_t gets, responses, unsupported;
+	atomic_t answers_posted, answers_done, answers_late;
+	atomic_t answer_status[KMAD_SEND_LOCAL_ERROR + 1];
+};
+
+static struct ic_stream ic_stream;
+
+static int ic_stream_post(struct ic_stream *st)
+{
+	struct kmad_send_buf *buf;
+	struct kmad_dest d;
+	int ret;
+
+	ic_dest(&d, 1);
+	buf = kmad_alloc_send_buf(st->req, &d, GFP_KERNEL);
+	if (IS_ERR_OR_NULL(buf))
+		return buf ? PTR_ERR(buf) : -ENOMEM;
+	buf->timeout_ms = IC_STREAM_TIMEOUT_MS;
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = IC_CLASS_STREAM;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.tid = cpu_to_be64(atomic_inc_return(&st->tid));
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(0x0010);
+	ret = kmad_post_send(buf);
+	if (ret)
+		kmad_free_send_buf(buf);
+	else
+		atomic_inc(&st->gets);
+	return ret;
+}
+
+/*
+ * The requester's send ended: post the next one, unless it is over, or
+ * the peer's device is going (its kmad port dying, or ib_mad answering
+ * for the gone bridge).  Requests reaching a port while ib_mad itself is
+ * being removed hit a race in the stock 6.1 ib_core: ib_mad answers an
+ * unclaimed request through agent_send_response() with the port's
+ * ib_mad agent, which ib_agent_port_close() unregisters (and frees)
+ * before ib_mad_port_close() stops the QP (refcount_t warnings from
+ * ib_create_send_mad() and ib_post_send_mad()).  So the stream stops as
+ * soon as the device begins to go, before ib_mad's turn.
+ */
+static void ic_stream_sent(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+	bool again = wc->status != KMAD_SEND_FLUSHED && !READ_ONCE(st->stop);
+	u32 qpn;
+
+	if (again && kmad_port_qp_num(ic_peer_port, KMAD_QPT_GSI, &qpn))
+		again = false;
+
+	kmad_free_send_buf(wc->send_buf);
+	if (again && !ic_stream_post(st))
+		return;
+	if (atomic_dec_and_test(&st->in_flight))
+		complete(&st->idle);
+}
+
+static void ic_stream_response(struct kmad_agent *agent,
+			       struct kmad_send_buf *req,
+			       struct kmad_recv_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+
+	if (req) {
+		atomic_inc(&st->responses);
+		/* ib_mad's own answer once the bridge is gone. */
+		if (wc->mad->mad_hdr.status) {
+			atomic_inc(&st->unsupported);
+			WRITE_ONCE(st->stop, true);
+		}
+	}
+	kmad_free_recv(wc);
+}
+
+static void ic_stream_answered(struct kmad_agent *agent,
+			       struct kmad_send_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+	u32 qpn;
+
+	if (wc->status <= KMAD_SEND_LOCAL_ERROR)
+		atomic_inc(&st->answer_status[wc->status]);
+	/* The port is going: this answer was outstanding when it began. */
+	if (kmad_port_qp_num(ic_peer_port, KMAD_QPT_GSI, &qpn) == -ENODEV)
+		atomic_inc(&st->answers_late);
+	kmad_free_send_buf(wc->send_buf);
+	atomic_inc(&st->answers_done);
+}
+
+static void ic_stream_answer(struct kmad_agent *agent,
+			     struct kmad_send_buf *req, struct kmad_recv_wc *wc)
+{
+	struct ic_stream *st = agent->context;
+	struct kmad_send_buf *resp;
+
+	if (req || wc->mad->mad_hdr.method != KMAD_METHOD_GET) {
+		kmad_free_recv(wc);
+		return;
+	}
+	resp = kmad_create_response(agent, wc, GFP_KERNEL);
+	kmad_free_recv(wc);
+	if (IS_ERR_OR_NULL(resp))
+		return;
+	atomic_inc(&st->answers_posted);
+	if (kmad_post_send(resp)) {
+		atomic_dec(&st->answers_posted);
+		kmad_free_send_buf(resp);
+	}
+}
+
+static int ic_stream_start(struct ic_stream *st)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = IC_CLASS_STREAM,
+		.class_version = 1,
+	};
+	struct kmad_reg_req none = {};
+	unsigned int i;
+
+	init_completion(&st->idle);
+	atomic_set(&st->in_flight, 1);	/* ours, dropped at the end */
+	set_bit(KMAD_METHOD_GET, req.method_mask);
+	st->resp = kmad_register_agent(ic_peer_port, KMAD_QPT_GSI, &req,
+				       ic_stream_answered, ic_stream_answer,
+				       st);
+	if (IS_ERR(st->resp))
+		return PTR_ERR(st->resp);
+	st->req = kmad_register_agent(ic_port, KMAD_QPT_GSI, &none,
+				      ic_stream_sent, ic_stream_response, st);
+	if (IS_ERR(st->req))
+		return PTR_ERR(st->req);
+	for (i = 0; i < IC_STREAM_DEPTH; i++) {
+		atomic_inc(&st->in_flight);
+		if (ic_stream_post(st)) {
+			atomic_dec(&st->in_flight);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Stop the stream; false if an answer's callback is missing. */
+static bool ic_stream_stop(struct ic_stream *st, char *line, size_t len)
+{
+	bool ok;
+
+	WRITE_ONCE(st->stop, true);
+	if (!IS_ERR_OR_NULL(st->req)) {
+		kmad_unregister_agent(st->req);
+		if (atomic_dec_and_test(&st->in_flight))
+			complete(&st->idle);
+		wait_for_completion_timeout(&st->idle, msecs_to_jiffies(1000));
+	}
+	if (!IS_ERR_OR_NULL(st->resp))
+		kmad_unregister_agent(st->resp);
+	ok = atomic_read(&st->answers_posted) ==
+	     atomic_read(&st->answers_done) && !atomic_read(&st->in_flight);
+	snprintf(line, len,
+		 "bridged stream: %d Gets, %d responses (%d of them ib_mad's); %d answers from %s's QP1, %d callbacks (%d after the device began to go; %d OK, %d FLUSHED, %d other)",
+		 atomic_read(&st->gets), atomic_read(&st->responses),
+		 atomic_read(&st->unsupported),
+		 atomic_read(&st->answers_posted), peer,
+		 atomic_read(&st->answers_done),
+		 atomic_read(&st->answers_late),
+		 atomic_read(&st->answer_status[KMAD_SEND_OK]),
+		 atomic_read(&st->answer_status[KMAD_SEND_FLUSHED]),
+		 atomic_read(&st->answers_done) -
+		 atomic_read(&st->answer_status[KMAD_SEND_OK]) -
+		 atomic_read(&st->answer_status[KMAD_SEND_FLUSHED]));
+	return ok;
 }
 
 /* remove: sends left outstanding until this module unloads. */
@@ -732,13 +972,16 @@ static void ic_case_remove(const char *name)
 	ret = ic_remove_arm(&ic_removes[0], ic_port, ic_peer_port);
 	if (!ret)
 		ret = ic_remove_arm(&ic_removes[1], ic_peer_port, ic_port);
+	if (!ret)
+		ret = ic_stream_start(&ic_stream);
 	if (ret) {
 		pr_info("%s: FAILED arming: %d\n", name, ret);
 		ic_failed++;
 		return;
 	}
-	pr_info("%s: ok %u Gets outstanding on %s and %u on %s (10 min timeouts), counted at unload as remove-exit\n",
-		name, ic_removes[0].posted, dev, ic_removes[1].posted, peer);
+	pr_info("%s: ok %u Gets outstanding on %s and %u on %s (10 min timeouts), and a stream of Gets from %s answered from %s's QP1 through the bridge, counted at unload as remove-exit\n",
+		name, ic_removes[0].posted, dev, ic_removes[1].posted, peer,
+		dev, peer);
 	ic_passed++;
 }
 
@@ -747,6 +990,8 @@ static void ic_remove_check(void)
 {
 	unsigned int posted = 0, cbs = 0, i;
 	const char *why = "";
+	char stream[256];
+	bool stream_ok;
 	int before[2];
 
 	for (i = 0; i < 2; i++)
@@ -762,8 +1007,10 @@ static void ic_remove_check(void)
 		if (!why[0] && r->c.why[0])
 			why = r->c.why;
 	}
-	pr_info("remove-exit: %s %u Gets, %u callbacks; before this module's unload %s had %d of %u, %s %d of %u (%d FLUSHED, %d CANCELED, %d other) %s\n",
-		posted == cbs && !why[0] ? "ok" : "FAILED", posted, cbs,
+	stream_ok = ic_stream_stop(&ic_stream, stream, sizeof(stream));
+	pr_info("remove-exit: %s %u Gets, %u callbacks; before this module's unload %s had %d of %u, %s %d of %u (%d FLUSHED, %d CANCELED, %d other); %s %s\n",
+		posted == cbs && stream_ok && !why[0] ? "ok" : "FAILED",
+		posted, cbs,
 		dev, before[0], ic_removes[0].posted,
 		peer, before[1], ic_removes[1].posted,
 		atomic_read(&ic_removes[0].c.status[KMAD_SEND_FLUSHED]) +
@@ -774,7 +1021,7 @@ static void ic_remove_check(void)
 		atomic_read(&ic_removes[1].c.status[KMAD_SEND_FLUSHED]) -
 		atomic_read(&ic_removes[0].c.status[KMAD_SEND_CANCELED]) -
 		atomic_read(&ic_removes[1].c.status[KMAD_SEND_CANCELED]),
-		why);
+		stream, why);
 }
 
 static struct kmad_agent *ic_server;
@@ -837,6 +1084,7 @@ static const struct {
 	{ "bridge_busy", ic_case_bridge_busy },
 	{ "timeout_retry", ic_case_timeout_retry },
 	{ "cancel", ic_case_cancel },
+	{ "pkey_index", ic_case_pkey_index },
 	{ "unregister_busy", ic_case_unregister_busy },
 	{ "remove", ic_case_remove },
 };

@@ -190,6 +190,31 @@ static void gid_debugfs_hw_qpn(struct kunit *test)
 	kmad_qp_set_hw_num(qp, 1);
 }
 
+/* kmad_port_qp_num() gives what the provider set with kmad_qp_set_hw_num()
+ * (0 and 1 until it does), -EINVAL for no QP type, -ENODEV once the port
+ * is going away.
+ */
+static void gid_port_qp_num(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port = f->port[KT_DEV1];
+	u32 qpn = 0x77;
+
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_SMI, &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 0U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 1U);
+	kmad_qp_set_hw_num(&port->qpi[KMAD_QPT_GSI].qp, 0x1234);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 0x1234U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, 2, &qpn), -EINVAL);
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	qpn = 0x77;
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, qpn, 0x77U);
+}
+
 /* Every sim port's GID 0 is fe80::/64 and its port GUID; P_Key 0 is the
  * default.
  */
@@ -270,6 +295,20 @@ static void gid_eth_port_caps(struct kunit *test)
 	kmad_free_send_buf(buf);
 	/* No QP0 at all. */
 	KUNIT_EXPECT_NULL(test, strstr(gt_stats_text(f, KT_DEV0), "qp0_hw_qpn"));
+}
+
+/* An Ethernet port has no QP0 number to give; its QP1's is 1. */
+static void gid_eth_port_qp_num(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	u32 qpn = 0x77;
+
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[KT_DEV0], KMAD_QPT_SMI,
+					       &qpn), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, qpn, 0x77U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[KT_DEV0], KMAD_QPT_GSI,
+					       &qpn), 0);
+	KUNIT_EXPECT_EQ(test, qpn, 1U);
 }
 
 /* On Ethernet a GID-routed request reaches its peer by DGID, the peer's
@@ -779,9 +818,207 @@ static void gid_ah_cache_bounded(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* Send @buf to @dlid, wait for it on the wire and complete it. */
+static void gt_send_to(struct kt_fix *f, struct kmad_send_buf *buf, u16 dlid)
+{
+	buf->dest.dlid = dlid;
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(f->test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+}
+
+/* Whether device 0's cache holds an entry for @dlid (no GRH). */
+static bool gt_ah_cached(struct kt_fix *f, u16 dlid)
+{
+	struct kmad_ah_cache *c = &f->port[KT_DEV0]->ah;
+	unsigned long flags;
+	struct kmad_ah *ah;
+	bool found = false;
+
+	spin_lock_irqsave(&c->lock, flags);
+	list_for_each_entry(ah, &c->lru, lru)
+		found |= ah->attr.dlid == dlid;
+	spin_unlock_irqrestore(&c->lock, flags);
+	return found;
+}
+
+/* The address of the handle @buf's send holds: 0 if none. */
+static u16 gt_held_dlid(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_wr *wr = kmad_send_wr(buf);
+	unsigned long flags;
+	u16 dlid = 0;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	if (wr->ah)
+		dlid = wr->ah->attr.dlid;
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	return dlid;
+}
+
+/* Two cached DLIDs whose entries share a hash bucket; false if none. */
+static bool gt_ah_collision(struct kt_fix *f, u16 *a, u16 *b)
+{
+	struct kmad_ah_cache *c = &f->port[KT_DEV0]->ah;
+	unsigned long flags;
+	struct kmad_ah *ah;
+	unsigned int bkt;
+	bool found = false;
+
+	spin_lock_irqsave(&c->lock, flags);
+	for (bkt = 0; bkt < HASH_SIZE(c->hash) && !found; bkt++) {
+		*a = 0;
+		hlist_for_each_entry(ah, &c->hash[bkt], node) {
+			if (!*a) {
+				*a = ah->attr.dlid;
+			} else {
+				*b = ah->attr.dlid;
+				found = true;
+				break;
+			}
+		}
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return found;
+}
+
+static void gt_ah_set_idle(struct kt_fix *f, unsigned int ms)
+{
+	struct kmad_ah_cache *c = &f->port[KT_DEV0]->ah;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	c->idle_jiffies = msecs_to_jiffies(ms);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+static u64 gt_ah_destroyed(struct kt_fix *f)
+{
+	struct kmad_sim_ah_stats st;
+
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	return st.destroyed;
+}
+
+/* Addresses whose entries share a hash bucket each find their own entry:
+ * one creation each, then hits that hold the right handle.
+ */
+static void gid_ah_hash_collision(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	const unsigned int n = HASH_SIZE(f->port[KT_DEV0]->ah.hash) + 1;
+	struct kmad_sim_ah_stats st;
+	u16 dlid[2] = {}, i;
+	s64 hits;
+
+	/* More addresses than buckets: two of them share one. */
+	for (i = 0; i < n; i++)
+		gt_send_to(f, buf, 100 + i);
+	KUNIT_ASSERT_TRUE(test, gt_ah_collision(f, &dlid[0], &dlid[1]));
+	KUNIT_ASSERT_NE(test, dlid[0], dlid[1]);
+	hits = gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS);
+	for (i = 0; i < 2; i++) {
+		buf->dest.dlid = dlid[i];
+		kt_post(f, buf);
+		KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+		KUNIT_EXPECT_EQ(test, gt_held_dlid(f, buf), dlid[i]);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, (u64)n);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS),
+			hits + 2);
+	KUNIT_EXPECT_EQ(test, f->port[KT_DEV0]->ah.count, n);
+	kmad_free_send_buf(buf);
+}
+
+/* Eviction takes the least recently looked up entry, not the oldest: an
+ * address used again just before the cache overflows stays.
+ */
+static void gid_ah_evicts_least_recent(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	unsigned int i;
+
+	for (i = 0; i < KMAD_AH_CACHE_MAX; i++)
+		gt_send_to(f, buf, 100 + i);
+	gt_send_to(f, buf, 100);
+	gt_send_to(f, buf, 100 + KMAD_AH_CACHE_MAX);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, gt_ah_destroyed(f) == 1));
+	KUNIT_EXPECT_TRUE(test, gt_ah_cached(f, 100));
+	KUNIT_EXPECT_FALSE(test, gt_ah_cached(f, 101));
+	KUNIT_EXPECT_TRUE(test, gt_ah_cached(f, 100 + KMAD_AH_CACHE_MAX));
+	KUNIT_EXPECT_EQ(test, f->port[KT_DEV0]->ah.count, KMAD_AH_CACHE_MAX);
+	kmad_free_send_buf(buf);
+}
+
+/* An unused handle nothing looked up for the idle time is destroyed; the
+ * next send to its address creates another.
+ */
+static void gid_ah_expires_idle(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	struct kmad_sim_ah_stats st;
+
+	gt_ah_set_idle(f, 50);
+	gt_send_to(f, buf, 100);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, gt_ah_destroyed(f) == 1));
+	KUNIT_EXPECT_EQ(test, f->port[KT_DEV0]->ah.count, 0U);
+	gt_send_to(f, buf, 100);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, 2ULL);
+	KUNIT_EXPECT_EQ(test, st.destroyed_busy, 0ULL);
+	kmad_free_send_buf(buf);
+}
+
+/* An entry a send holds outlives the idle time, however many times the
+ * expiry runs (another, unused, entry expires meanwhile), and goes once
+ * the send's CQE has released it.
+ */
+static void gid_ah_expiry_spares_held(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *held = gt_request(f, false, 0);
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	struct kmad_sim_ah_stats st;
+
+	gt_ah_set_idle(f, 20);
+	held->dest.dlid = 100;
+	kt_post(f, held);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	buf->dest.dlid = 200;
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 2));
+	/* buf's send completes, out of post order; held's stays. */
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN,
+						     1, KMAD_WC_SUCCESS,
+						     false), 0);
+	kt_event(f, KT_DEV0);
+	/* buf's handle expires; five more idle times pass with held's. */
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_ah_destroyed(f) == 1));
+	msleep(100);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, gt_ah_destroyed(f), 1ULL);
+	KUNIT_EXPECT_TRUE(test, gt_ah_cached(f, 100));
+	KUNIT_EXPECT_FALSE(test, gt_ah_cached(f, 200));
+	KUNIT_EXPECT_EQ(test, gt_held_dlid(f, held), 100);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, gt_ah_destroyed(f) == 2));
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.destroyed_busy, 0ULL);
+	KUNIT_EXPECT_EQ(test, f->port[KT_DEV0]->ah.count, 0U);
+	kmad_free_send_buf(held);
+	kmad_free_send_buf(buf);
+}
+
 static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_sim_port_gid0),
 	KUNIT_CASE(gid_debugfs_hw_qpn),
+	KUNIT_CASE(gid_port_qp_num),
 	KUNIT_CASE(gid_post_validation_ib),
 	KUNIT_CASE(gid_create_response_by_gid),
 	KUNIT_CASE(gid_bridged_response_from_qp1),
@@ -801,6 +1038,7 @@ static struct kunit_suite gid_ib_suite = {
 
 static struct kunit_case gid_eth_cases[] = {
 	KUNIT_CASE(gid_eth_port_caps),
+	KUNIT_CASE(gid_eth_port_qp_num),
 	KUNIT_CASE(gid_eth_request_response),
 	{}
 };
@@ -834,6 +1072,10 @@ static struct kunit_case gid_ah_auto_cases[] = {
 	KUNIT_CASE(gid_ah_flush_on_port_change),
 	KUNIT_CASE(gid_ah_destroyed_after_cqe),
 	KUNIT_CASE(gid_ah_cache_bounded),
+	KUNIT_CASE(gid_ah_hash_collision),
+	KUNIT_CASE(gid_ah_evicts_least_recent),
+	KUNIT_CASE(gid_ah_expires_idle),
+	KUNIT_CASE(gid_ah_expiry_spares_held),
 	{}
 };
 

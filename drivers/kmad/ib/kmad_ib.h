@@ -47,8 +47,6 @@ struct kmad_ib_dev;
  * @port_num: the ib_core (and kmad) port number.
  * @change_work: reads the port's attributes after an ib_core port event
  *	and reports them with kmad_device_port_changed().
- * @gsi_qpn: number of the UD QP standing in for QP1, 0 while there is
- *	none (read by kmad_ib_gsi_qpn()).
  * @bridge_lock: B, see bridge.c.
  * @bridges: the port's ib_mad agents standing in for kmad agents (B).
  * @bridges_dead: the device is going: no more bridges (B).
@@ -61,7 +59,6 @@ struct kmad_ib_port {
 	struct kmad_ib_dev *kdev;
 	u8 port_num;
 	struct work_struct change_work;
-	u32 gsi_qpn;
 	struct mutex bridge_lock;	/* B: @bridges, @bridges_dead */
 	struct list_head bridges;
 	bool bridges_dead;
@@ -74,7 +71,6 @@ struct kmad_ib_port {
  * @dev: the kmad device (this structure is its provider area).
  * @pd: protection domain of every QP and AH.
  * @event_handler: ib_core's asynchronous events of @ibdev.
- * @list: in main.c's device list, while registered with kmad.
  * @num_ports: entries of @ports.
  * @ports: one per port.
  */
@@ -83,7 +79,6 @@ struct kmad_ib_dev {
 	struct kmad_device *dev;
 	struct ib_pd *pd;
 	struct ib_event_handler event_handler;
-	struct list_head list;
 	u8 num_ports;
 	struct kmad_ib_port ports[];
 };
@@ -168,9 +163,6 @@ static inline struct kmad_ib_dev *kmad_ib_dev(struct kmad_device *dev)
 {
 	return kmad_device_priv(dev);
 }
-
-/* main.c */
-u32 kmad_ib_gsi_qpn(const char *dev_name, u8 port_num);
 
 /* verbs.c */
 int kmad_ib_create_cq(struct kmad_cq *kcq, unsigned int depth);

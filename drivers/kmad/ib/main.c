@@ -31,41 +31,6 @@
 
 #include "kmad_ib.h"
 
-/* Our devices registered with kmad, for kmad_ib_gsi_qpn(). */
-static DEFINE_MUTEX(kmad_ib_devs_lock);
-static LIST_HEAD(kmad_ib_devs);		/* kmad_ib_devs_lock */
-
-/**
- * kmad_ib_gsi_qpn() - the number of the UD QP that stands in for kmad's
- * QP1 on a port: where to send unsolicited MADs for a kmad agent, since
- * the port's real QP1 belongs to ib_mad.
- * @dev_name: the device, e.g. "rxe1".
- * @port_num: the port.
- *
- * For tests (tests/interop/kmad_interop.c finds it with symbol_get(), so
- * that it does not pin this module); kmad has no ULP API for it yet.
- *
- * Context: process context.
- * Return: the QPN, or 0 if there is no such port or QP.
- */
-u32 kmad_ib_gsi_qpn(const char *dev_name, u8 port_num)
-{
-	struct kmad_ib_dev *kdev;
-	u32 qpn = 0;
-
-	mutex_lock(&kmad_ib_devs_lock);
-	list_for_each_entry(kdev, &kmad_ib_devs, list) {
-		if (!strcmp(kmad_device_name(kdev->dev), dev_name) &&
-		    port_num && port_num <= kdev->num_ports) {
-			qpn = READ_ONCE(kdev->ports[port_num - 1].gsi_qpn);
-			break;
-		}
-	}
-	mutex_unlock(&kmad_ib_devs_lock);
-	return qpn;
-}
-EXPORT_SYMBOL_GPL(kmad_ib_gsi_qpn);
-
 static const struct kmad_provider_ops kmad_ib_ops = {
 	.owner = THIS_MODULE,
 	.create_cq = kmad_ib_create_cq,
@@ -266,9 +231,6 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	ib_register_event_handler(&kdev->event_handler);
 	for (p = 1; p <= num_ports; p++)
 		queue_work(system_long_wq, &kdev->ports[p - 1].change_work);
-	mutex_lock(&kmad_ib_devs_lock);
-	list_add_tail(&kdev->list, &kmad_ib_devs);
-	mutex_unlock(&kmad_ib_devs_lock);
 	ib_set_client_data(ibdev, &kmad_ib_client, kdev);
 	pr_info("%s: kmad device with %u port(s) (%s)\n", name, num_ports,
 		rdma_protocol_roce(ibdev, 1) ? "RoCE" : "InfiniBand");
@@ -289,9 +251,6 @@ static void kmad_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	struct kmad_device *dev = kdev->dev;
 	u8 p;
 
-	mutex_lock(&kmad_ib_devs_lock);
-	list_del(&kdev->list);
-	mutex_unlock(&kmad_ib_devs_lock);
 	ib_unregister_event_handler(&kdev->event_handler);
 	for (p = 0; p < kdev->num_ports; p++) {
 		cancel_work_sync(&kdev->ports[p].change_work);

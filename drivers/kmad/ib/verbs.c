@@ -175,7 +175,6 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	}
 	kmad_qp_set_priv(kqp, iqp);
 	kmad_qp_set_hw_num(kqp, iqp->qp->qp_num);
-	WRITE_ONCE(kdev->ports[iqp->port_num - 1].gsi_qpn, iqp->qp->qp_num);
 	pr_info("%s port %u: kmad's QP1 is UD QP %u\n",
 		dev_name(&kdev->ibdev->dev), iqp->port_num, iqp->qp->qp_num);
 	return 0;
@@ -265,7 +264,6 @@ void kmad_ib_destroy_qp(struct kmad_qp *kqp)
 {
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
 
-	WRITE_ONCE(iqp->kdev->ports[iqp->port_num - 1].gsi_qpn, 0);
 	ib_destroy_qp(iqp->qp);
 	qp1_sends_drain(iqp);
 	qp_reclaim(iqp);
@@ -452,30 +450,25 @@ void kmad_ib_qp1_send_handler(struct ib_mad_agent *agent,
 		wake_up_var(&iqp->qp1_sends);
 }
 
-int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
+/*
+ * Map @buf into a free slot of @iqp and post it as the one SGE of a work
+ * request: the send @ud (its address filled in) or, with @ud NULL, a
+ * receive.  The slot goes back if the post fails.  Any context,
+ * interrupts possibly off.
+ */
+static int post_mapped(struct kmad_ib_qp *iqp, struct kmad_cqe *kcqe,
+		       void *buf, u32 len, struct ib_ud_wr *ud)
 {
-	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
-	const struct ib_send_wr *bad;
-	struct ib_ud_wr ud = {};
+	struct ib_recv_wr rwr = {};
+	struct ib_send_wr *swr = ud ? &ud->wr : NULL;
 	struct kmad_ib_wr *w;
 	struct ib_sge sge;
 	unsigned long flags;
 	int ret;
 
-	if (wr->from_qp1)
-		return post_send_qp1(iqp, wr);
-
-	/* A UD QP sends with its own P_Key (index 0), whatever the work
-	 * request says: only a GSI QP takes a P_Key index per send.
-	 */
-	if (!wr->ah || wr->pkey_index)
-		return -EINVAL;
 	spin_lock_irqsave(&iqp->lock, flags);
-	/* The buffer is kmad's and not written by the HCA: mapping it
-	 * drops the const.
-	 */
-	w = wr_get_locked(iqp, wr->cqe, (void *)wr->mad, wr->len,
-			  DMA_TO_DEVICE);
+	w = wr_get_locked(iqp, kcqe, buf, len,
+			  swr ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
 	if (IS_ERR(w)) {
 		spin_unlock_irqrestore(&iqp->lock, flags);
 		return PTR_ERR(w);
@@ -483,48 +476,58 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	sge.addr = w->dma;
 	sge.length = w->len;
 	sge.lkey = iqp->kdev->pd->local_dma_lkey;
-	ud.wr.wr_cqe = &w->cqe;
-	ud.wr.sg_list = &sge;
-	ud.wr.num_sge = 1;
-	ud.wr.opcode = IB_WR_SEND;
-	ud.wr.send_flags = IB_SEND_SIGNALED;
-	ud.ah = wr->ah;
-	ud.remote_qpn = wr->remote_qpn;
-	ud.remote_qkey = wr->remote_qkey;
-	ret = ib_post_send(iqp->qp, &ud.wr, &bad);
+	if (swr) {
+		swr->wr_cqe = &w->cqe;
+		swr->sg_list = &sge;
+		swr->num_sge = 1;
+		ret = ib_post_send(iqp->qp, swr, NULL);
+	} else {
+		rwr.wr_cqe = &w->cqe;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		ret = ib_post_recv(iqp->qp, &rwr, NULL);
+	}
 	if (ret)
 		wr_put_locked(iqp, w);
 	spin_unlock_irqrestore(&iqp->lock, flags);
 	return ret;
 }
 
-int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
+int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 {
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
-	const struct ib_recv_wr *bad;
-	struct ib_recv_wr rwr = {};
-	struct kmad_ib_wr *w;
-	struct ib_sge sge;
-	unsigned long flags;
-	int ret;
+	struct ib_ud_wr ud = {};
 
-	spin_lock_irqsave(&iqp->lock, flags);
-	w = wr_get_locked(iqp, wr->cqe, wr->buf, wr->len, DMA_FROM_DEVICE);
-	if (IS_ERR(w)) {
-		spin_unlock_irqrestore(&iqp->lock, flags);
-		return PTR_ERR(w);
+	if (wr->from_qp1)
+		return post_send_qp1(iqp, wr);
+	if (!wr->ah)
+		return -EINVAL;
+	/*
+	 * A UD QP sends with the P_Key its modify_qp() gave it (index 0):
+	 * only a GSI QP (ib_mad's QP1) takes a P_Key index per work request.
+	 * So a send with another index is refused, and ends with a local
+	 * error (see Documentation/kmad_ib.rst, "P_Key indexes").
+	 */
+	if (wr->pkey_index) {
+		pr_warn_ratelimited("%s port %u: P_Key index %u refused: kmad's UD QP sends with P_Key index 0 only\n",
+				    dev_name(&iqp->kdev->ibdev->dev),
+				    iqp->port_num, wr->pkey_index);
+		return -EINVAL;
 	}
-	sge.addr = w->dma;
-	sge.length = w->len;
-	sge.lkey = iqp->kdev->pd->local_dma_lkey;
-	rwr.wr_cqe = &w->cqe;
-	rwr.sg_list = &sge;
-	rwr.num_sge = 1;
-	ret = ib_post_recv(iqp->qp, &rwr, &bad);
-	if (ret)
-		wr_put_locked(iqp, w);
-	spin_unlock_irqrestore(&iqp->lock, flags);
-	return ret;
+	ud.wr.opcode = IB_WR_SEND;
+	ud.wr.send_flags = IB_SEND_SIGNALED;
+	ud.ah = wr->ah;
+	ud.remote_qpn = wr->remote_qpn;
+	ud.remote_qkey = wr->remote_qkey;
+	/* The buffer is kmad's and not written by the HCA: mapping it
+	 * drops the const.
+	 */
+	return post_mapped(iqp, wr->cqe, (void *)wr->mad, wr->len, &ud);
+}
+
+int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
+{
+	return post_mapped(to_ib_qp(kqp), wr->cqe, wr->buf, wr->len, NULL);
 }
 
 /*
