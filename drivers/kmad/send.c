@@ -674,6 +674,7 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	struct kmad_wheel_entry *due;
 	struct kmad_send_wr *wr;
 	unsigned long flags;
+	LIST_HEAD(ended);
 
 	spin_lock_irqsave(&agent->lock, flags);
 	agent->timer_at = U64_MAX;	/* running now */
@@ -704,14 +705,15 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			wr->status = KMAD_SEND_RESP_TIMEOUT;
 			if (send_set_state(wr, KMAD_SS_DONE))
 				break;	/* warned; do not spin on it */
-			/* Delivered by this run of the work, which goes on
-			 * to the done list (kmad_agent_work()): no need to
-			 * queue it again as send_defer_done() would.
-			 */
-			list_add_tail(&wr->agent_entry, &agent->done);
+			list_add_tail(&wr->agent_entry, &ended);
 		}
 	}
 	agent_arm_timer(agent);
+	/* Delivered by this run of the work, which goes on to the done list
+	 * (kmad_agent_work()): added after arming the timer, which would
+	 * otherwise queue the work once more for them instead of arming.
+	 */
+	list_splice_tail(&ended, &agent->done);
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
