@@ -320,6 +320,12 @@ static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 						KMAD_MGMT_CLASS_PERF_MGMT ?
 						0x0001 : 0x0010);
 	buf->mad->mad_hdr.attr_mod = cpu_to_be32(attr_mod);
+	/* The TID that goes out: kmad puts the agent's hi_tid in its upper
+	 * half.  Set before posting: once posted, the response (which
+	 * ic_kmad_recv() checks against it) and the send callback, which
+	 * frees @buf, may come before kmad_post_send() returns.
+	 */
+	s->tid = (u64)agent->hi_tid << 32 | (attr_mod + 1);
 	atomic_inc(&c->outstanding);
 	ret = kmad_post_send(buf);
 	if (ret) {
@@ -328,8 +334,6 @@ static struct kmad_send_buf *ic_post_get(struct kmad_agent *agent,
 		kmad_free_send_buf(buf);
 		return ERR_PTR(ret);
 	}
-	/* kmad put its hi_tid in; read back what went out. */
-	s->tid = be64_to_cpu(buf->mad->mad_hdr.tid);
 	return buf;
 }
 
