@@ -8,9 +8,11 @@
  * its request in the agent's TID table.  Requests find their agent by
  * walking the port's (short) RCU list of registrations.
  *
- * Why no callback can follow kmad_unregister_agent(): the agent is unlinked
- * from dispatch and its hi_tid erased, so no new receive can reach it; it
- * turns DYING under its lock, so no new post can take a reference; its
+ * Why no callback can follow kmad_unregister_agent(): it turns DYING under
+ * its lock, so no new post can take a reference and no dispatch that reads
+ * its state afterwards does; it is unlinked from dispatch and its hi_tid
+ * erased, so no new receive can reach it after a grace period, and one
+ * that found it before holds a reference that is waited for below; its
  * sends are flushed, so each one ends (at once, or at its send completion)
  * and runs its callback before dropping its reference; the registration
  * reference is dropped and unregister waits until the count is zero, i.e.
@@ -43,6 +45,13 @@ bool kmad_agent_get(struct kmad_agent_priv *agent)
 void kmad_agent_put(struct kmad_agent_priv *agent)
 {
 	if (refcount_dec_and_test(&agent->refs))
+		complete(&agent->released);
+}
+
+/* kmad_agent_put() @n times at once: for a batch of callbacks. */
+void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n)
+{
+	if (refcount_sub_and_test(n, &agent->refs))
 		complete(&agent->released);
 }
 
@@ -332,11 +341,22 @@ static void agent_stop(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->agent.port;
 	unsigned long flags;
-	bool unlink;
+
+	/* DYING first: from here on no post takes a reference, and request
+	 * dispatch, which may still find the agent on the port's list until
+	 * a grace period ends, takes one only if it read ACTIVE before.  Such
+	 * a reference is one more the unregister waits for (the handler it
+	 * is for runs before unregister returns), so no grace period needs
+	 * waiting for here: the agent's memory is freed after one
+	 * (kfree_rcu()), which is all RCU readers need.  Waiting for one
+	 * (synchronize_rcu()) cost every unregister 6-7 ms.
+	 */
+	spin_lock_irqsave(&agent->lock, flags);
+	agent->state = KMAD_AGENT_DYING;
+	spin_unlock_irqrestore(&agent->lock, flags);
 
 	mutex_lock(&port->reg_mutex);
-	unlink = !agent->unlinked;
-	if (unlink) {
+	if (!agent->unlinked) {
 		list_del_rcu(&agent->port_entry);
 		agent->unlinked = true;
 		if (agent->bridged && !READ_ONCE(port->dev->gone))
@@ -345,15 +365,7 @@ static void agent_stop(struct kmad_agent_priv *agent)
 						   &agent->reg);
 	}
 	mutex_unlock(&port->reg_mutex);
-	/* Request dispatch walking the list may still see the agent until
-	 * a grace period ends; it takes a reference only while ACTIVE.
-	 */
-	if (unlink)
-		synchronize_rcu();
 
-	spin_lock_irqsave(&agent->lock, flags);
-	agent->state = KMAD_AGENT_DYING;
-	spin_unlock_irqrestore(&agent->lock, flags);
 	xa_erase(&kmad_agents, agent->agent.hi_tid);
 	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
 }

@@ -73,6 +73,12 @@ void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s)
 	atomic64_inc(&port->stats[s]);
 }
 
+void kmad_port_stat_add(struct kmad_port *port, enum kmad_port_stat s,
+			unsigned int n)
+{
+	atomic64_add(n, &port->stats[s]);
+}
+
 static bool ops_complete(const struct kmad_provider_ops *ops)
 {
 	return ops && ops->create_cq && ops->destroy_cq && ops->create_qp &&

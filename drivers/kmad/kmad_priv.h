@@ -101,7 +101,7 @@ extern struct workqueue_struct *kmad_event_wq;
 extern struct workqueue_struct *kmad_ah_wq;
 /*
  * struct kmad_send_wr objects: a cache of their exact size, not
- * kmalloc()'s next size class (1 KiB for the 544 bytes one takes).
+ * kmalloc()'s next size class (512 B for the 424 bytes one takes).
  */
 extern struct kmem_cache *kmad_send_cache;
 
@@ -473,44 +473,77 @@ struct kmad_recv_priv;
 
 /**
  * struct kmad_send_wr - kmad's tracking of one send buffer.
+ *
+ * One per send buffer, from a cache of its exact size (kmad_send_cache):
+ * 424 bytes on x86-64, of which the MAD is 256 and the public
+ * &struct kmad_send_buf 80.  To keep it so:
+ *
+ * - its agent is the buffer's (kmad_send_agent()), which the ULP does
+ *   not change;
+ * - its address is the buffer's &kmad_send_buf.dest, which the ULP does
+ *   not change while the send is posted: the hardware address
+ *   (&struct kmad_ah_attr) is built from it when the QP needs it
+ *   (kmad_send_ah_attr()), and the source GID a response must come back
+ *   to is read from the port's table when the response arrives, as
+ *   ib_mad does;
+ * - its response timeout is &kmad_send_buf.timeout_ms, which
+ *   kmad_modify_send() updates (as ib_modify_mad() does);
+ * - @deadline_node, used only while WAIT_RESP, shares its memory with
+ *   what is used only outside WAIT_RESP: the QP list entry, the parked
+ *   response and the address handle.  send_set_state() clears the last
+ *   two as the send leaves WAIT_RESP; @deadline_node.expires overlaps
+ *   only @qp_entry, which nothing writes before the send is queued on
+ *   its QP again, so a send that timed out keeps its deadline until its
+ *   callback (for the lateness kmad_agent_get_stats() reports);
+ * - its small fields are bytes and bit-fields of bytes.  A byte is
+ *   written under one lock only: @refs and @expects_resp share one (A),
+ *   @hw and @hw_status another (Q), and @state and @status (A) stand
+ *   between them, so that no bit-field of one lock shares a byte with
+ *   one of the other.
  */
 struct kmad_send_wr {
-	struct kmad_send_buf buf;		/* public part */
-	struct kmad_agent_priv *agent;		/* I */
+	struct kmad_send_buf buf;		/* public part; .agent: I */
 	struct kmad_cqe cqe;			/* I */
-	enum kmad_send_state state;		/* A */
-	unsigned int refs;			/* A: as the contract counts them */
-	enum kmad_send_status status;		/* A: outcome once decided */
-	bool expects_resp;			/* A: posted with a timeout */
-	unsigned int timeout_ms;		/* A */
-	unsigned int retries_left;		/* A */
-	struct kmad_wheel_entry deadline_node;	/* A: in agent->deadlines
-						 * while WAIT_RESP; .expires
-						 * is the deadline, kept
-						 * after for the lateness
-						 */
 	struct kmad_tid_entry tid;		/* A: .tid is the TID; in
-						 * agent->tids while
+						 * the agent's tids while
 						 * matchable
 						 */
 	struct list_head agent_entry;		/* A: agent->sends or ->done */
-	struct kmad_recv_priv *early_resp;	/* A: EARLY_RESP only */
-	enum kmad_hw_state hw;			/* Q */
-	enum kmad_wc_status hw_status;		/* Q: last send completion */
-	struct list_head qp_entry;		/* Q: overflow, replay, failed
-						 * or ah_wait
+	union {
+		/* A: in agent->deadlines while WAIT_RESP; .expires is the
+		 * deadline, kept after it for the lateness
+		 */
+		struct kmad_wheel_entry deadline_node;
+		struct {
+			/* Q: overflow, replay, failed or ah_wait */
+			struct list_head qp_entry;
+			/* A: the parked response: EARLY_RESP, DONE */
+			struct kmad_recv_priv *early_resp;
+			/* Q: the cached handle it holds, while not idle */
+			struct kmad_ah *ah;
+		};
+	};
+	u32 retries_left;			/* A */
+	u8 refs:4;				/* A: as the contract counts
+						 * them
 						 */
-	struct kmad_ah_attr ah_attr;		/* A: set at post: the
-						 * address, zeroed and filled
+	u8 expects_resp:1;			/* A: posted with a timeout */
+	u8 state;				/* A: enum kmad_send_state */
+	u8 status;				/* A: enum kmad_send_status,
+						 * the outcome once decided
 						 */
-	union kmad_gid sgid;			/* A: set at post (GRH): our
-						 * GID at the sgid_index
-						 */
-	struct kmad_ah *ah;			/* Q: the cached handle it
-						 * holds, while not idle
+	u8 hw:4;				/* Q: enum kmad_hw_state */
+	u8 hw_status:4;				/* Q: enum kmad_wc_status, the
+						 * last send completion
 						 */
 	struct kmad_mad mad;			/* the MAD; buf.mad points here */
 };
+
+/* The layout the comment above relies on. */
+static_assert(offsetof(struct kmad_send_wr, deadline_node.expires) +
+	      sizeof(u64) <= offsetof(struct kmad_send_wr, early_resp));
+static_assert(offsetof(struct kmad_send_wr, qp_entry) ==
+	      offsetof(struct kmad_send_wr, deadline_node));
 
 /**
  * struct kmad_recv_priv - a receive buffer and, once received, the
@@ -535,6 +568,8 @@ static_assert(offsetof(struct kmad_recv_priv, mad) -
 bool kmad_port_clock(struct kmad_port *port, u64 *now);
 u64 kmad_now(struct kmad_port *port);
 void kmad_port_stat_inc(struct kmad_port *port, enum kmad_port_stat s);
+void kmad_port_stat_add(struct kmad_port *port, enum kmad_port_stat s,
+			unsigned int n);
 int kmad_port_find_gid(struct kmad_port *port, const union kmad_gid *gid,
 		       u8 *index);
 
@@ -555,6 +590,8 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc);
 void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed);
 
 /* send.c */
+void kmad_send_ah_attr(const struct kmad_send_wr *wr,
+		       struct kmad_ah_attr *attr);
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
 void kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
@@ -583,6 +620,7 @@ struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 						    const struct kmad_mad *mad,
 						    bool *class_known);
 void kmad_agent_put(struct kmad_agent_priv *agent);
+void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n);
 void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay);
 void kmad_agent_run_now(struct kmad_agent_priv *agent);
 bool kmad_agent_get(struct kmad_agent_priv *agent);
@@ -644,6 +682,13 @@ static inline struct kmad_send_wr *kmad_send_wr(struct kmad_send_buf *buf)
 static inline struct kmad_agent_priv *kmad_agent_priv(struct kmad_agent *a)
 {
 	return container_of(a, struct kmad_agent_priv, agent);
+}
+
+/* The agent a send belongs to: its buffer's (I). */
+static inline struct kmad_agent_priv *
+kmad_send_agent(const struct kmad_send_wr *wr)
+{
+	return kmad_agent_priv(wr->buf.agent);
 }
 
 #endif /* KMAD_PRIV_H */

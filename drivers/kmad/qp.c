@@ -81,21 +81,28 @@ static const struct kmad_provider_ops *qp_ops(struct kmad_qp_info *qpi)
 	return qpi->port->dev->ops;
 }
 
-static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw)
+/*
+ * The work request for @wr.  Its address is built in @attr, which must
+ * outlive only the provider's post_send() call: the provider copies what
+ * it needs (&struct kmad_hw_send).
+ */
+static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw,
+		       struct kmad_ah_attr *attr)
 {
 	const struct kmad_dest *d = &wr->buf.dest;
 
+	kmad_send_ah_attr(wr, attr);
 	hw->cqe = &wr->cqe;
 	hw->mad = &wr->mad;
 	hw->len = sizeof(wr->mad);
-	hw->dlid = wr->ah_attr.dlid;
+	hw->dlid = attr->dlid;
 	hw->remote_qpn = d->remote_qpn;
 	hw->remote_qkey = d->remote_qkey;
-	hw->sl = wr->ah_attr.sl;
+	hw->sl = attr->sl;
 	hw->pkey_index = d->pkey_index;
-	hw->ah_attr = &wr->ah_attr;
+	hw->ah_attr = attr;
 	hw->ah = wr->ah ? wr->ah->hw : NULL;
-	hw->from_qp1 = wr->ah_attr.from_qp1;
+	hw->from_qp1 = attr->from_qp1;
 }
 
 /*
@@ -130,11 +137,13 @@ bool kmad_qp_exists(const struct kmad_qp_info *qpi)
  */
 static bool qp_queue_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 {
+	struct kmad_ah_attr attr;
 	bool ready = true;
 
 	lockdep_assert_held(&qpi->lock);
 	if (kmad_ah_cache_used(qpi->port)) {
-		wr->ah = kmad_ah_get(qpi->port, &wr->ah_attr, &ready);
+		kmad_send_ah_attr(wr, &attr);
+		wr->ah = kmad_ah_get(qpi->port, &attr, &ready);
 		if (!wr->ah) {
 			wr->hw_status = KMAD_WC_LOC_ERR;
 			list_add_tail(&wr->qp_entry, &qpi->failed);
@@ -153,6 +162,7 @@ static bool qp_queue_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
  */
 static bool qp_post_waiting(struct kmad_qp_info *qpi)
 {
+	struct kmad_ah_attr attr;
 	struct kmad_hw_send hw;
 	struct kmad_send_wr *wr;
 	bool failed = false;
@@ -168,7 +178,7 @@ static bool qp_post_waiting(struct kmad_qp_info *qpi)
 		if (!wr)
 			break;
 		list_del_init(&wr->qp_entry);
-		qp_hw_send(wr, &hw);
+		qp_hw_send(wr, &hw, &attr);
 		if (qp_ops(qpi)->post_send(&qpi->qp, &hw)) {
 			wr->hw = KMAD_HW_WAITING;
 			wr->hw_status = KMAD_WC_LOC_ERR;
@@ -274,7 +284,7 @@ bool kmad_qp_cancel(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 	bool taken = false;
 	unsigned long flags;
 
-	lockdep_assert_held(&wr->agent->lock);
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
 	spin_lock_irqsave(&qpi->lock, flags);
 	if (wr->hw == KMAD_HW_WAITING) {
 		list_del_init(&wr->qp_entry);

@@ -127,7 +127,7 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
  */
 static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
-	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 	enum kmad_send_state old = wr->state;
 	bool was_match, is_match;
 	int ret;
@@ -180,7 +180,7 @@ static int send_tables_emptied(struct kmad_send_wr *wr,
  */
 static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
-	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 	enum kmad_send_state old = wr->state;
 	int ret;
 
@@ -205,13 +205,21 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 	else if (send_on_agent_list(old) && !send_on_agent_list(new))
 		list_del_init(&wr->agent_entry);
 
+	/* Out of the wheel: what shares its memory (kmad_priv.h) is in
+	 * use again and starts empty.  The send is idle on its QP (it was
+	 * WAIT_RESP), so nothing under Q looks at its handle now.
+	 */
+	if (old == KMAD_SS_WAIT_RESP) {
+		wr->early_resp = NULL;
+		wr->ah = NULL;
+	}
 	wr->state = new;
 	return 0;
 }
 
 static void send_put_ref(struct kmad_send_wr *wr)
 {
-	lockdep_assert_held(&wr->agent->lock);
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
 	if (!WARN_ON_ONCE(!wr->refs))
 		wr->refs--;
 }
@@ -283,7 +291,7 @@ static void agent_note_lateness(struct kmad_agent_priv *agent,
  */
 static void send_defer_done(struct kmad_send_wr *wr)
 {
-	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 	bool first;
 
 	lockdep_assert_held(&agent->lock);
@@ -293,96 +301,117 @@ static void send_defer_done(struct kmad_send_wr *wr)
 		kmad_agent_run_now(agent);
 }
 
-static void send_count_outcome(struct kmad_send_wr *wr)
-{
-	struct kmad_agent_priv *agent = wr->agent;
-	struct kmad_port *port = agent->qpi->port;
+/*
+ * Callbacks are delivered in batches of at most this many sends per hold
+ * of the agent lock (kmad_agent_work()): the lock is taken once, not once
+ * per send, and held for a bounded time with interrupts off.
+ */
+#define KMAD_DELIVER_BATCH	64
 
-	switch (wr->status) {
-	case KMAD_SEND_RESP_TIMEOUT:
-		agent_stat_inc(agent, KMAD_ASTAT_TIMEOUTS);
-		kmad_port_stat_inc(port, KMAD_PSTAT_TIMEOUTS);
-		break;
-	case KMAD_SEND_CANCELED:
-		agent_stat_inc(agent, KMAD_ASTAT_CANCELED);
-		kmad_port_stat_inc(port, KMAD_PSTAT_CANCELED);
-		break;
-	case KMAD_SEND_FLUSHED:
-		agent_stat_inc(agent, KMAD_ASTAT_FLUSHED);
-		kmad_port_stat_inc(port, KMAD_PSTAT_FLUSHED);
-		break;
-	default:
-		break;
+/* How many of a batch ended with each status (send_count_outcome()). */
+struct send_tally {
+	unsigned int n;
+	unsigned int status[KMAD_SEND_LOCAL_ERROR + 1];
+};
+
+static void send_count_outcome(struct send_tally *t, struct kmad_send_wr *wr)
+{
+	t->n++;
+	t->status[wr->status]++;
+}
+
+/* Add a batch's outcomes to the agent's and the port's counters. */
+static void send_tally_add(struct kmad_agent_priv *agent,
+			   const struct send_tally *t)
+{
+	static const struct {
+		enum kmad_send_status status;
+		enum kmad_agent_stat astat;
+		enum kmad_port_stat pstat;
+	} map[] = {
+		{ KMAD_SEND_RESP_TIMEOUT, KMAD_ASTAT_TIMEOUTS,
+		  KMAD_PSTAT_TIMEOUTS },
+		{ KMAD_SEND_CANCELED, KMAD_ASTAT_CANCELED, KMAD_PSTAT_CANCELED },
+		{ KMAD_SEND_FLUSHED, KMAD_ASTAT_FLUSHED, KMAD_PSTAT_FLUSHED },
+	};
+	struct kmad_port *port = agent->qpi->port;
+	unsigned int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
+		n = t->status[map[i].status];
+		if (!n)
+			continue;
+		atomic64_add(n, &agent->stats[map[i].astat]);
+		kmad_port_stat_add(port, map[i].pstat, n);
 	}
-	agent_stat_inc(agent, KMAD_ASTAT_COMPLETED);
+	atomic64_add(t->n, &agent->stats[KMAD_ASTAT_COMPLETED]);
 }
 
 /*
- * Deliver a DONE send's outcome: a parked response first, then the send
- * callback.  Runs in the agent's work.  While recv_handler runs the send
- * stays DONE, so the buffer is still posted for the ULP (post: -EINVAL,
+ * Delivering a DONE send's outcome: a parked response first, then the send
+ * callback, from the agent's work.  While recv_handler runs the send stays
+ * DONE, so the buffer is still posted for the ULP (post: -EINVAL,
  * cancel/modify: -EALREADY); it becomes INIT, free to be freed or posted
- * again, just before send_handler.  The send may be freed or reposted by
- * send_handler, so it is not touched afterwards; the agent reference the
- * send held is dropped last.
+ * again, just before send_handler (send_set_idle()).  The send may be
+ * freed or reposted by send_handler, so it is not touched afterwards; the
+ * agent reference the send held is dropped after its send_handler
+ * returned (by the batch, kmad_agent_work()).
  *
- * send_deliver_begin() is the part under the agent lock, which the work
- * already holds as it takes the send off its done list; it returns the
- * parked response, if any, and fills @wc.  send_deliver_end() is the rest,
- * with no lock held.
+ * send_deliver_prepare() is the part under the agent lock, in the hold
+ * that takes the send off the done list: the lateness of a timeout, the
+ * tracepoint and the counters, all before any handler of the batch runs.
  */
-static struct kmad_recv_priv *send_deliver_begin(struct kmad_send_wr *wr,
-						 struct kmad_send_wc *wc)
+static void send_deliver_prepare(struct kmad_send_wr *wr,
+				 struct send_tally *t)
 {
-	struct kmad_agent_priv *agent = wr->agent;
-	struct kmad_recv_priv *resp;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 
 	lockdep_assert_held(&agent->lock);
-	resp = wr->early_resp;
-	wr->early_resp = NULL;
-	wc->send_buf = &wr->buf;
-	wc->status = wr->status;
-	if (wc->status == KMAD_SEND_RESP_TIMEOUT)
+	if (wr->status == KMAD_SEND_RESP_TIMEOUT)
 		agent_note_lateness(agent, wr);
 	trace_kmad_send_callback(wr);
-	send_count_outcome(wr);
-	if (!resp)
-		send_set_state(wr, KMAD_SS_INIT);
-	return resp;
+	send_count_outcome(t, wr);
 }
 
-static void send_deliver_end(struct kmad_send_wr *wr,
-			     struct kmad_recv_priv *resp,
-			     struct kmad_send_wc *wc)
+/*
+ * DONE -> INIT, the one transition made without the agent lock: a DONE
+ * send belongs to its agent's work alone (a post of it fails, cancel and
+ * modify return -EALREADY, no response matches it, a flush skips it, and
+ * nothing else takes it off the done list), so this is its only writer
+ * then; a ULP call that reads the state under the lock meanwhile sees DONE
+ * or INIT, either of which is true at that moment, as it would be had the
+ * work taken the lock.  The release orders the delivery's reads of the
+ * send before it, ahead of whatever the ULP does with the buffer next.
+ */
+static void send_set_idle(struct kmad_send_wr *wr)
 {
-	struct kmad_agent_priv *agent = wr->agent;
-	unsigned long flags;
+	WARN_ONCE(wr->state != KMAD_SS_DONE || wr->refs,
+		  "kmad: send tid %#llx: bad transition %s -> init with %u refs\n",
+		  wr->tid.tid, kmad_send_state_name(wr->state),
+		  (unsigned int)wr->refs);
+	/* Pairs with the agent lock of the ULP call that next reads it. */
+	smp_store_release(&wr->state, KMAD_SS_INIT);
+}
+
+static void send_deliver(struct kmad_agent_priv *agent,
+			 struct kmad_send_wr *wr)
+{
+	struct kmad_recv_priv *resp = wr->early_resp;
+	struct kmad_send_wc wc = {
+		.send_buf = &wr->buf,
+		.status = wr->status,
+	};
 
 	if (resp) {
+		wr->early_resp = NULL;
 		if (agent->agent.recv_handler)
 			agent->agent.recv_handler(&agent->agent, &wr->buf,
 						  &resp->wc);
 		else
 			kmad_recv_free(resp);
-		spin_lock_irqsave(&agent->lock, flags);
-		send_set_state(wr, KMAD_SS_INIT);
-		spin_unlock_irqrestore(&agent->lock, flags);
 	}
-	agent->agent.send_handler(&agent->agent, wc);
-	kmad_agent_put(agent);
-}
-
-static void send_deliver(struct kmad_send_wr *wr)
-{
-	struct kmad_agent_priv *agent = wr->agent;
-	struct kmad_recv_priv *resp;
-	struct kmad_send_wc wc;
-	unsigned long flags;
-
-	spin_lock_irqsave(&agent->lock, flags);
-	resp = send_deliver_begin(wr, &wc);
-	spin_unlock_irqrestore(&agent->lock, flags);
-	send_deliver_end(wr, resp, &wc);
+	send_set_idle(wr);
+	agent->agent.send_handler(&agent->agent, &wc);
 }
 
 static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
@@ -403,7 +432,7 @@ static enum kmad_send_status send_status_from_wc(enum kmad_wc_status s)
  */
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 {
-	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 	unsigned long flags;
 	u64 now;
 
@@ -421,7 +450,7 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 		} else if (wr->expects_resp) {
 			now = kmad_now(agent->qpi->port);
 			wr->deadline_node.expires =
-				now + msecs_to_jiffies(wr->timeout_ms);
+				now + msecs_to_jiffies(wr->buf.timeout_ms);
 			kmad_wheel_sync(&agent->deadlines, now);
 			send_set_state(wr, KMAD_SS_WAIT_RESP);
 			agent_arm_timer(agent);
@@ -448,23 +477,31 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 /*
  * Did @wc come back to the address request @wr left from (ib_mad's
  * rcv_has_same_gid(), request to response)?  With a GRH both ways, to the
- * GID the request was sent from; without, to the request's source path
- * bits (0: kmad sends from the base LID) within the port's LMC.  A
- * directed-route SMP is not checked (its LIDs are permissive), as in
- * ib_mad.
+ * GID the request was sent from: the port's GID at its sgid_index, read
+ * now, as ib_mad reads it (the send keeps no copy, kmad_priv.h); without,
+ * to the request's source path bits (0: kmad sends from the base LID)
+ * within the port's LMC.  A directed-route SMP is not checked (its LIDs
+ * are permissive), as in ib_mad.
+ *
+ * Context: the agent lock held: query_gid() may be called with
+ * interrupts off and does not sleep (&struct kmad_provider_ops).
  */
 static bool resp_same_addr(struct kmad_port *port,
 			   const struct kmad_send_wr *wr,
 			   const struct kmad_recv_wc *wc)
 {
+	const struct kmad_dest *dest = &wr->buf.dest;
+	union kmad_gid sgid;
 	u8 mask;
 
 	if (wr->mad.mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
 		return true;
-	if (wr->ah_attr.grh_present != wc->grh_present)
+	if (dest->grh_present != wc->grh_present)
 		return false;
 	if (wc->grh_present)
-		return !memcmp(&wc->grh.dgid, &wr->sgid, sizeof(wr->sgid));
+		/* A GID that cannot be read now matches nothing. */
+		return !kmad_port_query_gid(port, dest->grh.sgid_index, &sgid) &&
+		       !memcmp(&wc->grh.dgid, &sgid, sizeof(sgid));
 	mask = (1U << kmad_port_lmc(port)) - 1;
 	return !(wc->dlid_path_bits & mask);
 }
@@ -514,12 +551,14 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 
 	trace_kmad_resp_match(wr);
 	send_put_ref(wr);				/* response */
-	wr->early_resp = recv;
 	wr->status = KMAD_SEND_OK;
+	/* Parked once out of the wheel, whose entry shares its memory. */
 	if (wr->state == KMAD_SS_SENDING) {
 		send_set_state(wr, KMAD_SS_EARLY_RESP);
+		wr->early_resp = recv;
 	} else {
 		send_set_state(wr, KMAD_SS_DONE);
+		wr->early_resp = recv;
 		send_defer_done(wr);
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
@@ -558,7 +597,7 @@ void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 static int send_cancel_locked(struct kmad_send_wr *wr,
 			      enum kmad_send_status status)
 {
-	struct kmad_agent_priv *agent = wr->agent;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 
 	lockdep_assert_held(&agent->lock);
 	switch (wr->state) {
@@ -632,8 +671,8 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 static void agent_expire(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->qpi->port;
-	struct kmad_send_wr *wr, *tmp;
 	struct kmad_wheel_entry *due;
+	struct kmad_send_wr *wr;
 	unsigned long flags;
 	LIST_HEAD(ended);
 
@@ -670,12 +709,12 @@ static void agent_expire(struct kmad_agent_priv *agent)
 		}
 	}
 	agent_arm_timer(agent);
+	/* Delivered by this run of the work, which goes on to the done list
+	 * (kmad_agent_work()): added after arming the timer, which would
+	 * otherwise queue the work once more for them instead of arming.
+	 */
+	list_splice_tail(&ended, &agent->done);
 	spin_unlock_irqrestore(&agent->lock, flags);
-
-	list_for_each_entry_safe(wr, tmp, &ended, agent_entry) {
-		list_del_init(&wr->agent_entry);
-		send_deliver(wr);
-	}
 }
 
 /*
@@ -708,20 +747,51 @@ static void agent_resize_tids(struct kmad_agent_priv *agent)
 	kmad_tid_free_buckets(bucket);
 }
 
+/*
+ * Take up to KMAD_DELIVER_BATCH sends off the done list onto @batch, in
+ * order, and prepare their delivery (send_deliver_prepare()).  Returns how
+ * many.
+ */
+static unsigned int agent_take_done(struct kmad_agent_priv *agent,
+				    struct list_head *batch)
+{
+	struct send_tally t = {};
+	struct kmad_send_wr *wr;
+
+	lockdep_assert_held(&agent->lock);
+	while (t.n < KMAD_DELIVER_BATCH &&
+	       (wr = list_first_entry_or_null(&agent->done,
+					      struct kmad_send_wr,
+					      agent_entry))) {
+		list_move_tail(&wr->agent_entry, batch);
+		send_deliver_prepare(wr, &t);
+	}
+	if (t.n)
+		send_tally_add(agent, &t);
+	return t.n;
+}
+
 /**
  * kmad_agent_work() - an agent's deferred work: callbacks of sends that
- * ended in caller context, and expired deadlines.
+ * ended, expired deadlines, and unsolicited MADs.
  * @work: &kmad_agent_priv.work.
+ *
+ * Callbacks go in batches (agent_take_done()): one hold of the agent lock
+ * takes a batch off the done list, its handlers then run without the
+ * lock, and the agent references its sends held are dropped together
+ * after the last of them returned.  A batch is taken only once the one
+ * before it is delivered, so the callbacks keep the done list's order.
  */
 void kmad_agent_work(struct work_struct *work)
 {
 	struct kmad_agent_priv *agent =
 		container_of(to_delayed_work(work), struct kmad_agent_priv,
 			     work);
-	struct kmad_recv_priv *recv, *resp = NULL;
-	struct kmad_send_wc wc;
-	struct kmad_send_wr *wr;
+	struct kmad_send_wr *wr, *tmp;
+	struct kmad_recv_priv *recv;
 	unsigned long flags;
+	unsigned int n;
+	LIST_HEAD(batch);
 
 	/* The reference kmad_agent_queue_work() took for this run is ours
 	 * until the end.
@@ -730,22 +800,24 @@ void kmad_agent_work(struct work_struct *work)
 	agent_expire(agent);
 	for (;;) {
 		spin_lock_irqsave(&agent->lock, flags);
-		wr = list_first_entry_or_null(&agent->done,
-					      struct kmad_send_wr, agent_entry);
-		if (wr) {
-			list_del_init(&wr->agent_entry);
-			/* In this hold of the lock: one less per callback. */
-			resp = send_deliver_begin(wr, &wc);
-		}
-		recv = wr ? NULL :
+		n = agent_take_done(agent, &batch);
+		recv = n ? NULL :
 			list_first_entry_or_null(&agent->recvs,
 						 struct kmad_recv_priv,
 						 agent_entry);
 		if (recv)
 			list_del_init(&recv->agent_entry);
 		spin_unlock_irqrestore(&agent->lock, flags);
-		if (wr) {
-			send_deliver_end(wr, resp, &wc);
+		if (n) {
+			/* A handler may free or repost its own send, never
+			 * another one still to be delivered.
+			 */
+			list_for_each_entry_safe(wr, tmp, &batch,
+						 agent_entry) {
+				list_del_init(&wr->agent_entry);
+				send_deliver(agent, wr);
+			}
+			kmad_agent_put_many(agent, n);	/* the sends' */
 		} else if (recv) {
 			agent->agent.recv_handler(&agent->agent, NULL,
 						  &recv->wc);
@@ -803,7 +875,6 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 	wr = kmem_cache_zalloc(kmad_send_cache, gfp);
 	if (!wr)
 		return ERR_PTR(-ENOMEM);
-	wr->agent = kmad_agent_priv(agent);
 	wr->cqe.done = kmad_qp_send_cqe_done;
 	wr->state = KMAD_SS_INIT;
 	wr->hw = KMAD_HW_IDLE;
@@ -904,38 +975,55 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
 
 /*
- * The address of a send as the hardware gets it, zeroed and filled (the
- * address handle cache compares it with memcmp()), and for a GRH the
- * port's GID it leaves from.  -EINVAL for a GRH on QP0 (SMPs never carry
- * one), none on an Ethernet port, from_qp1 on QP0 or on a provider without
- * a bridge, or a source GID index the port's table
- * does not hold.  Reads nothing but @dest; may call the provider's
- * query_gid().
+ * Can @dest be sent to from @agent?  -EINVAL for a GRH on QP0 (SMPs never
+ * carry one), none on an Ethernet port, from_qp1 on QP0 or on a provider
+ * without a bridge, or a source GID index the port's table does not hold.
+ * Reads nothing but @dest; may call the provider's query_gid().
  */
-static int send_build_addr(struct kmad_agent_priv *agent,
-			   const struct kmad_dest *dest,
-			   struct kmad_ah_attr *attr, union kmad_gid *sgid)
+static int send_check_addr(struct kmad_agent_priv *agent,
+			   const struct kmad_dest *dest)
 {
 	struct kmad_port *port = agent->qpi->port;
 	bool eth = kmad_port_link_layer(port) == KMAD_LINK_LAYER_ETHERNET;
+	union kmad_gid sgid;
 
-	memset(attr, 0, sizeof(*attr));
-	memset(sgid, 0, sizeof(*sgid));
-	attr->dlid = dest->dlid;
-	attr->sl = dest->sl;
-	if (dest->from_qp1) {
-		/* Only a provider with a bridge has a real QP1 to send from. */
-		if (kmad_qpt_is_smi(agent->agent.qpt) ||
-		    !port->dev->ops->bridge_add)
-			return -EINVAL;
-		attr->from_qp1 = true;
-	}
+	/* Only a provider with a bridge has a real QP1 to send from. */
+	if (dest->from_qp1 && (kmad_qpt_is_smi(agent->agent.qpt) ||
+			       !port->dev->ops->bridge_add))
+		return -EINVAL;
 	if (!dest->grh_present)
 		return eth ? -EINVAL : 0;
 	if (kmad_qpt_is_smi(agent->agent.qpt))
 		return -EINVAL;
-	if (kmad_port_query_gid(port, dest->grh.sgid_index, sgid))
+	if (kmad_port_query_gid(port, dest->grh.sgid_index, &sgid))
 		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kmad_send_ah_attr() - the address of a posted send as the hardware gets
+ * it, zeroed and filled (the address handle cache compares it with
+ * memcmp()).
+ * @wr: a send whose &kmad_send_buf.dest kmad_post_send() accepted; the ULP
+ *	does not change it while the send is posted.
+ * @attr: filled in.
+ *
+ * Built from the buffer each time the QP needs it, rather than kept in
+ * every send (kmad_priv.h).  Context: any; reads only @wr's buffer and the
+ * port's link layer.
+ */
+void kmad_send_ah_attr(const struct kmad_send_wr *wr,
+		       struct kmad_ah_attr *attr)
+{
+	const struct kmad_dest *dest = &wr->buf.dest;
+	struct kmad_port *port = kmad_send_agent(wr)->qpi->port;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->dlid = dest->dlid;
+	attr->sl = dest->sl;
+	attr->from_qp1 = dest->from_qp1;
+	if (!dest->grh_present)
+		return;
 	attr->grh_present = true;
 	attr->grh.dgid = dest->grh.dgid;
 	attr->grh.flow_label = dest->grh.flow_label & 0xfffff;
@@ -943,9 +1031,9 @@ static int send_build_addr(struct kmad_agent_priv *agent,
 	attr->grh.hop_limit = dest->grh.hop_limit;
 	attr->grh.traffic_class = dest->grh.traffic_class;
 	/* 0 would not leave the host on RoCE. */
-	if (eth && !attr->grh.hop_limit)
+	if (!attr->grh.hop_limit &&
+	    kmad_port_link_layer(port) == KMAD_LINK_LAYER_ETHERNET)
 		attr->grh.hop_limit = KMAD_ETH_HOP_LIMIT;
-	return 0;
 }
 
 /**
@@ -978,10 +1066,8 @@ static int send_build_addr(struct kmad_agent_priv *agent,
 int kmad_post_send(struct kmad_send_buf *buf)
 {
 	struct kmad_agent_priv *agent;
-	struct kmad_ah_attr ah_attr;
 	struct kmad_send_wr *wr;
 	struct kmad_mad_hdr *hdr;
-	union kmad_gid sgid;
 	unsigned long flags;
 	int addr_ret;
 	u64 tid;
@@ -990,8 +1076,8 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	if (!buf || !buf->agent)
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
-	agent = wr->agent;
-	if (buf->agent != &agent->agent || buf->mad != &wr->mad)
+	agent = kmad_send_agent(wr);
+	if (buf->mad != &wr->mad)
 		return -EINVAL;
 	hdr = &wr->mad.mad_hdr;
 
@@ -1002,7 +1088,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	/* Outside the agent lock: it may ask the provider for a GID.  Its
 	 * verdict counts only once the send is known not to be posted.
 	 */
-	addr_ret = send_build_addr(agent, &buf->dest, &ah_attr, &sgid);
+	addr_ret = send_check_addr(agent, &buf->dest);
 	spin_lock_irqsave(&agent->lock, flags);
 	/* port->dying is set first thing when the port goes away; a post
 	 * that slips past this check is flushed with its callback.
@@ -1040,10 +1126,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 		goto out_unlock;
 	hdr->tid = cpu_to_be64(tid);
 	wr->tid.tid = tid;
-	wr->ah_attr = ah_attr;
-	wr->sgid = sgid;
 	wr->expects_resp = buf->timeout_ms != 0;
-	wr->timeout_ms = buf->timeout_ms;
 	wr->retries_left = buf->retries;
 	wr->status = KMAD_SEND_OK;
 	wr->refs = wr->expects_resp ? 2 : 1;
@@ -1100,7 +1183,7 @@ int kmad_cancel_send(struct kmad_send_buf *buf)
 	if (!buf || !buf->agent)
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
-	agent = wr->agent;
+	agent = kmad_send_agent(wr);
 	rcu_read_lock();
 	spin_lock_irqsave(&agent->lock, flags);
 	ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
@@ -1118,6 +1201,9 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  *
  * A send waiting for its response gets a new deadline @timeout_ms from
  * now; one still being sent uses @timeout_ms once its send completes.
+ * Either way @buf->timeout_ms becomes @timeout_ms (as ib_modify_mad()
+ * sets send_buf.timeout_ms): it is the send's timeout, of which kmad
+ * keeps no copy.
  *
  *
  * Context: any but hard interrupt, interrupts possibly disabled (see
@@ -1139,19 +1225,19 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	if (!timeout_ms)
 		return kmad_cancel_send(buf);
 	wr = kmad_send_wr(buf);
-	agent = wr->agent;
+	agent = kmad_send_agent(wr);
 
 	rcu_read_lock();
 	spin_lock_irqsave(&agent->lock, flags);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
 		if (wr->expects_resp)
-			wr->timeout_ms = timeout_ms;
+			buf->timeout_ms = timeout_ms;
 		else
 			ret = -EINVAL;
 		break;
 	case KMAD_SS_WAIT_RESP:
-		wr->timeout_ms = timeout_ms;
+		buf->timeout_ms = timeout_ms;
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 		now = kmad_now(agent->qpi->port);
 		kmad_wheel_sync(&agent->deadlines, now);

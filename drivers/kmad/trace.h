@@ -21,7 +21,7 @@ DECLARE_EVENT_CLASS(kmad_send_class,
 	TP_PROTO(const struct kmad_send_wr *wr),
 	TP_ARGS(wr),
 	TP_STRUCT__entry(
-		__string(dev, wr->agent->qpi->port->dev->name)
+		__string(dev, kmad_send_agent(wr)->qpi->port->dev->name)
 		__field(u8, port)
 		__field(u8, qpn)
 		__field(u32, hi_tid)
@@ -35,10 +35,10 @@ DECLARE_EVENT_CLASS(kmad_send_class,
 		__field(u32, retries_left)
 	),
 	TP_fast_assign(
-		__assign_str(dev, wr->agent->qpi->port->dev->name);
-		__entry->port = wr->agent->qpi->port->port_num;
-		__entry->qpn = wr->agent->qpi->qp.qpn;
-		__entry->hi_tid = wr->agent->agent.hi_tid;
+		__assign_str(dev, kmad_send_agent(wr)->qpi->port->dev->name);
+		__entry->port = kmad_send_agent(wr)->qpi->port->port_num;
+		__entry->qpn = kmad_send_agent(wr)->qpi->qp.qpn;
+		__entry->hi_tid = kmad_send_agent(wr)->agent.hi_tid;
 		__entry->tid = be64_to_cpu(wr->mad.mad_hdr.tid);
 		__entry->mgmt_class = wr->mad.mad_hdr.mgmt_class;
 		__entry->method = wr->mad.mad_hdr.method;

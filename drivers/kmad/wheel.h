@@ -22,14 +22,17 @@
 
 /**
  * struct kmad_wheel_entry - something with an expiry time in a wheel.
- * @node: in a slot's list, or the due list.
  * @expires: when it expires.
  * @slot: which slot list @node is on; KMAD_WHEEL_NR_SLOTS: the due list.
+ * @node: in a slot's list, or the due list.
+ *
+ * @expires comes first: a send keeps it, for its lateness, in a union
+ * with fields that are written when it leaves the wheel (kmad_priv.h).
  */
 struct kmad_wheel_entry {
-	struct list_head node;
 	u64 expires;
 	unsigned int slot;
+	struct list_head node;
 };
 
 /**

@@ -44,7 +44,8 @@
  *   management class, and only if it came back to the address the request
  *   left from (ib_mad's rule): a request sent with a GRH is matched only by
  *   a response with a GRH whose DGID is the request's source GID (the
- *   port's GID at the request's sgid_index, read when it was posted); a
+ *   port's GID at the request's sgid_index, read when the response
+ *   arrives, as ib_mad reads it); a
  *   request without a GRH only by a response without one whose
  *   destination path bits equal the request's source path bits (0: kmad
  *   sends from the base LID) in the port's LMC bits.  Directed-route SMPs are not checked.  The
@@ -210,14 +211,13 @@ struct kmad_grh_attr {
  * struct kmad_dest - where a send goes.
  * @dlid: destination LID; KMAD_PERMISSIVE_LID for directed-route SMPs.
  *	0 on an Ethernet (RoCE) port, where @grh routes the send.
- * @remote_qpn: destination QP: 0 for SMPs, 1 for GMPs (or a redirected QP).
- * @remote_qkey: Q_Key; KMAD_QP1_QKEY for QP1.
  * @sl: service level.
- * @pkey_index: P_Key index.
  * @grh_present: send with a GRH built from @grh.  Required on an Ethernet
  *	port (kmad_post_send() fails with -EINVAL without it); refused for
  *	SMPs, which never carry a GRH.
- * @grh: the global route; read only with @grh_present.
+ * @remote_qpn: destination QP: 0 for SMPs, 1 for GMPs (or a redirected QP).
+ * @remote_qkey: Q_Key; KMAD_QP1_QKEY for QP1.
+ * @pkey_index: P_Key index.
  * @from_qp1: send from the port's real QP1, through the MAD layer that
  *	owns it, instead of from kmad's own QP (whose number may not be 1,
  *	see kmad_qp_set_hw_num()).  Set by kmad_create_response() (and for
@@ -226,16 +226,20 @@ struct kmad_grh_attr {
  *	requester sees the response come from QP1, as IBTA has it.  Only
  *	valid on QP1 of a provider with a bridge (&kmad_provider_ops.bridge_add):
  *	kmad_post_send() fails with -EINVAL on any other.
+ * @grh: the global route; read only with @grh_present.
+ *
+ * The members are ordered to leave no holes (40 bytes): every send buffer
+ * carries one.
  */
 struct kmad_dest {
 	u16 dlid;
+	u8 sl;
+	bool grh_present;
 	u32 remote_qpn;
 	u32 remote_qkey;
-	u8 sl;
 	u16 pkey_index;
-	bool grh_present;
-	struct kmad_grh_attr grh;
 	bool from_qp1;
+	struct kmad_grh_attr grh;
 };
 
 /** KMAD_PERMISSIVE_LID - the permissive LID, for directed-route SMPs. */
@@ -251,17 +255,22 @@ struct kmad_dest {
 /**
  * struct kmad_send_buf - a MAD to send, owned by the ULP between
  * kmad_alloc_send_buf() and kmad_free_send_buf().
- * @agent: the agent it was allocated for.
+ * @agent: the agent it was allocated for; set by kmad_alloc_send_buf(),
+ *	never changed by the ULP.
  * @mad: the 256-byte MAD, filled by the ULP before posting.
  * @dest: destination.
  * @timeout_ms: 0: no response expected; else how long to wait for one
  *	after each transmission, at most %KMAD_MAX_TIMEOUT_MS.
+ *	kmad_modify_send() sets it to its new timeout, as ib_modify_mad()
+ *	does.
  * @retries: how many times to resend after a timeout (same TID).
  * @context: for the ULP.
  *
  * A posted buffer must not be changed or freed until its send_handler has
  * run; it may then be freed (also from inside send_handler) or posted
- * again.
+ * again.  kmad reads @dest while the send is posted (to address it, each
+ * time it is transmitted, and to check where its response came back to),
+ * rather than keep a copy.
  */
 struct kmad_send_buf {
 	struct kmad_agent *agent;

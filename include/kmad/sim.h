@@ -391,4 +391,19 @@ int kmad_sim_complete_ah(struct kmad_sim_fabric *fab, unsigned int dev,
 			 unsigned int n, int err);
 void kmad_sim_settle(struct kmad_sim_fabric *fab);
 
+/*
+ * Raw QPs (drivers/kmad/sim/raw.c): a QP pair on port 1 of two HCAs of an
+ * asynchronous fabric, posted to and polled through the provider's data
+ * path alone, without kmad: the bare transport kmad_bench compares kmad
+ * with.  Destroy the pair before the fabric.
+ */
+struct kmad_sim_raw;
+
+struct kmad_sim_raw *kmad_sim_raw_create(struct kmad_sim_fabric *fab,
+					 unsigned int dev_req,
+					 unsigned int dev_resp);
+void kmad_sim_raw_destroy(struct kmad_sim_raw *raw);
+int kmad_sim_raw_round_trip(struct kmad_sim_raw *raw,
+			    unsigned int timeout_ms);
+
 #endif /* KMAD_SIM_H */

@@ -28,7 +28,9 @@
  *   rtt      round trips per second (request, matched response, send
  *            callback) with 1, 2 and 4 requester agents, each keeping
  *            RTT_WINDOW requests in flight, against one responder agent
- *            on the other HCA that answers every request.
+ *            on the other HCA that answers every request; and the time
+ *            of one round trip alone, through kmad and through kmad_sim's
+ *            raw QP pair (the bare transport, no kmad), for their ratio.
  *   scale    with N sends outstanding on the agent (N = 16 ... 65536,
  *            waiting for responses that never come), the cost per send of
  *            a response match and of a timeout expiry (the difference
@@ -606,6 +608,101 @@ out:
 	}
 	if (bad)
 		bench_error(b, "rtt: %llu of the round trips failed", bad);
+}
+
+/* ---- latency: one round trip at a time, kmad against the transport ---- */
+
+#define LAT_ROUNDS		1000
+#define LAT_ROUNDS_QUICK	250
+#define LAT_WARM		50
+
+/* One request, its response, and its send callback through kmad. */
+static int lat_kmad_one(struct bench *b, struct bench_client *c)
+{
+	u64 target = atomic64_read(&c->callbacks) + 1;
+
+	if (!client_send(c, b->lid[1], RTT_TIMEOUT_MS, 0, true))
+		return -EIO;
+	return client_wait(c, target);
+}
+
+static int lat_raw_one(struct bench *b, struct kmad_sim_raw *raw)
+{
+	int ret = kmad_sim_raw_round_trip(raw, BENCH_WAIT_S * 1000);
+
+	if (ret)
+		bench_error(b, "raw round trip: %d", ret);
+	return ret;
+}
+
+/*
+ * The round trip of one request and its response, nothing else in
+ * flight, in ns: through kmad, from kmad_post_send() of the request to
+ * its send callback (the responder agent answers every request at once),
+ * and through kmad_sim's raw QP pair, the same transport with no kmad
+ * (drivers/kmad/sim/raw.c: post, transmit and route, poll).  Their ratio
+ * is kmad's overhead over the bare transport.
+ */
+static void bench_latency(struct bench *b, u64 *samples)
+{
+	unsigned int rounds = quick ? LAT_ROUNDS_QUICK : LAT_ROUNDS;
+	struct kmad_sim_raw *raw;
+	struct bench_client *c;
+	unsigned int i, r;
+	u64 t0;
+
+	WRITE_ONCE(b->resp->mode, RESP_ECHO);
+	c = client_create(b);
+	if (IS_ERR(c)) {
+		bench_error(b, "latency: register: %ld", PTR_ERR(c));
+		return;
+	}
+	WRITE_ONCE(c->stamp, false);
+	for (i = 0; i < LAT_WARM; i++) {
+		if (lat_kmad_one(b, c))
+			goto out_client;
+	}
+	for (r = 0; r < repeats; r++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < rounds; i++) {
+			if (lat_kmad_one(b, c))
+				goto out_client;
+		}
+		samples[r] = div_u64(ktime_get_ns() - t0, rounds);
+	}
+	if (client_status(c, KMAD_SEND_OK) != atomic64_read(&c->callbacks)) {
+		bench_error(b, "latency: %lld of %lld round trips failed",
+			    atomic64_read(&c->callbacks) -
+			    client_status(c, KMAD_SEND_OK),
+			    atomic64_read(&c->callbacks));
+		goto out_client;
+	}
+	bench_result("rtt_latency", "ns", "\"path\":\"kmad\"", samples,
+		     repeats);
+
+	raw = kmad_sim_raw_create(b->fab, 0, 1);
+	if (IS_ERR(raw)) {
+		bench_error(b, "latency: raw pair: %ld", PTR_ERR(raw));
+		goto out_client;
+	}
+	for (i = 0; i < LAT_WARM; i++) {
+		if (lat_raw_one(b, raw))
+			goto out_raw;
+	}
+	for (r = 0; r < repeats; r++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < rounds; i++) {
+			if (lat_raw_one(b, raw))
+				goto out_raw;
+		}
+		samples[r] = div_u64(ktime_get_ns() - t0, rounds);
+	}
+	bench_result("rtt_latency", "ns", "\"path\":\"raw\"", samples,
+		     repeats);
+out_raw:
+	kmad_sim_raw_destroy(raw);
+out_client:
+	client_destroy(c);
 }
 
 /* ---- scale: cost per operation with N outstanding ---- */
@@ -1290,6 +1387,7 @@ static int __init kmad_bench_init(void)
 	if (bench_wanted("rtt")) {
 		for (i = 0; i < ARRAY_SIZE(rtt_agents); i++)
 			bench_rtt(b, rtt_agents[i], samples);
+		bench_latency(b, samples);
 	}
 	if (bench_wanted("scale"))
 		bench_scale(b, samples);

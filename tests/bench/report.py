@@ -514,6 +514,31 @@ def rxe_part(path):
     return text, ratios, results, problems
 
 
+def transport_table(res, ratios):
+    """The "kmad vs transport" table: one request and its response at a
+    time, through kmad (ULP to ULP) and through kmad_sim's raw QP pair (the
+    provider's data path alone), per vCPU count; adds the ratios to
+    @ratios.  Empty if the run has no rtt_latency figures."""
+    rows = []
+    for cpus in sorted({r['cpus'] for r in res.results
+                        if r['name'] == 'rtt_latency'}):
+        k = res.find('rtt_latency', cpus=cpus, path='kmad')
+        t = res.find('rtt_latency', cpus=cpus, path='raw')
+        if not k or not t:
+            continue
+        ratio = k['median'] / t['median'] if t['median'] else float('inf')
+        ratios[f'kmad_vs_transport_rtt_{cpus}cpu'] = ratio
+        rows.append([f'{cpus} vCPU(s)', f'{ratio:.2f}',
+                     'met' if ratio <= 2 else 'missed',
+                     spread(k, fmt_ns), spread(t, fmt_ns)])
+    if not rows:
+        return ''
+    return ('kmad vs transport: round trip of one request and its response '
+            '(kmad: post to send callback; transport: raw QP pair, polled)\n' +
+            table(rows, ['guest', 'kmad : transport', '(target <= 2)',
+                         'kmad', 'transport']) + '\n')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--json', required=True)
@@ -534,6 +559,9 @@ def main():
         problems += more
         res = Results(results)
         text, ratios = report(res, machine)
+        transport = transport_table(res, ratios)
+        if transport:
+            print(transport)
         print(text)
         problems += [f'missing measurement: {m}'
                      for m in sorted(set(res.missing))]

@@ -264,11 +264,11 @@ static inline enum kmad_send_state kt_state(struct kmad_send_buf *buf,
 	enum kmad_send_state state;
 	unsigned long flags;
 
-	spin_lock_irqsave(&wr->agent->lock, flags);
+	spin_lock_irqsave(&kmad_send_agent(wr)->lock, flags);
 	state = wr->state;
 	if (refs)
 		*refs = wr->refs;
-	spin_unlock_irqrestore(&wr->agent->lock, flags);
+	spin_unlock_irqrestore(&kmad_send_agent(wr)->lock, flags);
 	return state;
 }
 

@@ -179,37 +179,66 @@ void kmad_sim_cq_teardown(struct sim_cq *cq)
 int kmad_sim_create_cq(struct kmad_cq *kcq, unsigned int depth)
 {
 	struct sim_dev *sdev = kmad_device_priv(kmad_cq_device(kcq));
+	struct sim_cq *cq;
+
+	cq = kmad_sim_cq_alloc(sdev, depth);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	cq->kcq = kcq;
+	kmad_cq_set_priv(kcq, cq);
+	return 0;
+}
+
+/**
+ * kmad_sim_cq_alloc() - a CQ of @sdev with room for @depth CQEs, with no
+ * kmad CQ (&sim_cq.kcq), which the caller sets if it has one.
+ * @sdev: the device.
+ * @depth: CQEs it must hold.
+ *
+ * Context: process context.
+ * Return: the CQ, or ERR_PTR(-EINVAL) or ERR_PTR(-ENOMEM).
+ */
+struct sim_cq *kmad_sim_cq_alloc(struct sim_dev *sdev, unsigned int depth)
+{
 	unsigned int limit = sdev->fab->cfg.cq_depth;
 	struct sim_cq *cq;
 
 	if (!depth)
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
 	if (!cq)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	cq->ring = kcalloc(depth, sizeof(*cq->ring), GFP_KERNEL);
-	if (!cq->ring)
-		goto err_free_cq;
-	cq->kcq = kcq;
+	if (!cq->ring) {
+		kfree(cq);
+		return ERR_PTR(-ENOMEM);
+	}
 	cq->sdev = sdev;
 	cq->depth = depth;
 	cq->limit = limit && limit < depth ? limit : depth;
 	cq->notify = sdev->fab->cfg.notify;
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->event_work, sim_cq_event_work);
-	kmad_cq_set_priv(kcq, cq);
-	return 0;
+	return cq;
+}
 
-err_free_cq:
+/**
+ * kmad_sim_cq_free() - free a CQ from kmad_sim_cq_alloc(), whose QPs are
+ * destroyed already.  An event not delivered yet is dropped.
+ * @cq: the CQ.
+ *
+ * Context: process context.
+ */
+void kmad_sim_cq_free(struct sim_cq *cq)
+{
+	cancel_work_sync(&cq->event_work);
+	kfree(cq->ring);
 	kfree(cq);
-	return -ENOMEM;
 }
 
 /**
  * kmad_sim_destroy_cq() - &kmad_provider_ops.destroy_cq.
  * @kcq: kmad's CQ, whose QPs are destroyed already.
- *
- * An event not delivered yet is dropped.
  *
  * Context: process context.
  */
@@ -217,10 +246,8 @@ void kmad_sim_destroy_cq(struct kmad_cq *kcq)
 {
 	struct sim_cq *cq = kmad_cq_priv(kcq);
 
-	cancel_work_sync(&cq->event_work);
 	kmad_cq_set_priv(kcq, NULL);
-	kfree(cq->ring);
-	kfree(cq);
+	kmad_sim_cq_free(cq);
 }
 
 /* A CQE was polled: its work request's queue slot is free again. */
@@ -244,7 +271,20 @@ static void sim_qp_reap_locked(struct sim_qp *qp, const struct kmad_wc *wc)
  */
 int kmad_sim_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc)
 {
-	struct sim_cq *cq = kmad_cq_priv(kcq);
+	return kmad_sim_cq_poll(kmad_cq_priv(kcq), nent, wc);
+}
+
+/**
+ * kmad_sim_cq_poll() - move up to @nent of @cq's oldest CQEs into @wc.
+ * @cq: the CQ.
+ * @nent: room in @wc.
+ * @wc: where to move them.
+ *
+ * Context: any.
+ * Return: the number of CQEs moved.
+ */
+int kmad_sim_cq_poll(struct sim_cq *cq, int nent, struct kmad_wc *wc)
+{
 	struct sim_cqe *e;
 	unsigned long flags;
 	int n;

@@ -43,6 +43,8 @@
 struct sim_qp;
 
 #define SIM_NUM_QPS		2
+/* The QP number of a port's raw QP (raw.c): routed beside QP0 and QP1. */
+#define SIM_RAW_QPN		SIM_NUM_QPS
 #define SIM_PERMISSIVE_LID	0xffff
 /* Unicast LIDs are 1-0xBFFF; 0xC000-0xFFFE are multicast (IBTA 4.1.3). */
 #define SIM_MCAST_LID_BASE	0xc000
@@ -209,7 +211,8 @@ struct sim_node;
  * @pi: the rest of PortInfo (F).
  * @pkeys: P_KeyTable (F).
  * @guids: GUIDInfo; entry 0 is the port GUID (F).
- * @qps: an HCA port's published QPs by QP number (F).
+ * @qps: an HCA port's published QPs by QP number, kmad's and the raw
+ *	one (F).
  * @stats: simulation counters; they outlive the device (A).
  * @ctr: PMA counters, &enum sim_ctr (A).
  * @pc_base: PortCounters: the raw value of each counter when it was last
@@ -226,7 +229,7 @@ struct sim_port {
 	struct sim_pinfo pi;
 	u16 pkeys[SIM_PKEYS];
 	u64 guids[SIM_GUIDS];
-	struct sim_qp *qps[SIM_NUM_QPS];
+	struct sim_qp *qps[SIM_RAW_QPN + 1];
 	atomic64_t stats[SIM_STAT_COUNT];
 	atomic64_t ctr[SIM_CTR_COUNT];
 	atomic64_t pc_base[SIM_CTR_COUNT];

@@ -401,7 +401,8 @@ static void sim_qp_fatal_work(struct work_struct *work)
 {
 	struct sim_qp *qp = container_of(work, struct sim_qp, fatal_work);
 
-	kmad_qp_event(qp->kqp, KMAD_QP_EVENT_FATAL);
+	if (qp->kqp)	/* a raw QP (raw.c) has no kmad to tell */
+		kmad_qp_event(qp->kqp, KMAD_QP_EVENT_FATAL);
 }
 
 /**
@@ -414,24 +415,37 @@ void kmad_sim_qp_put(struct sim_qp *qp)
 		complete(&qp->unused);
 }
 
-static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
-			 unsigned int sq_depth, unsigned int rq_depth)
+/**
+ * kmad_sim_qp_alloc() - a QP on a port, published under its number.
+ * @sdev: its device.
+ * @port_num: its port.
+ * @qpn: 0 or 1 for kmad's QPs, SIM_RAW_QPN for raw.c's.
+ * @cq: the CQ its work requests complete on.
+ * @sq_depth: send slots.
+ * @rq_depth: receive slots.
+ *
+ * The QP starts in RESET, with no kmad QP (&sim_qp.kqp), which the
+ * caller sets if it has one.
+ *
+ * Context: process context.
+ * Return: the QP, or an ERR_PTR: -EINVAL, -ENOMEM, or -EBUSY if the port
+ * has a QP with that number.
+ */
+struct sim_qp *kmad_sim_qp_alloc(struct sim_dev *sdev, u8 port_num, u32 qpn,
+				 struct sim_cq *cq, unsigned int sq_depth,
+				 unsigned int rq_depth)
 {
-	struct sim_dev *sdev = kmad_device_priv(kmad_qp_device(kqp));
-	u8 port_num = kmad_qp_port_num(kqp);
-	u32 qpn = kmad_qp_num(kqp);
-	struct sim_cq *cq = kmad_cq_priv(kcq);
 	unsigned long flags;
 	struct sim_qp *qp;
 	unsigned int i;
 	int ret;
 
-	if (qpn >= SIM_NUM_QPS || !port_num ||
+	if ((qpn >= SIM_NUM_QPS && qpn != SIM_RAW_QPN) || !port_num ||
 	    port_num > sdev->node->num_ports || !sq_depth || !rq_depth)
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
 	if (!qp)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	ret = -ENOMEM;
 	qp->send_slots = kcalloc(sq_depth, sizeof(*qp->send_slots),
 				 GFP_KERNEL);
@@ -442,7 +456,6 @@ static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	if (!qp->recv_slots)
 		goto err_free_send_slots;
 
-	qp->kqp = kqp;
 	qp->cq = cq;
 	qp->sdev = sdev;
 	qp->port = &sdev->node->ports[port_num];
@@ -470,12 +483,7 @@ static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	ret = kmad_sim_publish_qp(qp);
 	if (ret)
 		goto err_free_recv_slots;
-	kmad_qp_set_priv(kqp, qp);
-	if (sdev->fab->cfg.qp_created)
-		sdev->fab->cfg.qp_created(sdev->fab, sdev->node->index,
-					  KMAD_SIM_QP(port_num, qpn),
-					  sdev->fab->cfg.qp_created_arg);
-	return 0;
+	return qp;
 
 err_free_recv_slots:
 	kfree(qp->recv_slots);
@@ -483,7 +491,29 @@ err_free_send_slots:
 	kfree(qp->send_slots);
 err_free_qp:
 	kfree(qp);
-	return ret;
+	return ERR_PTR(ret);
+}
+
+static int sim_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
+			 unsigned int sq_depth, unsigned int rq_depth)
+{
+	struct sim_dev *sdev = kmad_device_priv(kmad_qp_device(kqp));
+	u8 port_num = kmad_qp_port_num(kqp);
+	struct sim_qp *qp;
+
+	if (kmad_qp_num(kqp) >= SIM_NUM_QPS)
+		return -EINVAL;
+	qp = kmad_sim_qp_alloc(sdev, port_num, kmad_qp_num(kqp),
+			       kmad_cq_priv(kcq), sq_depth, rq_depth);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	qp->kqp = kqp;
+	kmad_qp_set_priv(kqp, qp);
+	if (sdev->fab->cfg.qp_created)
+		sdev->fab->cfg.qp_created(sdev->fab, sdev->node->index,
+					  KMAD_SIM_QP(port_num, qp->qpn),
+					  sdev->fab->cfg.qp_created_arg);
+	return 0;
 }
 
 /*
@@ -492,9 +522,14 @@ err_free_qp:
  * works, then forget its work requests and CQEs.  tx_work goes before
  * fatal_work because a transmission can queue the latter.
  */
-static void sim_destroy_qp(struct kmad_qp *kqp)
+/**
+ * kmad_sim_qp_free() - destroy a QP from kmad_sim_qp_alloc().
+ * @qp: the QP.
+ *
+ * Context: process context.
+ */
+void kmad_sim_qp_free(struct sim_qp *qp)
 {
-	struct sim_qp *qp = kmad_qp_priv(kqp);
 	unsigned long flags;
 
 	kmad_sim_unpublish_qp(qp);
@@ -507,15 +542,30 @@ static void sim_destroy_qp(struct kmad_qp *kqp)
 	sim_qp_reset_locked(qp);
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
 
-	kmad_qp_set_priv(kqp, NULL);
 	kfree(qp->recv_slots);
 	kfree(qp->send_slots);
 	kfree(qp);
 }
 
-static int sim_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
+static void sim_destroy_qp(struct kmad_qp *kqp)
 {
 	struct sim_qp *qp = kmad_qp_priv(kqp);
+
+	kmad_sim_qp_free(qp);
+	kmad_qp_set_priv(kqp, NULL);
+}
+
+/**
+ * kmad_sim_qp_modify() - move a QP to @state (&kmad_provider_ops.modify_qp).
+ * @qp: the QP.
+ * @state: RESET, RTS or ERR.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for a move the QP cannot make, or -EIO if a test
+ * made it fail (kmad_sim_fail_modify_qp()).
+ */
+int kmad_sim_qp_modify(struct sim_qp *qp, enum kmad_qp_state state)
+{
 	unsigned long flags;
 	int ret = 0;
 
@@ -547,9 +597,21 @@ static int sim_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 	return ret;
 }
 
-static int sim_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
+static int sim_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 {
-	struct sim_qp *qp = kmad_qp_priv(kqp);
+	return kmad_sim_qp_modify(kmad_qp_priv(kqp), state);
+}
+
+/**
+ * kmad_sim_qp_post_send() - queue a send on a QP (&kmad_provider_ops.post_send).
+ * @qp: the QP.
+ * @wr: the send.
+ *
+ * Context: any but hard interrupt.
+ * Return: 0, -EINVAL or -ENOMEM (see &kmad_provider_ops.post_send).
+ */
+int kmad_sim_qp_post_send(struct sim_qp *qp, const struct kmad_hw_send *wr)
+{
 	struct kmad_sim_fabric *fab = qp->sdev->fab;
 	unsigned long flags, delay;
 	struct sim_send *s;
@@ -612,10 +674,23 @@ out_unlock:
 	return ret;
 }
 
-static int sim_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
+static int sim_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
+{
+	return kmad_sim_qp_post_send(kmad_qp_priv(kqp), wr);
+}
+
+/**
+ * kmad_sim_qp_post_recv() - queue a receive buffer on a QP
+ * (&kmad_provider_ops.post_recv).
+ * @qp: the QP.
+ * @wr: the buffer.
+ *
+ * Context: any but hard interrupt.
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int kmad_sim_qp_post_recv(struct sim_qp *qp, const struct kmad_hw_recv *wr)
 {
 	struct kmad_wc flush = { .status = KMAD_WC_FLUSH_ERR };
-	struct sim_qp *qp = kmad_qp_priv(kqp);
 	struct sim_recv *r;
 	unsigned long flags;
 	int ret = 0;
@@ -647,6 +722,11 @@ static int sim_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
 out_unlock:
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
 	return ret;
+}
+
+static int sim_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
+{
+	return kmad_sim_qp_post_recv(kmad_qp_priv(kqp), wr);
 }
 
 static u64 sim_now(struct kmad_device *kdev)

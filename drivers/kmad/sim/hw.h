@@ -95,7 +95,7 @@ struct sim_cqe {
 
 /**
  * struct sim_cq - a simulated CQ.
- * @kcq: kmad's CQ (I).
+ * @kcq: kmad's CQ, NULL for a raw QP's (raw.c) (I).
  * @sdev: its device (I).
  * @port: the port of its QPs (kmad gives each port its own CQ): set by
  *	the first create_qp() on it, under C, and never changed; read with
@@ -141,11 +141,11 @@ struct sim_cq {
 
 /**
  * struct sim_qp - a simulated QP.
- * @kqp: kmad's QP (I).
+ * @kqp: kmad's QP, NULL for a raw QP (raw.c) (I).
  * @cq: the CQ its sends and receives complete on; its lock is C (I).
  * @sdev: its device (I).
  * @port: its port (I).
- * @qpn: 0 or 1 (I).
+ * @qpn: 0 or 1, or SIM_RAW_QPN for a raw QP (I).
  * @sq_depth: send slots (I).
  * @rq_depth: receive slots (I).
  * @users: references: one for being published, one per kmad_sim_qp_get()
@@ -216,6 +216,13 @@ static inline void sim_qp_get(struct sim_qp *qp)
 }
 
 void kmad_sim_qp_put(struct sim_qp *qp);
+struct sim_qp *kmad_sim_qp_alloc(struct sim_dev *sdev, u8 port_num, u32 qpn,
+				 struct sim_cq *cq, unsigned int sq_depth,
+				 unsigned int rq_depth);
+void kmad_sim_qp_free(struct sim_qp *qp);
+int kmad_sim_qp_modify(struct sim_qp *qp, enum kmad_qp_state state);
+int kmad_sim_qp_post_send(struct sim_qp *qp, const struct kmad_hw_send *wr);
+int kmad_sim_qp_post_recv(struct sim_qp *qp, const struct kmad_hw_recv *wr);
 struct sim_send *kmad_sim_wire_nth(struct sim_qp *qp, unsigned int n);
 bool kmad_sim_tx_locked(struct sim_qp *qp, struct sim_send *s,
 			enum kmad_wc_status status, bool deliver,
@@ -240,6 +247,9 @@ void kmad_sim_ah_release_held(struct kmad_sim_fabric *fab,
 int kmad_sim_create_cq(struct kmad_cq *kcq, unsigned int depth);
 void kmad_sim_destroy_cq(struct kmad_cq *kcq);
 int kmad_sim_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc);
+struct sim_cq *kmad_sim_cq_alloc(struct sim_dev *sdev, unsigned int depth);
+void kmad_sim_cq_free(struct sim_cq *cq);
+int kmad_sim_cq_poll(struct sim_cq *cq, int nent, struct kmad_wc *wc);
 int kmad_sim_req_notify_cq(struct kmad_cq *kcq, unsigned int flags);
 void kmad_sim_cq_add_locked(struct sim_cq *cq, struct sim_qp *owner,
 			    const struct kmad_wc *wc);

@@ -474,7 +474,7 @@ static void sim_hca_send(struct kmad_sim_fabric *fab, struct sim_port *port,
 {
 	struct kmad_smp *smp = sim_smp(pkt);
 
-	if (pkt->dst_qpn >= SIM_NUM_QPS) {
+	if (pkt->dst_qpn > SIM_RAW_QPN) {
 		sim_port_count(port, SIM_STAT_DROPPED_NO_ROUTE);
 		return;
 	}
