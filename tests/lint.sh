@@ -46,21 +46,25 @@ rm -f "$log"
 
 # kmad_ib needs a kernel with InfiniBand.  The debug kernel has it
 # (tests/qemu/config/debug.config): the build above checked kmad_ib, and
-# the interop test modules (ibmad_peer, kmad_interop) get their own sparse
-# and W=1 build against it here.  If it has none, sparse and W=1 check
+# the interop test modules (ibmad_peer, kmad_interop) and the rxe bench
+# module (tests/bench/rxe) get their own sparse and W=1 build against it
+# here.  If it has none, sparse and W=1 check
 # kmad_ib and the test modules against the stock headers, in a throwaway
 # copy of the tree.
 if grep -qs '^CONFIG_INFINIBAND=[ym]' "$kdir/.config"; then
-	echo ">> sparse (C=2) and W=1 build of tests/interop against $kdir"
-	log=$(mktemp)
-	if ! make -C "$kdir" M="$root/tests/interop" C=2 W=1 \
-		KBUILD_EXTRA_SYMBOLS="$root/Module.symvers" modules > "$log" 2>&1; then
-		cat "$log"
-		fail=1
-	elif grep -E 'warning:|error:' "$log"; then
-		fail=1
-	fi
-	rm -f "$log"
+	for dir in tests/interop tests/bench/rxe; do
+		[ -f "$root/$dir/Kbuild" ] || continue
+		echo ">> sparse (C=2) and W=1 build of $dir against $kdir"
+		log=$(mktemp)
+		if ! make -C "$kdir" M="$root/$dir" C=2 W=1 \
+			KBUILD_EXTRA_SYMBOLS="$root/Module.symvers" modules > "$log" 2>&1; then
+			cat "$log"
+			fail=1
+		elif grep -E 'warning:|error:' "$log"; then
+			fail=1
+		fi
+		rm -f "$log"
+	done
 else
 	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
 		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
