@@ -7,7 +7,7 @@
  *
  * Attributes (IBTA 14.2.5): NodeDescription and NodeInfo (Get),
  * SwitchInfo and LinearForwardingTable (switches; Get and Set), GUIDInfo,
- * PortInfo and P_KeyTable (Get and Set).  Anything else, and a Set of a
+ * PortInfo, P_KeyTable and SLtoVLMappingTable (Get and Set).  Anything else, and a Set of a
  * read-only attribute, is answered with "unsupported method/attribute"; an
  * attribute modifier naming no port or block, or a Set with a value the
  * port cannot take, with "invalid attribute value", changing nothing.
@@ -27,6 +27,9 @@
 
 #include "fabric.h"
 #include "fw.h"
+
+/* SLtoVLMappingTable: 16 SLs of 4 bits. */
+#define SIM_SL2VL_BYTES		8
 
 /*
  * An SMA request: the node, the port it arrived on, the SMP data, the
@@ -147,6 +150,29 @@ static u16 sma_guid_info(struct sma_req *r)
 	for (i = 0; i < SIM_GUIDS; i++)
 		put_unaligned_be64(port->guids[i], r->data + 8 * i);
 	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+/*
+ * SLtoVLMappingTable (IBTA 14.2.5.8): 16 four-bit VLs, SL 0 first.  Every
+ * port has VL0 alone (VLCap 1), so every SL maps to VL0: a Get answers
+ * zeros, a Set that keeps every SL on VL0 is taken and any other is an
+ * invalid value (nothing to store).  A switch's modifier names the input
+ * port in bits 15-8 and the output port in bits 7-0; an HCA's is ignored.
+ */
+static u16 sma_sl2vl(struct sma_req *r)
+{
+	u16 status = KMAD_MAD_STATUS_SUCCESS;
+	unsigned int i;
+
+	if (sim_is_switch(r->node) &&
+	    (((r->mod >> 8) & 0xff) > r->node->num_ports ||
+	     (r->mod & 0xff) > r->node->num_ports || r->mod >> 16))
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	for (i = 0; r->set && i < SIM_SL2VL_BYTES; i++)
+		if (r->data[i])
+			status = KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	memset(r->data, 0, KMAD_SMP_DATA_SIZE);
+	return status;
 }
 
 /* P_KeyTable: blocks of 32; a switch's modifier has the port in 31-16. */
@@ -382,6 +408,9 @@ u16 kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
 		break;
 	case KMAD_SMP_ATTR_LINEAR_FT:
 		status = sma_lft(&r);
+		break;
+	case KMAD_SMP_ATTR_SL_TO_VL_TABLE:
+		status = sma_sl2vl(&r);
 		break;
 	default:
 		status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
