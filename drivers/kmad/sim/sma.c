@@ -27,6 +27,10 @@
 
 #include "fabric.h"
 #include "fw.h"
+#include "hw.h"
+
+/* PortInfo.CapabilityMask.IsSM, the one bit kmad_port_modify_cap() sets. */
+#define SIM_PORT_CAP_IS_SM	0x00000002
 
 /* SLtoVLMappingTable: 16 SLs of 4 bits. */
 #define SIM_SL2VL_BYTES		8
@@ -220,7 +224,8 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		put_unaligned_be64(pi->gid_prefix, d + SIM_PI_GID_PREFIX);
 		put_unaligned_be16(pi->lid, d + SIM_PI_LID);
 		put_unaligned_be16(pi->sm_lid, d + SIM_PI_SM_LID);
-		put_unaligned_be32(SIM_PORT_CAP_MASK, d + SIM_PI_CAP_MASK);
+		put_unaligned_be32(SIM_PORT_CAP_MASK | port->cap_set,
+				   d + SIM_PI_CAP_MASK);
 		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
 		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
 		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
@@ -359,6 +364,35 @@ static u16 sma_port_info(struct sma_req *r)
 		status = sma_port_info_set(r, port);
 	sma_port_info_get(r, port);
 	return status;
+}
+
+/**
+ * kmad_sim_modify_port_cap() - &kmad_provider_ops.modify_port_cap: set,
+ * then clear, CapabilityMask bits an HCA port's PortInfo reports.
+ * @kdev: the HCA.
+ * @port_num: its port.
+ * @set: bits to set.
+ * @clear: bits to clear.
+ *
+ * Only IsSM (0x2) may change: the others describe what the port can do.
+ * Context: any, no sim lock held; takes F.
+ * Return: 0, or -EINVAL for another bit or a port the HCA does not have.
+ */
+int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
+			     u32 clear)
+{
+	struct sim_dev *sdev = kmad_device_priv(kdev);
+	struct sim_port *port;
+	unsigned long flags;
+
+	if ((set | clear) & ~SIM_PORT_CAP_IS_SM || !port_num ||
+	    port_num > sdev->node->num_ports)
+		return -EINVAL;
+	port = &sdev->node->ports[port_num];
+	spin_lock_irqsave(&sdev->fab->lock, flags);
+	port->cap_set = (port->cap_set | set) & ~clear;
+	spin_unlock_irqrestore(&sdev->fab->lock, flags);
+	return 0;
 }
 
 /**

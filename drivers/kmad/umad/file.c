@@ -670,7 +670,8 @@ const struct file_operations umad_fops = {
 
 /*
  * issmN: one holder at a time; while it is open the port's
- * CapabilityMask has IsSM.  O_NONBLOCK: -EAGAIN if another holds it.
+ * CapabilityMask has IsSM (umad_port_set_sm()).  O_NONBLOCK: -EAGAIN if
+ * another holds it.
  */
 static int umad_sm_open(struct inode *inode, struct file *filp)
 {
@@ -688,10 +689,7 @@ static int umad_sm_open(struct inode *inode, struct file *filp)
 	if (ret)
 		goto err_up;
 	mutex_lock(&port->file_mutex);
-	if (port->dead)
-		ret = -ENXIO;
-	else
-		umad_port_set_sm(port, true);
+	ret = port->dead ? -ENXIO : umad_port_set_sm(port, true);
 	mutex_unlock(&port->file_mutex);
 	if (ret)
 		goto err_up;

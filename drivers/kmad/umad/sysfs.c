@@ -73,7 +73,9 @@ struct umad_ibport {
 	struct kobject kobj;
 	struct kmad_port *kport;
 	struct kmad_agent *agent;	/* QP0, send-only; NULL without SMI */
-	bool is_sm;			/* issm held; written under P */
+	bool is_sm;			/* issm held, provider can't say;
+					 * written under P
+					 */
 	unsigned int num_gids;
 	unsigned int num_pkeys;
 	struct umad_tbl_attr *gid_attrs;
@@ -781,19 +783,28 @@ void umad_ibdev_put(struct umad_ibdev *ibdev, struct kmad_port *kport)
  * @port: the port, not dead (P held).
  * @is_sm: IsSM set (open) or cleared (close).
  *
- * kmad's providers have no way yet to change a port's CapabilityMask, so
- * kmad_umad adds IsSM (bit 1) to the cap_mask file only; the SMA's
- * PortInfo does not show it (Documentation/umad.rst, "Differences").
- * The port's entry stays while the port is not dead: the remove callback
- * marks it dead under P before it removes the entry.
+ * Sets or clears IsSM in the port's CapabilityMask with
+ * kmad_port_modify_cap(), so that the SMA's PortInfo and the cap_mask file
+ * show it.  A provider without that operation gets IsSM in the cap_mask
+ * file only.  The port's entry stays while the port is not dead: the
+ * remove callback marks it dead under P before it removes the entry.
+ *
+ * Return: 0 or kmad_port_modify_cap()'s error.
  */
-void umad_port_set_sm(struct umad_port *port, bool is_sm)
+int umad_port_set_sm(struct umad_port *port, bool is_sm)
 {
 	struct umad_ibport *p;
+	int ret;
 
 	lockdep_assert_held(&port->file_mutex);
 	p = port->ibdev->ports[kmad_port_num(port->kport) - 1];
-	WRITE_ONCE(p->is_sm, is_sm);
+	ret = kmad_port_modify_cap(port->kport, is_sm ? UMAD_CAP_IS_SM : 0,
+				   is_sm ? 0 : UMAD_CAP_IS_SM);
+	if (ret == -EOPNOTSUPP) {
+		WRITE_ONCE(p->is_sm, is_sm);
+		ret = 0;
+	}
+	return ret;
 }
 
 int umad_sysfs_init(void)

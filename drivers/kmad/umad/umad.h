@@ -117,6 +117,6 @@ int umad_sysfs_init(void);
 void umad_sysfs_exit(void);
 struct umad_ibdev *umad_ibdev_get(struct kmad_port *kport);
 void umad_ibdev_put(struct umad_ibdev *ibdev, struct kmad_port *kport);
-void umad_port_set_sm(struct umad_port *port, bool is_sm);
+int umad_port_set_sm(struct umad_port *port, bool is_sm);
 
 #endif /* KMAD_UMAD_H */
