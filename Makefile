@@ -16,6 +16,7 @@
 #                           KERNEL=debug: on make check's debug kernel)
 #   make diags              infiniband-diags over kmad_umad and kmad_sim, stock
 #                           kernel, in QEMU, checked against the fabric
+#                           (KERNEL=debug: on make check's debug kernel)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -77,9 +78,9 @@ interop:
 		INTEROP_ARGS='$(INTEROP_ARGS)' $(CURDIR)/tests/interop/interop.sh
 
 # Debian's infiniband-diags over kmad_umad: see tests/diags/diags.sh and
-# Documentation/umad.rst.
+# Documentation/umad.rst.  KERNEL=debug: on make check's debug kernel.
 diags:
-	@$(CURDIR)/tests/diags/diags.sh
+	@KERNEL='$(KERNEL)' $(CURDIR)/tests/diags/diags.sh
 
 lint:
 	@$(CURDIR)/tests/lint.sh
@@ -101,4 +102,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,24p' Makefile
+	@sed -n '3,25p' Makefile

@@ -23,7 +23,8 @@ import sys
 from collections import deque
 
 SPLAT = re.compile(r'WARNING: |BUG: |kernel BUG at|Oops|general protection '
-                   r'fault|Kernel panic|UBSAN: |Call Trace:|usercopy: ')
+                   r'fault|Kernel panic|UBSAN: |Call Trace:|usercopy: |'
+                   r'unreferenced object|kmemleak report')
 KLOG = re.compile(r'^\[\s*\d+\.\d+\] ')
 
 
@@ -529,7 +530,8 @@ def sections(log):
             out.append((cur[0], '\n'.join(cur[1]), int(m.group(1))))
             cur = None
             continue
-        if cur is not None and not KLOG.match(line):
+        if cur is not None and not KLOG.match(line) and \
+                not line.startswith('=== time: '):
             cur[1].append(line)
     if cur is not None:
         out.append((cur[0], '\n'.join(cur[1]), None))

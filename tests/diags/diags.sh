@@ -21,6 +21,9 @@
 #      unless the check catches each.
 #
 # Environment:
+#   KERNEL=debug            boot make check's debug kernel (lockdep, KASAN,
+#                           UBSAN, kmemleak: any splat fails) instead of
+#                           the stock one; output in build/diags-debug/
 #   KMAD_DIAGS_TIMEOUT=<s>  hard limit for the guest (default 600)
 #   KMAD_DIAGS_VERBOSE=1    show the whole kernel boot log
 set -euo pipefail
@@ -28,7 +31,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/diags
 qemu_dir=$root/tests/qemu
-out=$root/build/diags
+kernel=${KERNEL:-stock}
+case "$kernel" in
+stock) out=$root/build/diags ;;
+debug) out=$root/build/diags-debug ;;
+*) echo "diags.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 1 ;;
+esac
 timeout=${KMAD_DIAGS_TIMEOUT:-600}
 start_all=$SECONDS
 
@@ -62,15 +70,22 @@ if [ ${#need[@]} -ne 0 ]; then
 		die "apt-get install ${need[*]} failed"
 fi
 
-hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-	  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
-[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-kver=${hdr_pkg#linux-headers-}
-kdir=/usr/src/$hdr_pkg
-vmlinuz=/boot/vmlinuz-$kver
+if [ "$kernel" = stock ]; then
+	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
+	kver=${hdr_pkg#linux-headers-}
+	kdir=/usr/src/$hdr_pkg
+	vmlinuz=/boot/vmlinuz-$kver
+else
+	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) ||
+		die "building the debug kernel (tests/qemu/kernel.sh debug)"
+	kver=$(cat "$kdir/include/config/kernel.release")
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+fi
 [ -d "$kdir" ] || die "$kdir missing"
 [ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
-say "stock kernel $kver: $vmlinuz, headers $kdir"
+say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
 
 # 2. Build in a copy of the tree.
 src=$out/src
@@ -152,6 +167,7 @@ grep -q '^updates/kmad/kmad_umad.ko: updates/kmad/kmad.ko' \
 	die "depmod: kmad_umad's dependency on kmad not found"
 {
 	printf 'KVER=%q\n' "$kver"
+	printf 'KERNEL=%q\n' "$kernel"
 	printf 'SIM_ARGS=%q\n' "$SIM_ARGS"
 	printf 'LIDS=%q\n' "$LIDS"
 	printf 'HCA_LIDS=%q\n' "$HCA_LIDS"

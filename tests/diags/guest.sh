@@ -31,9 +31,14 @@ finish() {
 }
 # run <command...>: the command and its output between markers.
 run() {
+	local t0 t1 rc
 	echo "=== cmd: $*"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	"$@" 2>&1
-	echo "=== rc: $?"
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "=== time: $t0 $t1"
+	echo "=== rc: $rc"
 }
 
 say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
@@ -119,6 +124,12 @@ done
 }
 t1=$(cut -d' ' -f1 /proc/uptime)
 say "tools ran from ${t0}s to ${t1}s of uptime"
+# kmad's own counters (timeouts, drops) and the sim's, for the record.
+for f in /sys/kernel/debug/kmad/*/port*/stats; do
+	[ -e "$f" ] || continue
+	say "$f"
+	cat "$f"
+done
 
 echo 7 > /proc/sys/kernel/printk
 for m in kmad_umad kmad_diags_fabric kmad_sim kmad; do
@@ -128,5 +139,18 @@ if grep -q '^kmad' /proc/modules; then
 	say "FAILED: still loaded: $(grep '^kmad' /proc/modules | cut -d' ' -f1 | tr '\n' ' ')"
 else
 	say "modules unloaded"
+fi
+# The debug kernel: kmemleak reports only objects unchanged between two
+# scans, and ignores ones younger than 5 s.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak
+	if [ -s /sys/kernel/debug/kmemleak ]; then
+		say "kmemleak report:"
+		cat /sys/kernel/debug/kmemleak
+	else
+		say "kmemleak: nothing"
+	fi
 fi
 finish
