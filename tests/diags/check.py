@@ -571,8 +571,9 @@ def check(log, quiet=False):
                 c.errors.extend(bad)
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
                               text, flags=re.M)
-                if not m or int(m.group(1)) < 25:
-                    c.fail('no clean summary')
+                want = 5 if '--port-gone' in words else 27
+                if not m or int(m.group(1)) != want:
+                    c.fail('no clean summary of %d cases' % want)
             elif hasattr(c, 'c_' + tool):
                 try:
                     getattr(c, 'c_' + tool)(words[1:], text)

@@ -131,8 +131,14 @@ for f in /sys/kernel/debug/kmad/*/port*/stats; do
 	cat "$f"
 done
 
+# The ports go away under open umad and issm files: kmad_sim is removed
+# while they are open, with sends outstanding.
+run /bin/umad_abi_test --port-gone 0 2 "rmmod kmad_diags_fabric && rmmod kmad_sim"
+if [ -d /sys/class/infiniband/sim0 ] || [ -e /dev/infiniband/umad0 ]; then
+	say "FAILED: sim0's files outlived it"
+fi
 echo 7 > /proc/sys/kernel/printk
-for m in kmad_umad kmad_diags_fabric kmad_sim kmad; do
+for m in kmad_umad kmad; do
 	rmmod "$m" || say "FAILED: rmmod $m"
 done
 if grep -q '^kmad' /proc/modules; then

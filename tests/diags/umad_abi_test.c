@@ -7,6 +7,11 @@
  * "umad-test: summary: <ok> ok, <failed> failed".
  *
  *   umad_abi_test <umad index of an HCA port> <LID of another HCA port>
+ *   umad_abi_test --port-gone <umad index> <LID> <command>
+ *
+ * --port-gone opens the port, posts sends that wait for no answer, holds
+ * issmN, runs <command> (which must remove the port: rmmod kmad_sim) and
+ * checks what the open files get afterwards.
  *
  * The fabric is kmad_sim's: the port's own SMA answers local
  * directed-route SMPs, LID 999 does not exist.
@@ -454,13 +459,65 @@ static void t_issm(void)
 	result("issm", NULL);
 }
 
+/* The port goes away under open files: everything fails cleanly. */
+static void t_port_gone(const char *cmd)
+{
+	int fd = open_port(), sm, gsi, i, rc;
+	struct ib_user_mad_reg_req req;
+	struct pollfd pfd;
+	struct pkt p;
+	ssize_t n;
+
+	CHECK("port_gone", fd >= 0, "open: %m");
+	gsi = reg(fd, 1, 0x04, 1, 0);
+	CHECK("port_gone", gsi == 0, "register: %d", gsi);
+	for (i = 0; i < 8; i++) {
+		make_get(&p, gsi, NO_LID, 0x04, 0x12, 0x200 + i, 60000, 3);
+		CHECK("port_gone", write(fd, &p, HDR + MAD) == HDR + MAD,
+		      "write %d: %m", i);
+	}
+	sm = open(issm_path, O_RDWR);
+	CHECK("port_gone", sm >= 0, "open %s: %m", issm_path);
+	rc = system(cmd);
+	CHECK("port_gone", rc == 0, "%s: status %#x", cmd, rc);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	CHECK("port_gone_poll", poll(&pfd, 1, 1000) == 1 &&
+	      (pfd.revents & POLLERR), "poll: %#x", pfd.revents);
+	result("port_gone_poll", NULL);
+	n = read(fd, &p, sizeof(p));
+	CHECK("port_gone_read", n < 0 && errno == EIO, "read: %zd %m", n);
+	result("port_gone_read", NULL);
+	make_get(&p, gsi, NO_LID, 0x04, 0x12, 0x300, 1000, 0);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("port_gone_write", n < 0 && errno == EIO, "write: %zd %m", n);
+	result("port_gone_write", NULL);
+	memset(&req, 0, sizeof(req));
+	req.qpn = 1;
+	CHECK("port_gone_register",
+	      ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req) && errno == EPIPE,
+	      "register: %m");
+	result("port_gone_register", NULL);
+	CHECK("port_gone_close", !close(fd) && !close(sm), "close: %m");
+	CHECK("port_gone_close", open(umad_path, O_RDWR) < 0 && errno == ENOENT,
+	      "%s still opens: %m", umad_path);
+	result("port_gone_close", NULL);
+}
+
 int main(int argc, char **argv)
 {
+	const char *gone_cmd = NULL;
 	char dev[32] = "";
 	FILE *f;
 
+	if (argc == 5 && !strcmp(argv[1], "--port-gone")) {
+		gone_cmd = argv[4];
+		argv++;
+		argc = 3;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s <umad index> <peer lid>\n", argv[0]);
+		fprintf(stderr, "usage: %s [--port-gone] <umad index> <peer lid> [<command>]\n",
+			argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -481,6 +538,11 @@ int main(int argc, char **argv)
 		 "/sys/class/infiniband/%s/ports/1/lid", dev);
 	peer_lid = atoi(argv[2]);
 
+	if (gone_cmd) {
+		t_port_gone(gone_cmd);
+		printf("umad-test: summary: %d ok, %d failed\n", n_ok, n_failed);
+		return n_failed ? 1 : 0;
+	}
 	t_sysfs();
 	t_register_limits();
 	t_register2();
