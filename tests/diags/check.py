@@ -486,6 +486,21 @@ class Checker:
         elif xp < 1 or rp < 1:
             self.fail('%s no traffic counted' % name)
 
+    # ibping
+
+    def c_ibping(self, args, text):
+        fab = self.fab
+        lid = int(args[-1])
+        pongs = re.findall(r'^Pong from (\S+) \(Lid (\d+)\): time [\d.]+ ms$',
+                           text, flags=re.M)
+        count = int(args[args.index('-c') + 1])
+        self.expect('pongs', pongs, [('diags-host.kmad', str(lid))] * count)
+        self.expect('statistics', re.search(
+            r'^(\d+) packets transmitted, (\d+) received, (\d+)% packet loss',
+            text, flags=re.M).groups(), (str(count), str(count), '0'))
+        self.expect('server is an HCA', fab.is_switch(fab.by_lid[lid][0]),
+                    False)
+
     # ibtracert
 
     def c_ibtracert(self, args, text):

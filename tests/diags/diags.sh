@@ -142,7 +142,7 @@ add_prog() {
 }
 cp /bin/busybox "$stage/bin/busybox"
 tools=(ibstat ibstatus ibnetdiscover smpquery perfquery ibroute ibtracert
-       sminfo smpdump ibaddr)
+       sminfo smpdump ibaddr ibping)
 for t in "${tools[@]}"; do
 	p=$(command -v "$t" || true)
 	[ -n "$p" ] || p=/usr/sbin/$t

@@ -121,6 +121,16 @@ run perfquery $ca "$LAST_HCA_LID" 1
 for pair in $TRACES; do
 	run ibtracert $ca ${pair%,*} ${pair#*,}
 done
+# A vendor class with an OUI (0x32, OpenIB): ibping's server on sim1
+# answers with its host name.
+hostname diags-host
+echo kmad > /proc/sys/kernel/domainname
+ibping -S -C sim1 -P 1 &
+ping_pid=$!
+sleep 1
+run ibping $ca -c 3 2
+kill "$ping_pid"
+wait "$ping_pid"
 }
 t1=$(cut -d' ' -f1 /proc/uptime)
 say "tools ran from ${t0}s to ${t1}s of uptime"

@@ -366,11 +366,14 @@ static void t_unsolicited(void)
 	      r.hdr.qpn == htobe32(1) && r.hdr.id == (unsigned int)sid,
 	      "read %d method %#x qpn %u", n, r.mad[3], be32toh(r.hdr.qpn));
 	result("unsolicited_to_agent", NULL);
-	/* The answer: GetResp, the same TID, back to the sender. */
+	/*
+	 * The answer: GetResp, the same TID, back to the sender; with a
+	 * timeout, as libibmad's mad_respond_via() writes it.
+	 */
 	r.mad[3] = 0x81;
 	r.hdr.id = sid;
-	r.hdr.timeout_ms = 0;
-	r.hdr.retries = 0;
+	r.hdr.timeout_ms = 1000;
+	r.hdr.retries = 3;
 	r.hdr.qkey = htobe32(0x80010000);
 	CHECK("response_to_requester", write(srv, &r, HDR + MAD) == HDR + MAD,
 	      "write: %m");

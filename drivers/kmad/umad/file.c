@@ -320,6 +320,15 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	memcpy(msg->mad, packet->mad, KMAD_MAD_SIZE);
 	msg->timeout_ms = packet->hdr.timeout_ms;
 	msg->retries = packet->hdr.retries;
+	/*
+	 * A response waits for nothing.  libibmad's mad_respond_via() writes
+	 * responses with its default timeout; ib_mad takes that (and later
+	 * reports the response as timed out), kmad refuses it: drop it.
+	 */
+	if (kmad_mad_is_response(&msg->mad->mad_hdr)) {
+		msg->timeout_ms = 0;
+		msg->retries = 0;
+	}
 	msg->context[0] = packet;
 	packet->msg = msg;
 	/* kmad writes the hi_tid when it posts; keep the TID it will use. */
@@ -409,11 +418,16 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 			   UMAD_MAX_AGENTS);
 		return -ENOMEM;
 	}
-	any_method = !bitmap_empty(reg->method_mask, KMAD_METHODS);
+	/*
+	 * Method 0 does not exist; ib_mad takes a mask with it (libibmad's
+	 * servers, ibping's, register all ones), kmad refuses it: drop it.
+	 */
+	bitmap_copy(req.method_mask, reg->method_mask, KMAD_METHODS);
+	clear_bit(0, req.method_mask);
+	any_method = !bitmap_empty(req.method_mask, KMAD_METHODS);
 	if (reg->mgmt_class && any_method) {
 		req.mgmt_class = reg->mgmt_class;
 		req.class_version = reg->class_version;
-		bitmap_copy(req.method_mask, reg->method_mask, KMAD_METHODS);
 		memcpy(req.oui, reg->oui, sizeof(req.oui));
 	}
 	agent = kmad_register_agent(port->kport,
