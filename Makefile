@@ -16,6 +16,9 @@
 #   make interop            kmad, ib_mad and libibumad over rxe, stock kernel,
 #                           in QEMU (INTEROP_CASES=... INTEROP_ARGS=...;
 #                           KERNEL=debug: on make check's debug kernel)
+#   make diags              infiniband-diags over kmad_umad and kmad_sim, stock
+#                           kernel, in QEMU, checked against the fabric
+#                           (KERNEL=debug: on make check's debug kernel)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -37,11 +40,12 @@ endif
 kunit_in_kdir = $(shell grep -qs '^CONFIG_KUNIT=[ym]' $(KDIR)/.config && echo m)
 KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
 	CONFIG_KMAD_DISCOVER=m CONFIG_KMAD_BENCH=m CONFIG_KMAD_IB=m \
+	CONFIG_KMAD_UMAD=m \
 	CONFIG_KMAD_KUNIT_TEST=$(kunit_in_kdir) \
 	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
-.PHONY: all modules modules_install check bench run interop lint fuzz \
+.PHONY: all modules modules_install check bench run interop diags lint fuzz \
 	fuzz-replay clean help
 
 all: modules
@@ -76,6 +80,11 @@ interop:
 	@KERNEL='$(KERNEL)' INTEROP_CASES='$(INTEROP_CASES)' \
 		INTEROP_ARGS='$(INTEROP_ARGS)' $(CURDIR)/tests/interop/interop.sh
 
+# Debian's infiniband-diags over kmad_umad: see tests/diags/diags.sh and
+# Documentation/umad.rst.  KERNEL=debug: on make check's debug kernel.
+diags:
+	@KERNEL='$(KERNEL)' $(CURDIR)/tests/diags/diags.sh
+
 lint:
 	@$(CURDIR)/tests/lint.sh
 
@@ -96,4 +105,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,24p' Makefile
+	@sed -n '3,26p' Makefile

@@ -857,6 +857,39 @@ int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
 EXPORT_SYMBOL_GPL(kmad_port_query_gid);
 
 /**
+ * kmad_port_modify_cap() - change a port's PortInfo CapabilityMask.
+ * @port: the port.
+ * @set: bits to set (big-endian PortInfo bit numbering, as a u32 in host
+ *	order: IsSM is 0x2).
+ * @clear: bits to clear afterwards.
+ *
+ * For a subnet manager's claim on the port (kmad_umad's issmN, as ib_umad
+ * calls ib_modify_port()): the port's SMA reports the new mask in
+ * PortInfo.  The provider counts nothing: two claims must not overlap
+ * (issmN allows one holder).
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP if the provider cannot (no modify_port_cap);
+ * -ENODEV once the device is gone; -EINVAL for a NULL port; or the
+ * provider's error.
+ */
+int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear)
+{
+	struct kmad_device *dev;
+
+	might_sleep();
+	if (!port)
+		return -EINVAL;
+	dev = port->dev;
+	if (READ_ONCE(dev->gone))
+		return -ENODEV;
+	if (!dev->ops->modify_port_cap)
+		return -EOPNOTSUPP;
+	return dev->ops->modify_port_cap(dev, port->port_num, set, clear);
+}
+EXPORT_SYMBOL_GPL(kmad_port_modify_cap);
+
+/**
  * kmad_port_query_pkey() - read an entry of a port's P_Key table.
  * @port: the port.
  * @index: the entry.

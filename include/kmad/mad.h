@@ -157,6 +157,7 @@ int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
 			union kmad_gid *gid);
 int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
 			 u16 *pkey);
+int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
 
 /**
  * struct kmad_reg_req - what an agent registers to receive.

@@ -312,6 +312,10 @@ struct kmad_hw_recv {
  *	context, same mutex held.  Not called once kmad_device_unregister()
  *	has returned; a provider drops its bridges itself before it calls
  *	kmad_device_unregister().
+ * @modify_port_cap: optional: set the bits @set, then clear the bits
+ *	@clear, of the CapabilityMask the port's SMA reports in PortInfo
+ *	(as ib_modify_port() does for IsSM); see kmad_port_modify_cap().
+ *	Process context, may sleep.  Return 0 or an error.
  */
 struct kmad_provider_ops {
 	struct module *owner;
@@ -339,6 +343,8 @@ struct kmad_provider_ops {
 	void (*bridge_del)(struct kmad_device *dev, u8 port_num,
 			   enum kmad_qp_type qpt,
 			   const struct kmad_reg_req *req);
+	int (*modify_port_cap)(struct kmad_device *dev, u8 port_num,
+			       u32 set, u32 clear);
 };
 
 /**

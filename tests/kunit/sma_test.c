@@ -406,8 +406,8 @@ static void sma_unsupported(struct kunit *test)
 	struct kmad_mad mad;
 
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0, 2, &mad,
-				       NULL), 0x000c);
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 0x10000, 2,
+				       &mad, NULL), 0x000c);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_SM_INFO, 0, 2, &mad,
 				       NULL), 0x000c);
@@ -416,6 +416,61 @@ static void sma_unsupported(struct kunit *test)
 				       NULL), 0x000c);
 	KUNIT_EXPECT_NULL(test, memchr_inv(sn_smp_data(&mad), 0,
 					   KMAD_SMP_DATA_SIZE));
+}
+
+/*
+ * SLtoVLMappingTable: VL0 is the only VL, so every SL maps to it; a Set
+ * that keeps that is taken, any other is an invalid value; a switch's
+ * modifier names ports it has.
+ */
+static void sma_sl2vl(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 table[KMAD_SMP_DATA_SIZE] = {};
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0, 2, &mad,
+				       table), 0);
+	table[7] = 0x01;			/* SL 15 on VL1 */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0, 2, &mad,
+				       table), 0x001c);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	/* Switch: input port 4 to output port 0, then a port it lacks. */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0x0400,
+				       SW_LID, &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SL_TO_VL_TABLE, 0x0500,
+				       SW_LID, &mad, NULL), 0x001c);
+}
+
+/* kmad_port_modify_cap(): IsSM comes and goes in PortInfo, alone. */
+static void sma_cap_is_sm(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_port *port = sn_agent(s, 1, 1, 0)->port;
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, kmad_port_modify_cap(port, 0x2, 0), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 20), 0x802);
+	KUNIT_EXPECT_EQ(test, kmad_port_modify_cap(port, 0x8, 0), -EINVAL);
+	KUNIT_ASSERT_EQ(test, kmad_port_modify_cap(port, 0, 0x2), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 20), 0x800);
+	KUNIT_EXPECT_EQ(test, kmad_port_modify_cap(NULL, 0x2, 0), -EINVAL);
 }
 
 /* Firmware consumes SubnGet: an agent registered for it sees nothing. */
@@ -462,6 +517,8 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_guid_info),
 	KUNIT_CASE(sma_switch_info),
 	KUNIT_CASE(sma_lft),
+	KUNIT_CASE(sma_sl2vl),
+	KUNIT_CASE(sma_cap_is_sm),
 	KUNIT_CASE(sma_unsupported),
 	KUNIT_CASE(sma_firmware_consumes),
 	{}

@@ -209,6 +209,8 @@ struct sim_node;
  * @disabled: PortPhysicalState was set to Disabled (F).
  * @state: PortState, &enum sim_port_state; port 0 is always Active (F).
  * @pi: the rest of PortInfo (F).
+ * @cap_set: CapabilityMask bits set by kmad_port_modify_cap(), e.g. IsSM
+ *	(F).
  * @pkeys: P_KeyTable (F).
  * @guids: GUIDInfo; entry 0 is the port GUID (F).
  * @qps: an HCA port's published QPs by QP number, kmad's and the raw
@@ -227,6 +229,7 @@ struct sim_port {
 	bool disabled;
 	u8 state;
 	struct sim_pinfo pi;
+	u32 cap_set;
 	u16 pkeys[SIM_PKEYS];
 	u64 guids[SIM_GUIDS];
 	struct sim_qp *qps[SIM_RAW_QPN + 1];

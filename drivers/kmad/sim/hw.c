@@ -750,6 +750,7 @@ const struct kmad_provider_ops kmad_sim_async_ops = {
 	.req_notify_cq = kmad_sim_req_notify_cq,
 	.query_gid = kmad_sim_query_gid,
 	.query_pkey = kmad_sim_query_pkey,
+	.modify_port_cap = kmad_sim_modify_port_cap,
 };
 
 /* Step mode: kmad's clock is the fabric's virtual one. */
@@ -767,4 +768,5 @@ const struct kmad_provider_ops kmad_sim_step_ops = {
 	.now = sim_now,
 	.query_gid = kmad_sim_query_gid,
 	.query_pkey = kmad_sim_query_pkey,
+	.modify_port_cap = kmad_sim_modify_port_cap,
 };

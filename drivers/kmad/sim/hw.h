@@ -236,6 +236,9 @@ int kmad_sim_query_gid(struct kmad_device *kdev, u8 port_num,
 		       unsigned int index, union kmad_gid *gid);
 int kmad_sim_query_pkey(struct kmad_device *kdev, u8 port_num,
 			unsigned int index, u16 *pkey);
+/* sma.c */
+int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
+			     u32 clear);
 int kmad_sim_create_ah(struct kmad_device *kdev, u8 port_num,
 		       const struct kmad_ah_attr *attr, void **ah);
 void kmad_sim_destroy_ah(struct kmad_device *kdev, u8 port_num, void *ah);

@@ -7,7 +7,7 @@
  *
  * Attributes (IBTA 14.2.5): NodeDescription and NodeInfo (Get),
  * SwitchInfo and LinearForwardingTable (switches; Get and Set), GUIDInfo,
- * PortInfo and P_KeyTable (Get and Set).  Anything else, and a Set of a
+ * PortInfo, P_KeyTable and SLtoVLMappingTable (Get and Set).  Anything else, and a Set of a
  * read-only attribute, is answered with "unsupported method/attribute"; an
  * attribute modifier naming no port or block, or a Set with a value the
  * port cannot take, with "invalid attribute value", changing nothing.
@@ -27,6 +27,13 @@
 
 #include "fabric.h"
 #include "fw.h"
+#include "hw.h"
+
+/* PortInfo.CapabilityMask.IsSM, the one bit kmad_port_modify_cap() sets. */
+#define SIM_PORT_CAP_IS_SM	0x00000002
+
+/* SLtoVLMappingTable: 16 SLs of 4 bits. */
+#define SIM_SL2VL_BYTES		8
 
 /*
  * An SMA request: the node, the port it arrived on, the SMP data, the
@@ -149,6 +156,29 @@ static u16 sma_guid_info(struct sma_req *r)
 	return KMAD_MAD_STATUS_SUCCESS;
 }
 
+/*
+ * SLtoVLMappingTable (IBTA 14.2.5.8): 16 four-bit VLs, SL 0 first.  Every
+ * port has VL0 alone (VLCap 1), so every SL maps to VL0: a Get answers
+ * zeros, a Set that keeps every SL on VL0 is taken and any other is an
+ * invalid value (nothing to store).  A switch's modifier names the input
+ * port in bits 15-8 and the output port in bits 7-0; an HCA's is ignored.
+ */
+static u16 sma_sl2vl(struct sma_req *r)
+{
+	u16 status = KMAD_MAD_STATUS_SUCCESS;
+	unsigned int i;
+
+	if (sim_is_switch(r->node) &&
+	    (((r->mod >> 8) & 0xff) > r->node->num_ports ||
+	     (r->mod & 0xff) > r->node->num_ports || r->mod >> 16))
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	for (i = 0; r->set && i < SIM_SL2VL_BYTES; i++)
+		if (r->data[i])
+			status = KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	memset(r->data, 0, KMAD_SMP_DATA_SIZE);
+	return status;
+}
+
 /* P_KeyTable: blocks of 32; a switch's modifier has the port in 31-16. */
 static u16 sma_pkey_table(struct sma_req *r)
 {
@@ -194,7 +224,8 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		put_unaligned_be64(pi->gid_prefix, d + SIM_PI_GID_PREFIX);
 		put_unaligned_be16(pi->lid, d + SIM_PI_LID);
 		put_unaligned_be16(pi->sm_lid, d + SIM_PI_SM_LID);
-		put_unaligned_be32(SIM_PORT_CAP_MASK, d + SIM_PI_CAP_MASK);
+		put_unaligned_be32(SIM_PORT_CAP_MASK | port->cap_set,
+				   d + SIM_PI_CAP_MASK);
 		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
 		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
 		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
@@ -336,6 +367,35 @@ static u16 sma_port_info(struct sma_req *r)
 }
 
 /**
+ * kmad_sim_modify_port_cap() - &kmad_provider_ops.modify_port_cap: set,
+ * then clear, CapabilityMask bits an HCA port's PortInfo reports.
+ * @kdev: the HCA.
+ * @port_num: its port.
+ * @set: bits to set.
+ * @clear: bits to clear.
+ *
+ * Only IsSM (0x2) may change: the others describe what the port can do.
+ * Context: any, no sim lock held; takes F.
+ * Return: 0, or -EINVAL for another bit or a port the HCA does not have.
+ */
+int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
+			     u32 clear)
+{
+	struct sim_dev *sdev = kmad_device_priv(kdev);
+	struct sim_port *port;
+	unsigned long flags;
+
+	if ((set | clear) & ~SIM_PORT_CAP_IS_SM || !port_num ||
+	    port_num > sdev->node->num_ports)
+		return -EINVAL;
+	port = &sdev->node->ports[port_num];
+	spin_lock_irqsave(&sdev->fab->lock, flags);
+	port->cap_set = (port->cap_set | set) & ~clear;
+	spin_unlock_irqrestore(&sdev->fab->lock, flags);
+	return 0;
+}
+
+/**
  * kmad_sim_sma() - answer a SubnGet or SubnSet.
  * @in: the port the SMP arrived on (a switch's physical port, or an HCA
  *	port).
@@ -382,6 +442,9 @@ u16 kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
 		break;
 	case KMAD_SMP_ATTR_LINEAR_FT:
 		status = sma_lft(&r);
+		break;
+	case KMAD_SMP_ATTR_SL_TO_VL_TABLE:
+		status = sma_sl2vl(&r);
 		break;
 	default:
 		status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;

@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_umad: the file operations of /dev/infiniband/umadN and issmN, the
+ * ib_umad ABI version 5 (include/uapi/rdma/ib_user_mad.h) as libibumad
+ * uses it:
+ *
+ * - ioctl REGISTER_AGENT, REGISTER_AGENT2 and UNREGISTER_AGENT: a kmad
+ *   agent per id, at most %UMAD_MAX_AGENTS per open file (-ENOMEM past
+ *   that, as ib_umad).  A registration with a class but no method
+ *   becomes a send-only kmad agent (kmad refuses an empty method mask;
+ *   ib_mad takes it and delivers nothing unsolicited either).
+ * - ioctl ENABLE_PKEY: 64-byte &struct ib_user_mad_hdr instead of the old
+ *   56-byte one; refused (-EINVAL) once an agent was registered.
+ *   REGISTER_AGENT2 implies it.
+ * - write(): one header and one MAD of 36 to 256 bytes (shorter MADs are
+ *   zero-padded); a request gets the agent's hi_tid in the upper 32 bits
+ *   of its TID (kmad does it); timeouts and retries are kmad's.
+ * - read(): one header and MAD per call: a received MAD (status 0), or a
+ *   request that timed out (status ETIMEDOUT, its 24-byte MAD header).  A
+ *   buffer too small for the next packet gets -EINVAL and the packet stays
+ *   first in the queue.  O_NONBLOCK gives -EAGAIN on an empty queue;
+ *   poll() says EPOLLIN when a packet waits, EPOLLERR once the port is
+ *   gone.
+ *
+ * Errors, as ib_umad: a write shorter than header + 36 bytes, an agent id
+ * of 32 or more, a duplicate outstanding TID: -EINVAL; an id with no
+ * agent: -EIO; a MAD kmad refuses to post (a bad directed route, class
+ * not matching the agent's QP): kmad's error, -EINVAL.  After the port is
+ * gone: read and write -EIO, registration -EPIPE.
+ *
+ * RMPP is not implemented (kmad has none): a registration's rmpp_version
+ * is accepted and ignored, and a MAD longer than 256 bytes is refused.
+ */
+
+#define pr_fmt(fmt) "kmad_umad: " fmt
+
+#include <linux/fs.h>
+#include <linux/nospec.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "umad.h"
+
+/*
+ * A packet on a file's send_list (from write() to its send_handler) or
+ * recv_list (a received MAD, or a send that timed out, until read()).
+ * @hdr is what read() returns; @mad_hdr is the sent MAD's header, with
+ * the TID kmad gave it; @mad is the MAD written, or the one received
+ * (@is_recv).
+ */
+struct umad_packet {
+	struct list_head list;
+	struct ib_user_mad_hdr hdr;
+	struct kmad_send_buf *msg;
+	bool is_recv;
+	u32 length;
+	struct kmad_mad_hdr mad_hdr;
+	u8 mad[];
+};
+
+static size_t umad_hdr_size(const struct umad_file *file)
+{
+	return file->use_pkey_index ? sizeof(struct ib_user_mad_hdr) :
+				      sizeof(struct ib_user_mad_hdr_old);
+}
+
+static struct kmad_agent *umad_get_agent(struct umad_file *file, u32 id)
+{
+	lockdep_assert_held(&file->mutex);
+	if (file->agents_dead || id >= UMAD_MAX_AGENTS)
+		return NULL;
+	return file->agents[array_index_nospec(id, UMAD_MAX_AGENTS)];
+}
+
+/*
+ * Queue @packet for read() under the id @agent has in @file.  Fails (1)
+ * if the agent has left the file (unregistering) or, for a received MAD,
+ * the queue is full; the caller then frees the packet.
+ */
+static int umad_queue_packet(struct umad_file *file, struct kmad_agent *agent,
+			     struct umad_packet *packet, bool is_recv)
+{
+	int ret = 1;
+	u32 id;
+
+	mutex_lock(&file->mutex);
+	if (is_recv && file->recv_count >= UMAD_MAX_RECV_LIST)
+		goto unlock;
+	for (id = 0; id < UMAD_MAX_AGENTS; id++) {
+		if (umad_get_agent(file, id) != agent)
+			continue;
+		packet->hdr.id = id;
+		list_add_tail(&packet->list, &file->recv_list);
+		if (is_recv)
+			file->recv_count++;
+		wake_up_interruptible(&file->recv_wait);
+		ret = 0;
+		break;
+	}
+unlock:
+	mutex_unlock(&file->mutex);
+	return ret;
+}
+
+static void umad_dequeue_send(struct umad_file *file,
+			      struct umad_packet *packet)
+{
+	spin_lock_irq(&file->send_lock);
+	list_del(&packet->list);
+	spin_unlock_irq(&file->send_lock);
+}
+
+/* kmad's send_handler: a timed-out request becomes an ETIMEDOUT record. */
+static void umad_send_handler(struct kmad_agent *agent,
+			      struct kmad_send_wc *wc)
+{
+	struct umad_file *file = agent->context;
+	struct umad_packet *packet = wc->send_buf->context[0];
+
+	umad_dequeue_send(file, packet);
+	kmad_free_send_buf(packet->msg);
+	packet->msg = NULL;
+	if (wc->status == KMAD_SEND_RESP_TIMEOUT) {
+		packet->length = sizeof(packet->mad_hdr);
+		packet->hdr.status = ETIMEDOUT;
+		packet->hdr.length = umad_hdr_size(file) + packet->length;
+		if (!umad_queue_packet(file, agent, packet, false))
+			return;
+	}
+	kfree(packet);
+}
+
+/* kmad's recv_handler: a response or an unsolicited MAD for the agent. */
+static void umad_recv_handler(struct kmad_agent *agent,
+			      struct kmad_send_buf *request,
+			      struct kmad_recv_wc *wc)
+{
+	struct umad_file *file = agent->context;
+	struct umad_packet *packet;
+
+	packet = kzalloc(struct_size(packet, mad, KMAD_MAD_SIZE), GFP_KERNEL);
+	if (!packet)
+		goto out_free_recv;
+	/*
+	 * Copied: kmad's receive buffers live in a slab cache without a
+	 * usercopy region, and the receive is given back at once.
+	 */
+	memcpy(packet->mad, wc->mad, KMAD_MAD_SIZE);
+	packet->is_recv = true;
+	packet->length = KMAD_MAD_SIZE;
+	packet->hdr.length = umad_hdr_size(file) + KMAD_MAD_SIZE;
+	packet->hdr.qpn = cpu_to_be32(wc->src_qpn);
+	packet->hdr.lid = cpu_to_be16(wc->slid);
+	packet->hdr.sl = wc->sl;
+	packet->hdr.path_bits = wc->dlid_path_bits;
+	packet->hdr.pkey_index = wc->pkey_index;
+	packet->hdr.grh_present = wc->grh_present;
+	if (wc->grh_present) {
+		/* The address to answer to: the sender's GID. */
+		memcpy(packet->hdr.gid, wc->grh.sgid.raw, 16);
+		packet->hdr.hop_limit = wc->grh.hop_limit;
+		packet->hdr.traffic_class = wc->grh.traffic_class;
+		packet->hdr.flow_label = cpu_to_be32(wc->grh.flow_label);
+	}
+	if (umad_queue_packet(file, agent, packet, true))
+		kfree(packet);
+out_free_recv:
+	kmad_free_recv(wc);
+}
+
+static ssize_t umad_copy_packet(struct umad_file *file, char __user *buf,
+				struct umad_packet *packet, size_t count)
+{
+	size_t hdr_len = umad_hdr_size(file);
+	const void *mad;
+
+	if (count < hdr_len + packet->length)
+		return -EINVAL;
+	if (copy_to_user(buf, &packet->hdr, hdr_len))
+		return -EFAULT;
+	mad = packet->is_recv ? (const void *)packet->mad :
+				(const void *)&packet->mad_hdr;
+	if (copy_to_user(buf + hdr_len, mad, packet->length))
+		return -EFAULT;
+	return hdr_len + packet->length;
+}
+
+static ssize_t umad_read(struct file *filp, char __user *buf, size_t count,
+			 loff_t *pos)
+{
+	struct umad_file *file = filp->private_data;
+	struct umad_packet *packet;
+	ssize_t ret;
+
+	if (count < umad_hdr_size(file))
+		return -EINVAL;
+
+	mutex_lock(&file->mutex);
+	while (list_empty(&file->recv_list) && !file->agents_dead) {
+		mutex_unlock(&file->mutex);
+		if (filp->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		if (wait_event_interruptible(file->recv_wait,
+					     !list_empty(&file->recv_list) ||
+					     READ_ONCE(file->agents_dead)))
+			return -ERESTARTSYS;
+		mutex_lock(&file->mutex);
+	}
+	if (file->agents_dead) {
+		mutex_unlock(&file->mutex);
+		return -EIO;
+	}
+	packet = list_first_entry(&file->recv_list, struct umad_packet, list);
+	ret = umad_copy_packet(file, buf, packet, count);
+	if (ret >= 0) {
+		list_del(&packet->list);
+		if (packet->is_recv)
+			file->recv_count--;
+	}
+	mutex_unlock(&file->mutex);
+	/* A failed copy leaves the packet first in the queue. */
+	if (ret < 0)
+		return ret;
+	kfree(packet);
+	return ret;
+}
+
+/* ib_umad's rule: two outstanding requests of a file may not share a TID. */
+static bool umad_is_duplicate(struct umad_file *file,
+			      const struct umad_packet *packet)
+{
+	const struct kmad_mad_hdr *hdr = &packet->mad_hdr;
+	struct umad_packet *sent;
+
+	lockdep_assert_held(&file->send_lock);
+	if (kmad_mad_is_response(hdr))
+		return false;
+	list_for_each_entry(sent, &file->send_list, list) {
+		if (sent->mad_hdr.tid == hdr->tid &&
+		    sent->mad_hdr.mgmt_class == hdr->mgmt_class &&
+		    !kmad_mad_is_response(&sent->mad_hdr))
+			return true;
+	}
+	return false;
+}
+
+static void umad_hdr_to_dest(const struct umad_file *file,
+			     const struct ib_user_mad_hdr *hdr,
+			     struct kmad_dest *dest)
+{
+	memset(dest, 0, sizeof(*dest));
+	dest->dlid = be16_to_cpu(hdr->lid);
+	dest->remote_qpn = be32_to_cpu(hdr->qpn);
+	dest->remote_qkey = be32_to_cpu(hdr->qkey);
+	dest->sl = hdr->sl;
+	if (file->use_pkey_index)
+		dest->pkey_index = hdr->pkey_index;
+	dest->grh_present = hdr->grh_present;
+	if (hdr->grh_present) {
+		memcpy(dest->grh.dgid.raw, hdr->gid, 16);
+		dest->grh.flow_label = be32_to_cpu(hdr->flow_label);
+		dest->grh.sgid_index = hdr->gid_index;
+		dest->grh.hop_limit = hdr->hop_limit;
+		dest->grh.traffic_class = hdr->traffic_class;
+	}
+}
+
+static ssize_t umad_write(struct file *filp, const char __user *buf,
+			  size_t count, loff_t *pos)
+{
+	struct umad_file *file = filp->private_data;
+	size_t hdr_len = umad_hdr_size(file);
+	struct umad_packet *packet;
+	struct kmad_agent *agent;
+	struct kmad_send_buf *msg;
+	struct kmad_dest dest;
+	size_t mad_len;
+	int ret;
+
+	if (count < hdr_len + KMAD_RMPP_MAD_HDR_SIZE ||
+	    count > hdr_len + KMAD_MAD_SIZE)
+		return -EINVAL;
+	mad_len = count - hdr_len;
+
+	/* Zeroed: a MAD shorter than 256 bytes is padded with zeros. */
+	packet = kzalloc(struct_size(packet, mad, KMAD_MAD_SIZE), GFP_KERNEL);
+	if (!packet)
+		return -ENOMEM;
+	if (copy_from_user(&packet->hdr, buf, hdr_len)) {
+		ret = -EFAULT;
+		goto err_free_packet;
+	}
+	if (packet->hdr.id >= UMAD_MAX_AGENTS) {
+		ret = -EINVAL;
+		goto err_free_packet;
+	}
+
+	mutex_lock(&file->mutex);
+	agent = umad_get_agent(file, packet->hdr.id);
+	if (!agent) {
+		ret = -EIO;
+		goto err_unlock;
+	}
+	umad_hdr_to_dest(file, &packet->hdr, &dest);
+	msg = kmad_alloc_send_buf(agent, &dest, GFP_KERNEL);
+	if (IS_ERR(msg)) {
+		ret = PTR_ERR(msg);
+		goto err_unlock;
+	}
+	/*
+	 * Through a buffer of the packet's: kmad's send buffers live in a
+	 * slab cache without a usercopy region.
+	 */
+	if (copy_from_user(packet->mad, buf + hdr_len, mad_len)) {
+		ret = -EFAULT;
+		goto err_free_msg;
+	}
+	memcpy(msg->mad, packet->mad, KMAD_MAD_SIZE);
+	msg->timeout_ms = packet->hdr.timeout_ms;
+	msg->retries = packet->hdr.retries;
+	/*
+	 * A response waits for nothing.  libibmad's mad_respond_via() writes
+	 * responses with its default timeout; ib_mad takes that (and later
+	 * reports the response as timed out), kmad refuses it: drop it.
+	 */
+	if (kmad_mad_is_response(&msg->mad->mad_hdr)) {
+		msg->timeout_ms = 0;
+		msg->retries = 0;
+	}
+	msg->context[0] = packet;
+	packet->msg = msg;
+	/* kmad writes the hi_tid when it posts; keep the TID it will use. */
+	packet->mad_hdr = msg->mad->mad_hdr;
+	if (!kmad_mad_is_response(&packet->mad_hdr))
+		packet->mad_hdr.tid =
+			cpu_to_be64((u64)agent->hi_tid << 32 |
+				    (be64_to_cpu(packet->mad_hdr.tid) &
+				     0xffffffffULL));
+
+	spin_lock_irq(&file->send_lock);
+	if (umad_is_duplicate(file, packet)) {
+		spin_unlock_irq(&file->send_lock);
+		ret = -EINVAL;
+		goto err_free_msg;
+	}
+	list_add_tail(&packet->list, &file->send_list);
+	spin_unlock_irq(&file->send_lock);
+
+	ret = kmad_post_send(msg);
+	if (ret)
+		goto err_dequeue;
+	mutex_unlock(&file->mutex);
+	return count;
+
+err_dequeue:
+	umad_dequeue_send(file, packet);
+err_free_msg:
+	kmad_free_send_buf(msg);
+err_unlock:
+	mutex_unlock(&file->mutex);
+err_free_packet:
+	kfree(packet);
+	return ret;
+}
+
+static __poll_t umad_poll(struct file *filp, struct poll_table_struct *wait)
+{
+	struct umad_file *file = filp->private_data;
+	/* A send can always be written. */
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	poll_wait(filp, &file->recv_wait, wait);
+	mutex_lock(&file->mutex);
+	if (!list_empty(&file->recv_list))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (file->agents_dead)
+		mask = EPOLLERR;
+	mutex_unlock(&file->mutex);
+	return mask;
+}
+
+/* What both registration ioctls ask for, in kmad's terms. */
+struct umad_reg {
+	u32 qpn;
+	u8 mgmt_class;
+	u8 class_version;
+	u8 oui[3];
+	DECLARE_BITMAP(method_mask, KMAD_METHODS);
+};
+
+/*
+ * Register an agent for @reg and store it in a free id of @file.
+ * Return: the id, or -EPIPE (port gone), -EINVAL (QPN not 0 or 1, or kmad
+ * refused the registration), -ENOMEM (no free id), -EBUSY (overlaps
+ * another agent's methods).
+ */
+static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
+{
+	struct umad_port *port = file->port;
+	struct kmad_reg_req req = {};
+	struct kmad_agent *agent;
+	bool any_method;
+	int id;
+
+	lockdep_assert_held(&port->file_mutex);
+	lockdep_assert_held(&file->mutex);
+	if (port->dead || file->agents_dead)
+		return -EPIPE;
+	if (reg->qpn > 1)
+		return -EINVAL;
+	for (id = 0; id < UMAD_MAX_AGENTS; id++)
+		if (!file->agents[id])
+			break;
+	if (id == UMAD_MAX_AGENTS) {
+		dev_notice(&port->dev, "max agents (%u) reached\n",
+			   UMAD_MAX_AGENTS);
+		return -ENOMEM;
+	}
+	/*
+	 * Method 0 does not exist; ib_mad takes a mask with it (libibmad's
+	 * servers, ibping's, register all ones), kmad refuses it: drop it.
+	 */
+	bitmap_copy(req.method_mask, reg->method_mask, KMAD_METHODS);
+	clear_bit(0, req.method_mask);
+	any_method = !bitmap_empty(req.method_mask, KMAD_METHODS);
+	if (reg->mgmt_class && any_method) {
+		req.mgmt_class = reg->mgmt_class;
+		req.class_version = reg->class_version;
+		memcpy(req.oui, reg->oui, sizeof(req.oui));
+	}
+	agent = kmad_register_agent(port->kport,
+				    reg->qpn ? KMAD_QPT_GSI : KMAD_QPT_SMI,
+				    req.mgmt_class ? &req : NULL,
+				    umad_send_handler, umad_recv_handler, file);
+	if (IS_ERR(agent))
+		return PTR_ERR(agent);
+	file->agents[id] = agent;
+	return id;
+}
+
+static long umad_reg_agent(struct umad_file *file, void __user *arg)
+{
+	struct ib_user_mad_reg_req ureq;
+	struct umad_reg reg = {};
+	int ret;
+
+	if (copy_from_user(&ureq, arg, sizeof(ureq)))
+		return -EFAULT;
+	reg.qpn = ureq.qpn;
+	reg.mgmt_class = ureq.mgmt_class;
+	reg.class_version = ureq.mgmt_class_version;
+	memcpy(reg.oui, ureq.oui, sizeof(reg.oui));
+	/* 128 bits as longs: the same bytes on a 64-bit little-endian host. */
+	bitmap_copy(reg.method_mask, (const unsigned long *)ureq.method_mask,
+		    KMAD_METHODS);
+
+	mutex_lock(&file->port->file_mutex);
+	mutex_lock(&file->mutex);
+	ret = umad_reg(file, &reg);
+	if (ret >= 0) {
+		if (put_user((u32)ret, (u32 __user *)(arg +
+				offsetof(struct ib_user_mad_reg_req, id)))) {
+			ret = -EFAULT;
+		} else {
+			file->already_used = true;
+			ret = 0;
+		}
+	}
+	mutex_unlock(&file->mutex);
+	mutex_unlock(&file->port->file_mutex);
+	return ret;
+}
+
+static long umad_reg_agent2(struct umad_file *file, void __user *arg)
+{
+	struct ib_user_mad_reg_req2 ureq;
+	struct umad_reg reg = {};
+	int ret;
+
+	if (copy_from_user(&ureq, arg, sizeof(ureq)))
+		return -EFAULT;
+	/* kmad has no RMPP: no flag is supported, as the answer says. */
+	if (ureq.flags) {
+		if (put_user((u32)0, (u32 __user *)(arg +
+				offsetof(struct ib_user_mad_reg_req2, flags))))
+			return -EFAULT;
+		return -EINVAL;
+	}
+	if (ureq.oui & 0xff000000)
+		return -EINVAL;
+	reg.qpn = ureq.qpn;
+	reg.mgmt_class = ureq.mgmt_class;
+	reg.class_version = ureq.mgmt_class_version;
+	reg.oui[0] = ureq.oui >> 16;
+	reg.oui[1] = ureq.oui >> 8;
+	reg.oui[2] = ureq.oui;
+	bitmap_from_arr64(reg.method_mask, ureq.method_mask, KMAD_METHODS);
+
+	mutex_lock(&file->port->file_mutex);
+	mutex_lock(&file->mutex);
+	ret = umad_reg(file, &reg);
+	if (ret >= 0) {
+		if (put_user((u32)ret, (u32 __user *)(arg +
+				offsetof(struct ib_user_mad_reg_req2, id)))) {
+			ret = -EFAULT;
+		} else {
+			if (!file->already_used)
+				file->use_pkey_index = true;
+			file->already_used = true;
+			ret = 0;
+		}
+	}
+	mutex_unlock(&file->mutex);
+	mutex_unlock(&file->port->file_mutex);
+	return ret;
+}
+
+static long umad_unreg_agent(struct umad_file *file, u32 __user *arg)
+{
+	struct kmad_agent *agent = NULL;
+	int ret = 0;
+	u32 id;
+
+	if (get_user(id, arg))
+		return -EFAULT;
+	if (id >= UMAD_MAX_AGENTS)
+		return -EINVAL;
+
+	mutex_lock(&file->port->file_mutex);
+	mutex_lock(&file->mutex);
+	agent = umad_get_agent(file, id);
+	if (agent)
+		file->agents[array_index_nospec(id, UMAD_MAX_AGENTS)] = NULL;
+	else
+		ret = -EINVAL;
+	mutex_unlock(&file->mutex);
+	/* F dropped: its handlers may be waiting for it. */
+	if (agent)
+		kmad_unregister_agent(agent);
+	mutex_unlock(&file->port->file_mutex);
+	return ret;
+}
+
+static long umad_enable_pkey(struct umad_file *file)
+{
+	long ret = 0;
+
+	mutex_lock(&file->mutex);
+	if (file->already_used)
+		ret = -EINVAL;
+	else
+		file->use_pkey_index = true;
+	mutex_unlock(&file->mutex);
+	return ret;
+}
+
+static long umad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct umad_file *file = filp->private_data;
+
+	switch (cmd) {
+	case IB_USER_MAD_REGISTER_AGENT:
+		return umad_reg_agent(file, (void __user *)arg);
+	case IB_USER_MAD_UNREGISTER_AGENT:
+		return umad_unreg_agent(file, (u32 __user *)arg);
+	case IB_USER_MAD_ENABLE_PKEY:
+		return umad_enable_pkey(file);
+	case IB_USER_MAD_REGISTER_AGENT2:
+		return umad_reg_agent2(file, (void __user *)arg);
+	default:
+		return -ENOIOCTLCMD;
+	}
+}
+
+static int umad_open(struct inode *inode, struct file *filp)
+{
+	struct umad_port *port = container_of(inode->i_cdev, struct umad_port,
+					      cdev);
+	struct umad_file *file;
+	int ret;
+
+	file = kzalloc(sizeof(*file), GFP_KERNEL);
+	if (!file)
+		return -ENOMEM;
+	mutex_init(&file->mutex);
+	INIT_LIST_HEAD(&file->recv_list);
+	init_waitqueue_head(&file->recv_wait);
+	spin_lock_init(&file->send_lock);
+	INIT_LIST_HEAD(&file->send_list);
+	file->port = port;
+
+	mutex_lock(&port->file_mutex);
+	if (port->dead) {
+		ret = -ENXIO;
+		goto err_unlock;
+	}
+	ret = nonseekable_open(inode, filp);
+	if (ret)
+		goto err_unlock;
+	get_device(&port->dev);
+	filp->private_data = file;
+	list_add_tail(&file->port_entry, &port->files);
+	mutex_unlock(&port->file_mutex);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&port->file_mutex);
+	kfree(file);
+	return ret;
+}
+
+/*
+ * Take every agent away from @file and unregister them: each outstanding
+ * send gets its (flushed) callback, which frees it.  Caller holds P.
+ */
+static void umad_file_stop(struct umad_file *file, bool dead)
+{
+	struct kmad_agent *agents[UMAD_MAX_AGENTS];
+	unsigned int i;
+
+	lockdep_assert_held(&file->port->file_mutex);
+	mutex_lock(&file->mutex);
+	memcpy(agents, file->agents, sizeof(agents));
+	memset(file->agents, 0, sizeof(file->agents));
+	if (dead)
+		file->agents_dead = true;
+	mutex_unlock(&file->mutex);
+	wake_up_interruptible(&file->recv_wait);
+	for (i = 0; i < UMAD_MAX_AGENTS; i++)
+		if (agents[i])
+			kmad_unregister_agent(agents[i]);
+}
+
+/**
+ * umad_file_kill_port() - the port is going away: stop every open file.
+ * @port: the port, dead already.
+ *
+ * Context: the kmad client's remove callback; takes P and F.
+ */
+void umad_file_kill_port(struct umad_port *port)
+{
+	struct umad_file *file;
+
+	mutex_lock(&port->file_mutex);
+	list_for_each_entry(file, &port->files, port_entry)
+		umad_file_stop(file, true);
+	mutex_unlock(&port->file_mutex);
+}
+
+static int umad_release(struct inode *inode, struct file *filp)
+{
+	struct umad_file *file = filp->private_data;
+	struct umad_port *port = file->port;
+	struct umad_packet *packet, *next;
+
+	mutex_lock(&port->file_mutex);
+	umad_file_stop(file, false);
+	list_del(&file->port_entry);
+	mutex_unlock(&port->file_mutex);
+
+	/* No agent is left: nothing adds to the lists any more. */
+	WARN_ON(!list_empty(&file->send_list));
+	list_for_each_entry_safe(packet, next, &file->recv_list, list)
+		kfree(packet);
+	mutex_destroy(&file->mutex);
+	kfree(file);
+	put_device(&port->dev);
+	return 0;
+}
+
+const struct file_operations umad_fops = {
+	.owner = THIS_MODULE,
+	.read = umad_read,
+	.write = umad_write,
+	.poll = umad_poll,
+	.unlocked_ioctl = umad_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.open = umad_open,
+	.release = umad_release,
+	.llseek = no_llseek,
+};
+
+/*
+ * issmN: one holder at a time; while it is open the port's
+ * CapabilityMask has IsSM (umad_port_set_sm()).  O_NONBLOCK: -EAGAIN if
+ * another holds it.
+ */
+static int umad_sm_open(struct inode *inode, struct file *filp)
+{
+	struct umad_port *port = container_of(inode->i_cdev, struct umad_port,
+					      sm_cdev);
+	int ret;
+
+	if (filp->f_flags & O_NONBLOCK) {
+		if (down_trylock(&port->sm_sem))
+			return -EAGAIN;
+	} else if (down_interruptible(&port->sm_sem)) {
+		return -ERESTARTSYS;
+	}
+	ret = nonseekable_open(inode, filp);
+	if (ret)
+		goto err_up;
+	mutex_lock(&port->file_mutex);
+	ret = port->dead ? -ENXIO : umad_port_set_sm(port, true);
+	mutex_unlock(&port->file_mutex);
+	if (ret)
+		goto err_up;
+	get_device(&port->sm_dev);
+	filp->private_data = port;
+	return 0;
+
+err_up:
+	up(&port->sm_sem);
+	return ret;
+}
+
+static int umad_sm_close(struct inode *inode, struct file *filp)
+{
+	struct umad_port *port = filp->private_data;
+
+	mutex_lock(&port->file_mutex);
+	if (!port->dead)
+		umad_port_set_sm(port, false);
+	mutex_unlock(&port->file_mutex);
+	up(&port->sm_sem);
+	put_device(&port->sm_dev);
+	return 0;
+}
+
+const struct file_operations umad_sm_fops = {
+	.owner = THIS_MODULE,
+	.open = umad_sm_open,
+	.release = umad_sm_close,
+	.llseek = no_llseek,
+};

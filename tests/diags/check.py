@@ -1,0 +1,668 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The verdict of `make diags` (tests/diags/diags.sh).
+
+    check.py <console log>
+    check.py --selftest <console log that passes>
+
+Reads kmad_sim's own description of the fabric (the "kmad_diags:" lines
+of kmad_diags_fabric) and every tool run of tests/diags/guest.sh (between
+"=== cmd: <command>" and "=== rc: <status>"), computes what each tool must
+print for that fabric from the description and the documented rules of
+Documentation/simulated-fabric.rst (node descriptions, port GUIDs, LID
+plan, link speed), and compares.  It fails on any difference, on a tool
+that exits non-zero, on a command it has no check for, on a failed
+umad_abi_test case, on a guest that did not reach its end or unload its
+modules, and on a kernel splat.  Prints one line per command and a
+summary.  --selftest makes wrong answers out of a passing log (a wrong
+link, LID, route, counter, description, exit status, ABI case, splat) and
+fails unless every one of them fails the check.
+"""
+import re
+import sys
+from collections import deque
+
+SPLAT = re.compile(r'WARNING: |BUG: |kernel BUG at|Oops|general protection '
+                   r'fault|Kernel panic|UBSAN: |Call Trace:|usercopy: |'
+                   r'unreferenced object|kmemleak report')
+KLOG = re.compile(r'^\[\s*\d+\.\d+\] ')
+
+
+class Fabric:
+    """kmad_sim's fabric as kmad_diags_fabric printed it."""
+
+    def __init__(self, log):
+        self.nodes = {}
+        self.port_lid = {}
+        self.peer = {}
+        for m in re.finditer(r'kmad_diags: node (\d+) type (\d) ports (\d+) '
+                             r'guid 0x([0-9a-f]+) lid (\d+) name (\S+)', log):
+            n = int(m.group(1))
+            self.nodes[n] = dict(type=int(m.group(2)), ports=int(m.group(3)),
+                                 guid=int(m.group(4), 16),
+                                 lid=int(m.group(5)), name=m.group(6))
+        for m in re.finditer(r'kmad_diags: port (\d+) (\d+) lid (\d+)', log):
+            self.port_lid[(int(m.group(1)), int(m.group(2)))] = int(m.group(3))
+        for m in re.finditer(r'kmad_diags: link (\d+) (\d+) (\d+) (\d+)', log):
+            self.peer[(int(m.group(1)), int(m.group(2)))] = \
+                (int(m.group(3)), int(m.group(4)))
+        end = re.search(r'kmad_diags: end (\d+)', log)
+        if not end or int(end.group(1)) != len(self.nodes) or not self.nodes:
+            raise ValueError('no complete fabric description in the log')
+        self.by_guid = {v['guid']: n for n, v in self.nodes.items()}
+        self.by_name = {v['name']: n for n, v in self.nodes.items()}
+        self.by_lid = {}
+        for n, v in self.nodes.items():
+            if self.is_switch(n):
+                self.by_lid[v['lid']] = (n, 0)
+            else:
+                for p in range(1, v['ports'] + 1):
+                    self.by_lid[self.port_lid[(n, p)]] = (n, p)
+
+    def is_switch(self, n):
+        return self.nodes[n]['type'] == 2
+
+    def hcas(self):
+        return sorted(n for n in self.nodes if not self.is_switch(n))
+
+    def switches(self):
+        return sorted(n for n in self.nodes if self.is_switch(n))
+
+    def desc(self, n):
+        """NodeDescription, simulated-fabric.rst."""
+        v = self.nodes[n]
+        return '%s kmad_sim %s' % (v['name'],
+                                   'switch' if self.is_switch(n) else 'HCA')
+
+    def port_guid(self, n, p):
+        """A port's GUID: NodeGUID + p; a switch's is its NodeGUID."""
+        g = self.nodes[n]['guid']
+        return g if self.is_switch(n) else g + p
+
+    def lid(self, n, p=1):
+        return self.nodes[n]['lid'] if self.is_switch(n) else \
+            self.port_lid[(n, p)]
+
+    def links(self):
+        """Every cable once, as a frozenset of two (node, port)."""
+        return {frozenset((a, b)) for a, b in self.peer.items()}
+
+    def route(self, src, dst):
+        """Shortest path of nodes from node src to node dst, as a list of
+        (node, in port, out port); in port 0 at src, out port 0 at dst.
+        Breadth first, lowest port first, as the sim's LFTs are built."""
+        prev = {src: None}
+        q = deque([src])
+        while q:
+            n = q.popleft()
+            if n == dst:
+                break
+            if n != src and not self.is_switch(n):
+                continue    # HCAs do not forward
+            for p in range(1, self.nodes[n]['ports'] + 1):
+                if (n, p) not in self.peer:
+                    continue
+                m, mp = self.peer[(n, p)]
+                if m not in prev:
+                    prev[m] = (n, p, mp)
+                    q.append(m)
+        if dst not in prev:
+            return None
+        hops = []
+        n, out = dst, 0
+        while prev[n] is not None:
+            pn, pp, inp = prev[n]
+            hops.append((n, inp, out))
+            n, out = pn, pp
+        hops.append((src, 0, out))
+        return hops[::-1]
+
+    def lft_out(self, sw, lid):
+        """The port switch sw sends LID lid out of (0: its own)."""
+        dst, _ = self.by_lid[lid]
+        if dst == sw:
+            return 0
+        path = self.route(sw, dst)
+        return path[0][2]
+
+    def dr_walk(self, src, path):
+        """The node a directed route from node src reaches, and the port
+        it arrives on (0 for src itself)."""
+        n, inp = src, 0
+        for p in path[1:]:
+            if (n, p) not in self.peer:
+                return None, None
+            n, inp = self.peer[(n, p)]
+        return n, inp
+
+
+def fields(text):
+    """The 'Name:......value' lines of smpquery and perfquery."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'^([A-Za-z0-9_ ]+?):\.+(.*)$', line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+class Checker:
+    def __init__(self, fab, origin):
+        self.fab = fab
+        self.origin = origin        # the node the tools run from
+        self.errors = []
+
+    def expect(self, what, got, want):
+        if got != want:
+            self.errors.append('%s: got %r, expected %r' % (what, got, want))
+
+    def fail(self, msg):
+        self.errors.append(msg)
+
+    # ibstat, ibstatus
+
+    def ibstat_port(self, text, n, p):
+        f = {}
+        for line in text.splitlines():
+            m = re.match(r'^\s*([A-Za-z ]+):\s*(.*)$', line)
+            if m:
+                f[m.group(1).strip()] = m.group(2).strip()
+        self.expect('State', f.get('State'), 'Active')
+        self.expect('Physical state', f.get('Physical state'), 'LinkUp')
+        self.expect('Rate', f.get('Rate'), '40')
+        self.expect('Base lid', f.get('Base lid'), str(self.fab.lid(n, p)))
+        self.expect('LMC', f.get('LMC'), '0')
+        self.expect('SM lid', f.get('SM lid'), '1')
+        self.expect('Port GUID', f.get('Port GUID'),
+                    '0x%016x' % self.fab.port_guid(n, p))
+        self.expect('Link layer', f.get('Link layer'), 'InfiniBand')
+
+    def c_ibstat(self, args, text):
+        fab = self.fab
+        if args == ['-l']:
+            self.expect('CAs', text.split(),
+                        sorted(fab.nodes[n]['name'] for n in fab.hcas()))
+            return
+        if args == ['-p']:
+            self.expect('port GUIDs', sorted(text.split()),
+                        sorted('0x%016x' % fab.port_guid(n, p)
+                               for n in fab.hcas()
+                               for p in range(1, fab.nodes[n]['ports'] + 1)))
+            return
+        if len(args) == 2:
+            n = fab.by_name[args[0]]
+            self.expect('CA line', text.splitlines()[0], "CA: '%s'" % args[0])
+            self.ibstat_port(text, n, int(args[1]))
+            return
+        self.expect('no arguments', args, [])
+        blocks = re.split(r"^CA '", text, flags=re.M)[1:]
+        self.expect('CAs', sorted(b.split("'")[0] for b in blocks),
+                    sorted(fab.nodes[n]['name'] for n in fab.hcas()))
+        for b in blocks:
+            name = b.split("'")[0]
+            n = fab.by_name.get(name)
+            if n is None:
+                continue
+            guid = '0x%016x' % fab.nodes[n]['guid']
+            head, *ports = re.split(r'^\tPort \d+:', b, flags=re.M)
+            self.expect(name + ' Number of ports',
+                        re.search(r'Number of ports: (\d+)', head).group(1),
+                        str(fab.nodes[n]['ports']))
+            self.expect(name + ' Node GUID',
+                        re.search(r'Node GUID: (\S+)', head).group(1), guid)
+            self.expect(name + ' System image GUID',
+                        re.search(r'System image GUID: (\S+)', head).group(1),
+                        guid)
+            self.expect(name + ' port blocks', len(ports),
+                        fab.nodes[n]['ports'])
+            for p, ptext in enumerate(ports, 1):
+                self.ibstat_port(ptext, n, p)
+
+    def c_ibstatus(self, args, text):
+        fab = self.fab
+        seen = []
+        for b in re.split(r"^Infiniband device ", text, flags=re.M)[1:]:
+            m = re.match(r"'(\S+)' port (\d+) status:", b)
+            n, p = fab.by_name[m.group(1)], int(m.group(2))
+            seen.append((n, p))
+            f = dict((k.strip(), v.strip()) for k, v in
+                     re.findall(r'^\t([a-z_ ]+):\s*(.*)$', b, flags=re.M))
+            g = fab.port_guid(n, p)
+            gid = 'fe80:0000:0000:0000:' + ':'.join(
+                '%04x' % ((g >> s) & 0xffff) for s in (48, 32, 16, 0))
+            self.expect('default gid', f.get('default gid'), gid)
+            self.expect('base lid', f.get('base lid'), '0x%x' % fab.lid(n, p))
+            self.expect('sm lid', f.get('sm lid'), '0x1')
+            self.expect('state', f.get('state'), '4: ACTIVE')
+            self.expect('phys state', f.get('phys state'), '5: LinkUp')
+            self.expect('rate', f.get('rate'), '40 Gb/sec (4X QDR)')
+            self.expect('link_layer', f.get('link_layer'), 'InfiniBand')
+        self.expect('ports', sorted(seen),
+                    sorted((n, p) for n in fab.hcas()
+                           for p in range(1, fab.nodes[n]['ports'] + 1)))
+
+    # ibnetdiscover
+
+    def c_ibnetdiscover(self, args, text):
+        fab = self.fab
+        origin = self.origin if '-C' in args else None
+        if '-p' in args:
+            return self.ibnetdiscover_ports(text)
+        nodes = {}
+        links = set()
+        cur = None
+        for line in text.splitlines():
+            m = re.match(r'^(Switch|Ca)\s+(\d+) "([SH])-([0-9a-f]{16})"\s+# '
+                         r'"([^"]*)"(.*)$', line)
+            if m:
+                cur = fab.by_guid.get(int(m.group(4), 16))
+                if cur is None:
+                    self.fail('unknown node %s' % m.group(4))
+                    continue
+                nodes[cur] = (m.group(1), int(m.group(2)), m.group(5),
+                              m.group(6).strip())
+                continue
+            m = re.match(r'^\[(\d+)\](?:\(([0-9a-f]+)\))?\s+"[SH]-([0-9a-f]{16})"'
+                         r'\[(\d+)\]', line)
+            if m and cur is not None:
+                peer = fab.by_guid.get(int(m.group(3), 16))
+                if peer is None:
+                    self.fail('unknown peer %s' % m.group(3))
+                    continue
+                links.add(frozenset(((cur, int(m.group(1))),
+                                     (peer, int(m.group(4))))))
+                if m.group(2) and not fab.is_switch(cur):
+                    self.expect('port GUID of %s' % fab.nodes[cur]['name'],
+                                int(m.group(2), 16),
+                                fab.port_guid(cur, int(m.group(1))))
+        self.expect('nodes', sorted(nodes), sorted(fab.nodes))
+        for n, (kind, nports, desc, rest) in nodes.items():
+            name = fab.nodes[n]['name']
+            self.expect(name + ' kind', kind,
+                        'Switch' if fab.is_switch(n) else 'Ca')
+            self.expect(name + ' ports', nports, fab.nodes[n]['ports'])
+            self.expect(name + ' description', desc, fab.desc(n))
+            if fab.is_switch(n):
+                self.expect(name + ' lid', rest,
+                            'base port 0 lid %d lmc 0' % fab.lid(n))
+        self.expect('links', links, fab.links())
+        m = re.search(r'^# Initiated from node ([0-9a-f]{16}) port '
+                      r'([0-9a-f]{16})', text, flags=re.M)
+        if not m:
+            self.fail('no "Initiated from" line')
+        elif origin is not None:
+            self.expect('initiated from', (int(m.group(1), 16),
+                                           int(m.group(2), 16)),
+                        (fab.nodes[origin]['guid'],
+                         fab.port_guid(origin, 1)))
+
+    def ibnetdiscover_ports(self, text):
+        fab = self.fab
+        links = set()
+        for line in text.splitlines():
+            m = re.match(r'^(CA|SW)\s+(\d+)\s+(\d+)\s+0x([0-9a-f]{16}) 4x QDR - '
+                         r'(CA|SW)\s+(\d+)\s+(\d+)\s+0x([0-9a-f]{16}) '
+                         r"\( '([^']*)' - '([^']*)' \)$", line)
+            if not m:
+                self.fail('unexpected line %r' % line)
+                continue
+            ends = []
+            for kind, lid, port, guid, desc in (
+                    (m.group(1), m.group(2), m.group(3), m.group(4), m.group(9)),
+                    (m.group(5), m.group(6), m.group(7), m.group(8), m.group(10))):
+                n, _ = fab.by_lid[int(lid)]
+                p = int(port)
+                self.expect('kind of lid ' + lid, kind,
+                            'SW' if fab.is_switch(n) else 'CA')
+                self.expect('guid of lid %s port %s' % (lid, port),
+                            int(guid, 16), fab.port_guid(n, p))
+                self.expect('description of lid ' + lid, desc, fab.desc(n))
+                ends.append((n, p))
+            links.add(frozenset(ends))
+        self.expect('links', links, fab.links())
+
+    # smpquery
+
+    def target(self, args):
+        """(node, arrival port) a LID or directed route names."""
+        fab = self.fab
+        if '-D' in args:
+            path = [int(x) for x in args[-1].split(',')]
+            return fab.dr_walk(self.origin, path)
+        n, _ = fab.by_lid[int(args[-1])]
+        if n == self.origin:
+            return n, 0
+        path = fab.route(self.origin, n)
+        return n, path[-1][1]
+
+    def c_smpquery(self, args, text):
+        fab = self.fab
+        op = [a for a in args if not a.startswith('-') and
+              a not in ('sim0', '1')][0].lower()
+        n, inp = self.target(args)
+        if n is None:
+            self.fail('the route %s leads nowhere' % args[-1])
+            return
+        name = fab.nodes[n]['name']
+        sw = fab.is_switch(n)
+        # The port an HCA answers for: the one the SMP arrived on.
+        hp = inp if inp else 1
+        f = fields(text)
+        if op == 'nodeinfo':
+            self.expect(name + ' NodeType', f.get('NodeType'),
+                        'Switch' if sw else 'Channel Adapter')
+            self.expect(name + ' NumPorts', f.get('NumPorts'),
+                        str(fab.nodes[n]['ports']))
+            g = '0x%016x' % fab.nodes[n]['guid']
+            self.expect(name + ' SystemGuid', f.get('SystemGuid'), g)
+            self.expect(name + ' Guid', f.get('Guid'), g)
+            self.expect(name + ' PortGuid', f.get('PortGuid'),
+                        '0x%016x' % fab.port_guid(n, hp))
+            self.expect(name + ' DevId', f.get('DevId'),
+                        '0x5a02' if sw else '0x5a01')
+            self.expect(name + ' VendorId', f.get('VendorId'), '0x001405')
+            self.expect(name + ' LocalPort', f.get('LocalPort'),
+                        str(inp if sw or inp else 1))
+        elif op == 'nodedesc':
+            self.expect(name + ' Node Description',
+                        f.get('Node Description'), fab.desc(n))
+        elif op == 'portinfo':
+            self.expect(name + ' Lid', f.get('Lid'),
+                        str(fab.lid(n) if sw else fab.lid(n, hp)))
+            self.expect(name + ' SMLid', f.get('SMLid'), '1')
+            self.expect(name + ' LMC', f.get('LMC'), '0')
+            self.expect(name + ' LinkWidthActive', f.get('LinkWidthActive'),
+                        '4X')
+            self.expect(name + ' LinkSpeedActive', f.get('LinkSpeedActive'),
+                        '10.0 Gbps')
+            self.expect(name + ' LinkState', f.get('LinkState'), 'Active')
+            self.expect(name + ' PhysLinkState', f.get('PhysLinkState'),
+                        'LinkUp')
+            self.expect(name + ' LocalPort', f.get('LocalPort'),
+                        str(inp if sw or inp else 1))
+        elif op == 'pkeys':
+            keys = re.findall(r'0x[0-9a-f]{4}', text)
+            self.expect(name + ' pkeys', keys,
+                        ['0xffff'] + ['0x0000'] * 63)
+            self.expect(name + ' capacity',
+                        '64 pkeys capacity for this port' in text, True)
+        elif op == 'gi':
+            guids = re.findall(r'0x[0-9a-f]{16}', text)
+            self.expect(name + ' GUIDInfo', guids,
+                        ['0x%016x' % fab.port_guid(n, hp)] +
+                        ['0x0000000000000000'] * 7)
+        elif op == 'sl2vl':
+            # An HCA: its port; a switch: every input port to port 0.
+            rows = re.findall(r'^ports: in\s+(\d+), out\s+(\d+): \|(.*)\|$',
+                              text, flags=re.M)
+            want = fab.nodes[n]['ports'] + 1 if sw else 1
+            self.expect(name + ' SL2VL rows', [r[0] for r in rows],
+                        [str(i) for i in range(want)])
+            for r in rows:
+                self.expect(name + ' SL2VL in %s' % r[0],
+                            [int(x) for x in r[2].split('|')], [0] * 16)
+        elif op == 'vlarb':
+            # VL0 alone: no arbitration table (IBTA: VLCap 1).
+            if sw:
+                self.expect(name + ' VLArb', 'No VLArbitration tables '
+                            '(BSP0)' in text, True)
+            else:
+                m = re.search(r'LowCap (\d+) HighCap (\d+)', text)
+                self.expect(name + ' VLArb', m and m.groups(), ('0', '0'))
+        elif op == 'switchinfo':
+            self.expect(name + ' is a switch', sw, True)
+            self.expect(name + ' LinearFdbCap', f.get('LinearFdbCap'), '1024')
+            self.expect(name + ' LinearFdbTop', f.get('LinearFdbTop'),
+                        str(max(fab.by_lid)))
+        else:
+            self.fail('no check for smpquery ' + op)
+
+    # ibroute
+
+    def c_ibroute(self, args, text):
+        fab = self.fab
+        n, _ = self.target(args)
+        name = fab.nodes[n]['name']
+        m = re.search(r'^Unicast lids \[0x0-0x([0-9a-f]+)\] of switch '
+                      r'(?:Lid (\d+)|DR path .*?) guid 0x([0-9a-f]{16}) '
+                      r'\(([^)]*)\):', text, flags=re.M)
+        if not m:
+            self.fail(name + ': no header')
+            return
+        self.expect(name + ' guid', int(m.group(3), 16), fab.nodes[n]['guid'])
+        self.expect(name + ' description', m.group(4), fab.desc(n))
+        got = {}
+        for lid, port, kind, guid, desc in re.findall(
+                r'^0x([0-9a-f]{4}) (\d{3}) : \((Channel Adapter|Switch) '
+                r"portguid 0x([0-9a-f]{16}): '([^']*)'\)$", text, flags=re.M):
+            d, dp = fab.by_lid[int(lid, 16)]
+            got[int(lid, 16)] = (int(port), kind, int(guid, 16), desc)
+            self.expect('%s lid %s' % (name, lid), got[int(lid, 16)],
+                        (fab.lft_out(n, int(lid, 16)),
+                         'Switch' if fab.is_switch(d) else 'Channel Adapter',
+                         fab.port_guid(d, dp), fab.desc(d)))
+        self.expect(name + ' lids', sorted(got), sorted(fab.by_lid))
+        self.expect(name + ' count', '%d valid lids dumped' % len(fab.by_lid)
+                    in text, True)
+
+    # perfquery
+
+    def c_perfquery(self, args, text):
+        fab = self.fab
+        pos = [a for a in args if not a.startswith('-') and a != 'sim0']
+        lid = int(pos[0]) if '-C' not in args else int(pos[1])
+        n, _ = fab.by_lid[lid]
+        name = fab.nodes[n]['name']
+        if '-R' in args:
+            self.expect(name + ' reset prints nothing', text.strip(), '')
+            return
+        f = fields(text)
+        sel = '255' if '-a' in args else '1'
+        self.expect(name + ' PortSelect', f.get('PortSelect'), sel)
+        # umad_abi_test sends to LID 999, which no port has: the switch
+        # next to the origin drops those and counts them, nobody else.
+        origin_sw = fab.peer[(self.origin, 1)][0]
+        for k, v in f.items():
+            if k == 'PortRcvSwitchRelayErrors' and n == origin_sw:
+                continue
+            if re.search(r'Error|Discard|Downed|Dropped|Wait|Multicast', k):
+                self.expect('%s %s' % (name, k), v, '0')
+        xd, xp = int(f.get('PortXmitData', -1)), int(f.get('PortXmitPkts', -1))
+        rd, rp = int(f.get('PortRcvData', -1)), int(f.get('PortRcvPkts', -1))
+        # Every packet is a 256-byte MAD in a UD packet: 72 words.
+        self.expect(name + ' XmitData = 72 x XmitPkts', xd, 72 * xp)
+        self.expect(name + ' RcvData = 72 x RcvPkts', rd, 72 * rp)
+        if '-x' in args:
+            self.expect(name + ' unicast xmit', f.get('PortUnicastXmitPkts'),
+                        str(xp))
+            self.expect(name + ' unicast rcv', f.get('PortUnicastRcvPkts'),
+                        str(rp))
+        if self.after_reset == lid:
+            # Since the reset: its answer, this query and its answer.
+            self.after_reset = None
+            if not (1 <= xp <= 3 and 1 <= rp <= 3):
+                self.fail('%s counters after perfquery -R: xmit %d rcv %d' %
+                          (name, xp, rp))
+        elif xp < 1 or rp < 1:
+            self.fail('%s no traffic counted' % name)
+
+    # ibping
+
+    def c_ibping(self, args, text):
+        fab = self.fab
+        lid = int(args[-1])
+        pongs = re.findall(r'^Pong from (\S+) \(Lid (\d+)\): time [\d.]+ ms$',
+                           text, flags=re.M)
+        count = int(args[args.index('-c') + 1])
+        self.expect('pongs', pongs, [('diags-host.kmad', str(lid))] * count)
+        self.expect('statistics', re.search(
+            r'^(\d+) packets transmitted, (\d+) received, (\d+)% packet loss',
+            text, flags=re.M).groups(), (str(count), str(count), '0'))
+        self.expect('server is an HCA', fab.is_switch(fab.by_lid[lid][0]),
+                    False)
+
+    # ibtracert
+
+    def c_ibtracert(self, args, text):
+        fab = self.fab
+        pos = [a for a in args if not a.startswith('-') and a not in
+               ('sim0', '1')]
+        if len(pos) != 2:
+            pos = args[-2:]
+        a, _ = fab.by_lid[int(pos[0])]
+        b, _ = fab.by_lid[int(pos[1])]
+        path = fab.route(a, b)
+        want = []
+        kind = lambda n: 'switch' if fab.is_switch(n) else 'ca'
+        n0 = path[0][0]
+        want.append('From %s {0x%016x} portnum %d lid %d-%d "%s"' % (
+            kind(n0), fab.nodes[n0]['guid'], 0 if fab.is_switch(n0) else 1,
+            fab.lid(n0), fab.lid(n0), fab.desc(n0)))
+        for i in range(len(path) - 1):
+            n, _, out = path[i]
+            m, inp, _ = path[i + 1]
+            want.append('[%d] -> %s port {0x%016x}[%d] lid %d-%d "%s"' % (
+                out, kind(m), fab.port_guid(m, inp), inp, fab.lid(m),
+                fab.lid(m), fab.desc(m)))
+        nl = path[-1][0]
+        want.append('To %s {0x%016x} portnum %d lid %d-%d "%s"' % (
+            kind(nl), fab.nodes[nl]['guid'], 0 if fab.is_switch(nl) else 1,
+            fab.lid(nl), fab.lid(nl), fab.desc(nl)))
+        got = [l.strip() for l in text.splitlines() if l.strip()]
+        self.expect('ibtracert %s %s' % tuple(pos), got, want)
+
+
+def sections(log):
+    """(command, output, rc) of every run, kernel log lines left out."""
+    out = []
+    cur = None
+    for line in log.splitlines():
+        if line.startswith('=== cmd: '):
+            cur = [line[9:], []]
+            continue
+        m = re.match(r'^=== rc: (\d+)$', line)
+        if m and cur is not None:
+            out.append((cur[0], '\n'.join(cur[1]), int(m.group(1))))
+            cur = None
+            continue
+        if cur is not None and not KLOG.match(line) and \
+                not line.startswith('=== time: '):
+            cur[1].append(line)
+    if cur is not None:
+        out.append((cur[0], '\n'.join(cur[1]), None))
+    return out
+
+
+def check(log, quiet=False):
+    """Check a console log; return the number of failures."""
+    say = (lambda *a: None) if quiet else print
+    failed = []
+    if SPLAT.search(log):
+        failed.append('kernel splat: ' + SPLAT.search(log).group(0))
+    for must in ('kmad-diags: end', 'kmad-diags: modules unloaded'):
+        if must not in log:
+            failed.append('missing "%s"' % must)
+    for m in re.finditer(r'^kmad-diags: FAILED.*$', log, flags=re.M):
+        failed.append(m.group(0))
+    try:
+        fab = Fabric(log)
+    except ValueError as e:
+        failed.append(str(e))
+        fab = None
+    runs = sections(log)
+    if fab is not None:
+        origin = fab.by_name['sim0']
+        ok = 0
+        after_reset = None
+        for cmd, text, rc in runs:
+            words = cmd.split()
+            tool = words[0].rsplit('/', 1)[-1]
+            c = Checker(fab, origin)
+            c.after_reset = after_reset
+            if rc != 0:
+                c.fail('exit status %s' % rc)
+            elif tool == 'umad_abi_test':
+                bad = re.findall(r'^umad-test: .*FAILED.*$', text, flags=re.M)
+                c.errors.extend(bad)
+                m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
+                              text, flags=re.M)
+                want = 5 if '--port-gone' in words else 27
+                if not m or int(m.group(1)) != want:
+                    c.fail('no clean summary of %d cases' % want)
+            elif hasattr(c, 'c_' + tool):
+                try:
+                    getattr(c, 'c_' + tool)(words[1:], text)
+                except (AttributeError, KeyError, IndexError, ValueError,
+                        TypeError) as e:
+                    c.fail('cannot parse the output (%s: %s)' %
+                           (type(e).__name__, e))
+            else:
+                c.fail('no check for this command')
+            if tool == 'perfquery' and '-R' in words:
+                after_reset = int(words[-2])
+            elif c.after_reset is None:
+                after_reset = None
+            if c.errors:
+                say('diags: %s: FAILED' % cmd)
+                for e in c.errors[:10]:
+                    say('diags:    %s' % e)
+                failed.append(cmd)
+            else:
+                say('diags: %s: ok' % cmd)
+                ok += 1
+        say('diags: %d tool runs checked, %d ok' % (len(runs), ok))
+    if not runs:
+        failed.append('no tool ran')
+    say('diags: summary: %d runs, %d failed; verdict: %s' %
+        (len(runs), len(failed), 'FAILED' if failed else 'ok'))
+    for f in failed:
+        if not any(f == r[0] for r in runs):
+            say('diags: FAILED: %s' % f)
+    return len(failed)
+
+
+# --selftest: wrong answers a tool could print, each of which must fail.
+MUTATIONS = [
+    (r'(?m)^\[3\]\t"H-0014050000000400"', '[2]\t"H-0014050000000400"'),
+    (r'base port 0 lid 7 lmc 0', 'base port 0 lid 8 lmc 0'),
+    (r'SW     7  2 0x0014050000000700', 'SW     7  1 0x0014050000000700'),
+    (r'(?m)^0x0003 002 :', '0x0003 001 :'),
+    (r'(?m)^\[2\] -> switch port \{0x0014050000000700\}',
+     '[3] -> switch port {0x0014050000000700}'),
+    (r'Base lid: 3', 'Base lid: 33'),
+    (r'(?m)^(PortXmitPkts:\.+)(\d+)$', r'\g<1>9\2'),
+    (r'(?m)^Node Description:\.+sim1 ', 'Node Description:...............simX '),
+    (r'(?m)^umad-test: issm: ok', 'umad-test: issm: FAILED: x'),
+    (r'(?m)^=== rc: 0$', '=== rc: 1'),
+    (r'kmad-diags: modules unloaded', 'kmad-diags: FAILED: rmmod kmad'),
+    (r'kmad-diags: end', '[ 1.0] BUG: kernel NULL pointer dereference\nkmad-diags: end'),
+]
+
+
+def selftest(log):
+    if check(log, quiet=True):
+        print('diags-selftest: the log does not pass to begin with')
+        return 1
+    bad = 0
+    for pat, rep in MUTATIONS:
+        mutated, n = re.subn(pat, rep, log, count=1)
+        if not n:
+            print('diags-selftest: %r matches nothing' % pat)
+            bad += 1
+        elif not check(mutated, quiet=True):
+            print('diags-selftest: %r went unnoticed' % pat)
+            bad += 1
+    print('diags-selftest: %d mutations, %d caught' %
+          (len(MUTATIONS), len(MUTATIONS) - bad))
+    return 1 if bad else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == '--selftest':
+        return selftest(open(args[1], errors='replace').read())
+    return 1 if check(open(args[0], errors='replace').read()) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make diags`: rdma-core's own tools (Debian's infiniband-diags, unmodified)
+# over kmad_umad and kmad_sim, on the stock Debian kernel, in QEMU.
+#
+#   1. install what is missing: tests/qemu/deps.sh run (the stock kernel
+#      image and headers, QEMU, busybox), infiniband-diags and gcc;
+#   2. build kmad, kmad_sim and kmad_umad against the stock headers in a
+#      copy of the tree (build/diags/src), the test module
+#      kmad_diags_fabric (tests/diags/, W=1) and umad_abi_test;
+#   3. pack a busybox initramfs with the modules, umad_abi_test and the
+#      tools with the libraries ldd names (copied unmodified);
+#   4. boot /boot/vmlinuz-<version> in QEMU (TCG, 2 vCPUs, hard timeout);
+#      the guest's /init (tests/diags/guest.sh) loads the modules, runs
+#      umad_abi_test and the tools, unloads and powers off;
+#   5. tests/diags/check.py compares the tools' output with kmad_sim's own
+#      description of the fabric (kmad_diags_fabric's lines) and fails on
+#      any difference, tool error, failed ABI case or kernel splat; then
+#      check.py --selftest makes wrong answers out of the log and fails
+#      unless the check catches each.
+#
+# Environment:
+#   KERNEL=debug            boot make check's debug kernel (lockdep, KASAN,
+#                           UBSAN, kmemleak: any splat fails) instead of
+#                           the stock one; output in build/diags-debug/
+#   KMAD_DIAGS_TIMEOUT=<s>  hard limit for the guest (default 600)
+#   KMAD_DIAGS_VERBOSE=1    show the whole kernel boot log
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tests/diags
+qemu_dir=$root/tests/qemu
+kernel=${KERNEL:-stock}
+case "$kernel" in
+stock) out=$root/build/diags ;;
+debug) out=$root/build/diags-debug ;;
+*) echo "diags.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 1 ;;
+esac
+timeout=${KMAD_DIAGS_TIMEOUT:-600}
+start_all=$SECONDS
+
+# The fabric: a tree of four one-port HCAs under two leaves.  LIDs
+# (Documentation/simulated-fabric.rst): HCAs 1-4, root switch 5, leaves 6
+# and 7.  Directed routes from sim0: itself, its leaf, the root, the other
+# leaf, an HCA under it.
+SIM_ARGS="topology=tree hcas=4 leaves=2 hca_ports=1"
+LIDS="1 2 3 4 5 6 7"
+HCA_LIDS="1 2 3 4"
+SWITCH_LIDS="5 6 7"
+LAST_HCA_LID=4
+DR_PATHS="0 0,1 0,1,1 0,1,1,2 0,1,1,2,2"
+DR_SWITCH_PATHS="0,1 0,1,1 0,1,1,2"
+TRACES="1,2 1,4 1,5 3,1"
+
+say() { echo ">> $*"; }
+die() { echo "diags.sh: $*" >&2; exit 1; }
+
+# 1. Packages.
+say "checking packages (tests/qemu/deps.sh run)"
+"$qemu_dir/deps.sh" run
+need=()
+for p in infiniband-diags gcc libc6-dev linux-libc-dev; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		need+=("$p")
+done
+if [ ${#need[@]} -ne 0 ]; then
+	say "apt-get install -y ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}" > /dev/null ||
+		die "apt-get install ${need[*]} failed"
+fi
+
+if [ "$kernel" = stock ]; then
+	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
+	kver=${hdr_pkg#linux-headers-}
+	kdir=/usr/src/$hdr_pkg
+	vmlinuz=/boot/vmlinuz-$kver
+else
+	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) ||
+		die "building the debug kernel (tests/qemu/kernel.sh debug)"
+	kver=$(cat "$kdir/include/config/kernel.release")
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+fi
+[ -d "$kdir" ] || die "$kdir missing"
+[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
+
+# 2. Build in a copy of the tree.
+src=$out/src
+"$qemu_dir/copy-tree.sh" "$root" "$src"
+build_log=$out/build.log
+: > "$build_log"
+build() {
+	local what=$1 rc
+	shift
+	"$@" >> "$build_log" 2>&1 && rc=0 || rc=$?
+	if [ "$rc" != 0 ]; then
+		tail -n 30 "$build_log"
+		die "building $what (log: $build_log)"
+	fi
+}
+say "building kmad against $kdir in $src"
+t0=$SECONDS
+build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+kos=()
+for m in kmad kmad_sim kmad_umad; do
+	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
+	[ -n "$ko" ] || die "$m.ko was not built"
+	kos+=("$ko")
+done
+mark=$(wc -l < "$build_log")
+build "tests/diags" make -C "$kdir" M="$src/tests/diags" W=1 \
+	KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
+if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
+	die "W=1 warnings in tests/diags (log: $build_log)"
+fi
+kos+=("$src/tests/diags/kmad_diags_fabric.ko")
+build umad_abi_test gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
+	-o "$src/tests/diags/umad_abi_test" "$src/tests/diags/umad_abi_test.c"
+say "built in $((SECONDS - t0))s: ${kos[*]##*/} umad_abi_test"
+
+# 3. The initramfs: busybox, the tools as Debian ships them, their
+#    libraries (and glibc's loader) at their own paths.
+stage=$out/initramfs
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,kmad,lib64,etc} \
+	"$stage/lib/modules/$kver/updates/kmad"
+add_lib() {
+	local f=$1
+	[ -e "$stage$f" ] && return 0
+	mkdir -p "$stage$(dirname "$f")"
+	cp -L "$f" "$stage$f"
+}
+add_prog() {
+	local prog=$1 dest=$2 lib
+	cp "$prog" "$stage$dest"
+	while read -r lib; do
+		add_lib "$lib"
+	done < <(ldd "$prog" | grep -o '/[^ ]*')
+}
+cp /bin/busybox "$stage/bin/busybox"
+tools=(ibstat ibstatus ibnetdiscover smpquery perfquery ibroute ibtracert
+       sminfo smpdump ibaddr ibping)
+for t in "${tools[@]}"; do
+	p=$(command -v "$t" || true)
+	[ -n "$p" ] || p=/usr/sbin/$t
+	[ -x "$p" ] || die "$t not found"
+	if head -c 2 "$p" | grep -q '#!'; then
+		cp "$p" "$stage/sbin/$t"	# ibstatus is a shell script
+	else
+		add_prog "$p" "/sbin/$t"
+	fi
+done
+add_prog "$src/tests/diags/umad_abi_test" /bin/umad_abi_test
+[ -d /etc/infiniband-diags ] && cp -r /etc/infiniband-diags "$stage/etc/"
+cp "$here/guest.sh" "$stage/init"
+chmod 755 "$stage/init"
+cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	: > "$stage/lib/modules/$kver/$f"
+done
+/sbin/depmod -b "$stage" "$kver"
+grep -q '^updates/kmad/kmad_umad.ko: updates/kmad/kmad.ko' \
+	"$stage/lib/modules/$kver/modules.dep" ||
+	die "depmod: kmad_umad's dependency on kmad not found"
+{
+	printf 'KVER=%q\n' "$kver"
+	printf 'KERNEL=%q\n' "$kernel"
+	printf 'SIM_ARGS=%q\n' "$SIM_ARGS"
+	printf 'LIDS=%q\n' "$LIDS"
+	printf 'HCA_LIDS=%q\n' "$HCA_LIDS"
+	printf 'SWITCH_LIDS=%q\n' "$SWITCH_LIDS"
+	printf 'LAST_HCA_LID=%q\n' "$LAST_HCA_LID"
+	printf 'DR_PATHS=%q\n' "$DR_PATHS"
+	printf 'DR_SWITCH_PATHS=%q\n' "$DR_SWITCH_PATHS"
+	printf 'TRACES=%q\n' "$TRACES"
+} > "$stage/kmad/diags.conf"
+mknod -m 600 "$stage/dev/console" c 5 1
+mknod -m 666 "$stage/dev/null" c 1 3
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
+	gzip -1 > "$out/initramfs.cpio.gz"
+
+# 4. Boot.
+append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 no_timer_check"
+[ "${KMAD_DIAGS_VERBOSE:-0}" = 1 ] || append+=" quiet"
+say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $out/console.log"
+t0=$SECONDS
+rc=0
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G \
+	-nodefaults -display none -serial stdio -no-reboot \
+	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz" \
+	-append "$append" < /dev/null 2>&1 | tr -d '\r' > "$out/console.log" ||
+	rc=${PIPESTATUS[0]}
+guest_s=$((SECONDS - t0))
+[ "$rc" = 124 ] && echo "diags.sh: QEMU killed after ${timeout}s" | tee -a "$out/console.log"
+say "guest ran ${guest_s}s (qemu exit $rc)"
+
+# 5. The verdict.
+crc=0
+python3 "$here/check.py" "$out/console.log" || crc=$?
+# Red means red: wrong answers made out of this log must each fail.
+[ "$crc" != 0 ] || python3 "$here/check.py" --selftest "$out/console.log" || crc=$?
+say "make diags took $((SECONDS - start_all))s in all"
+[ "$crc" = 0 ] || die "FAILED (console log: $out/console.log)"
+say "ok"

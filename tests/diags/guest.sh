@@ -1,0 +1,172 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of `make diags` (tests/diags/diags.sh): loads kmad_sim with the
+# topology of /kmad/diags.conf, kmad_diags_fabric (the sim's own
+# description, for check.py) and kmad_umad, runs umad_abi_test and
+# Debian's infiniband-diags, each between "=== cmd: <command>" and
+# "=== rc: <exit status>" lines, then unloads everything and powers off.
+# The verdict is check.py's, on the host, over the console log.
+#
+# No `set -e`: if /init exits the kernel panics and nothing more is
+# printed, so the script always ends with finish(), which powers off.
+# shellcheck shell=dash
+
+/bin/busybox --install -s /bin
+mount -t devtmpfs devtmpfs /dev
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+export PATH=/sbin:/bin
+
+# shellcheck source=/dev/null
+. /kmad/diags.conf
+
+say() { echo "kmad-diags: $*"; }
+finish() {
+	say "end"
+	sync
+	poweroff -f
+}
+# run <command...>: the command and its output between markers.
+run() {
+	local t0 t1 rc
+	echo "=== cmd: $*"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	"$@" 2>&1
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "=== time: $t0 $t1"
+	echo "=== rc: $rc"
+}
+
+say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+if [ "$(uname -r)" != "$KVER" ]; then
+	say "FAILED: modules were built for $KVER, the kernel is $(uname -r)"
+	finish
+fi
+echo 7 > /proc/sys/kernel/printk
+# shellcheck disable=SC2086 # the arguments are words on purpose
+if ! modprobe kmad_sim $SIM_ARGS; then
+	say "FAILED: modprobe kmad_sim"
+	finish
+fi
+if ! modprobe kmad_diags_fabric; then
+	say "FAILED: modprobe kmad_diags_fabric"
+	finish
+fi
+if ! modprobe kmad_umad; then
+	say "FAILED: modprobe kmad_umad"
+	finish
+fi
+echo 4 > /proc/sys/kernel/printk
+dmesg | grep 'kmad_diags: '
+ls -l /dev/infiniband/
+for f in /sys/class/infiniband_mad/*/ibdev; do
+	echo "$f: $(cat "$f") port $(cat "${f%/ibdev}/port")"
+done
+
+t0=$(cut -d' ' -f1 /proc/uptime)
+# The ABI test: umad0 is sim0's port 1; sim1's port 1 has LID 2.
+run /bin/umad_abi_test 0 2
+
+# One line per tool run, so the checker knows what to expect.
+run ibstat
+run ibstat -l
+run ibstat -p
+run ibstat sim1 1
+run ibstatus
+# Everything from sim0's port 1 (-C sim0 -P 1), where the directed
+# routes start; ibstat and one ibnetdiscover pick their port themselves.
+ca="-C sim0 -P 1"
+run ibnetdiscover
+# shellcheck disable=SC2086
+{
+run ibnetdiscover $ca
+run ibnetdiscover $ca -p
+for lid in $LIDS; do
+	run smpquery $ca nodeinfo "$lid"
+	run smpquery $ca nodedesc "$lid"
+	run smpquery $ca portinfo "$lid"
+	run smpquery $ca pkeys "$lid"
+	run smpquery $ca GI "$lid"
+	run smpquery $ca sl2vl "$lid"
+	run smpquery $ca vlarb "$lid"
+done
+for lid in $SWITCH_LIDS; do
+	run smpquery $ca switchinfo "$lid"
+	run ibroute $ca "$lid"
+done
+for path in $DR_PATHS; do
+	run smpquery $ca -D nodeinfo "$path"
+	run smpquery $ca -D nodedesc "$path"
+	run smpquery $ca -D portinfo "$path"
+	run smpquery $ca -D pkeys "$path"
+done
+for path in $DR_SWITCH_PATHS; do
+	run smpquery $ca -D switchinfo "$path"
+	run ibroute $ca -D "$path"
+done
+for lid in $HCA_LIDS; do
+	run perfquery $ca "$lid" 1
+	run perfquery $ca -x "$lid" 1
+done
+for lid in $SWITCH_LIDS; do
+	run perfquery $ca -a "$lid"
+	run perfquery $ca -x -a "$lid"
+done
+run perfquery $ca -R "$LAST_HCA_LID" 1
+run perfquery $ca "$LAST_HCA_LID" 1
+for pair in $TRACES; do
+	run ibtracert $ca ${pair%,*} ${pair#*,}
+done
+# A vendor class with an OUI (0x32, OpenIB): ibping's server on sim1
+# answers with its host name.
+hostname diags-host
+echo kmad > /proc/sys/kernel/domainname
+ibping -S -C sim1 -P 1 &
+ping_pid=$!
+sleep 1
+run ibping $ca -c 3 2
+kill "$ping_pid"
+wait "$ping_pid"
+}
+t1=$(cut -d' ' -f1 /proc/uptime)
+say "tools ran from ${t0}s to ${t1}s of uptime"
+# kmad's own counters (timeouts, drops) and the sim's, for the record.
+for f in /sys/kernel/debug/kmad/*/port*/stats; do
+	[ -e "$f" ] || continue
+	say "$f"
+	cat "$f"
+done
+
+# The ports go away under open umad and issm files: kmad_sim is removed
+# while they are open, with sends outstanding.
+run /bin/umad_abi_test --port-gone 0 2 "rmmod kmad_diags_fabric && rmmod kmad_sim"
+if [ -d /sys/class/infiniband/sim0 ] || [ -e /dev/infiniband/umad0 ]; then
+	say "FAILED: sim0's files outlived it"
+fi
+echo 7 > /proc/sys/kernel/printk
+for m in kmad_umad kmad; do
+	rmmod "$m" || say "FAILED: rmmod $m"
+done
+if grep -q '^kmad' /proc/modules; then
+	say "FAILED: still loaded: $(grep '^kmad' /proc/modules | cut -d' ' -f1 | tr '\n' ' ')"
+else
+	say "modules unloaded"
+fi
+# The debug kernel: kmemleak reports only objects unchanged between two
+# scans, and ignores ones younger than 5 s.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak
+	if [ -s /sys/kernel/debug/kmemleak ]; then
+		say "kmemleak report:"
+		cat /sys/kernel/debug/kmemleak
+	else
+		say "kmemleak: nothing"
+	fi
+fi
+finish

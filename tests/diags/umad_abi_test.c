@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * umad_abi_test: the ib_umad ABI of kmad_umad, its bad inputs and its
+ * corner cases, with raw system calls (no libibumad), in the guest of
+ * `make diags`.  Each case prints "umad-test: <name>: ok" or
+ * "umad-test: <name>: FAILED: <why>"; the last line is
+ * "umad-test: summary: <ok> ok, <failed> failed".
+ *
+ *   umad_abi_test <umad index of an HCA port> <LID of another HCA port>
+ *   umad_abi_test --port-gone <umad index> <LID> <command>
+ *
+ * --port-gone opens the port, posts sends that wait for no answer, holds
+ * issmN, runs <command> (which must remove the port: rmmod kmad_sim) and
+ * checks what the open files get afterwards.
+ *
+ * The fabric is kmad_sim's: the port's own SMA answers local
+ * directed-route SMPs, LID 999 does not exist.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <endian.h>
+#include <rdma/ib_user_mad.h>
+
+#define HDR		sizeof(struct ib_user_mad_hdr)
+#define MAD		256
+#define NO_LID		999
+
+static int n_ok, n_failed;
+static char umad_path[64], issm_path[64], cap_path[128], lid_path[128];
+static int peer_lid;
+
+static void result(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!fmt) {
+		printf("umad-test: %s: ok\n", name);
+		n_ok++;
+		return;
+	}
+	printf("umad-test: %s: FAILED: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	n_failed++;
+}
+
+#define CHECK(name, cond, ...) do {				\
+	if (!(cond)) {						\
+		result(name, __VA_ARGS__);			\
+		return;						\
+	}							\
+} while (0)
+
+static int open_port(void)
+{
+	int fd = open(umad_path, O_RDWR | O_NONBLOCK);
+
+	if (fd >= 0 && ioctl(fd, IB_USER_MAD_ENABLE_PKEY, NULL))
+		return -1;
+	return fd;
+}
+
+static int reg(int fd, int qpn, int class, int version, int method)
+{
+	struct ib_user_mad_reg_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.qpn = qpn;
+	req.mgmt_class = class;
+	req.mgmt_class_version = version;
+	if (method)
+		((uint32_t *)req.method_mask)[method / 32] |= 1u << (method % 32);
+	if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req))
+		return -errno;
+	return req.id;
+}
+
+static unsigned int read_hex(const char *path)
+{
+	unsigned int v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%x", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+struct pkt {
+	struct ib_user_mad_hdr hdr;
+	uint8_t mad[MAD];
+	uint8_t spare[8];	/* for the write one byte too long */
+};
+
+/* A Get of @class/@attr to @lid (0xffff: a local directed-route SMP). */
+static void make_get(struct pkt *p, int id, int lid, int class, int attr,
+		     uint32_t tid, int timeout_ms, int retries)
+{
+	memset(p, 0, sizeof(*p));
+	p->hdr.id = id;
+	p->hdr.timeout_ms = timeout_ms;
+	p->hdr.retries = retries;
+	p->hdr.lid = htobe16(lid);
+	p->hdr.qpn = htobe32(class == 0x01 || class == 0x81 ? 0 : 1);
+	p->hdr.qkey = htobe32(class == 0x01 || class == 0x81 ? 0 : 0x80010000);
+	p->mad[0] = 1;
+	p->mad[1] = class;
+	p->mad[2] = 1;
+	p->mad[3] = 0x01;	/* Get */
+	*(uint32_t *)(p->mad + 12) = htobe32(tid);
+	*(uint16_t *)(p->mad + 16) = htobe16(attr);
+	if (class == 0x81) {
+		*(uint16_t *)(p->mad + 32) = htobe16(0xffff);	/* DrSLID */
+		*(uint16_t *)(p->mad + 34) = htobe16(0xffff);	/* DrDLID */
+	}
+}
+
+static int wait_read(int fd, struct pkt *p, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int n;
+
+	if (poll(&pfd, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	n = read(fd, p, sizeof(*p));
+	return n < 0 ? -errno : n;
+}
+
+static void t_sysfs(void)
+{
+	char buf[64] = "";
+	FILE *f = fopen("/sys/class/infiniband_mad/abi_version", "r");
+
+	CHECK("sysfs_abi_version", f && fgets(buf, sizeof(buf), f),
+	      "cannot read abi_version");
+	fclose(f);
+	CHECK("sysfs_abi_version", !strcmp(buf, "5\n"), "abi_version is %s", buf);
+	result("sysfs_abi_version", NULL);
+}
+
+static void t_register_limits(void)
+{
+	struct ib_user_mad_reg_req req;
+	int fd = open_port(), i, id;
+	uint32_t bad = 40;
+
+	CHECK("register_limits", fd >= 0, "open %s: %m", umad_path);
+	memset(&req, 0, sizeof(req));
+	req.qpn = 2;
+	CHECK("register_bad_qpn", ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req) &&
+	      errno == EINVAL, "qpn 2: %m");
+	result("register_bad_qpn", NULL);
+	for (i = 0; i < 32; i++) {
+		id = reg(fd, 1, 0x04, 1, 0);
+		CHECK("register_32_agents", id == i, "agent %d got %d", i, id);
+	}
+	result("register_32_agents", NULL);
+	id = reg(fd, 1, 0x04, 1, 0);
+	CHECK("register_33rd_agent", id == -ENOMEM, "33rd agent: %d", id);
+	result("register_33rd_agent", NULL);
+	CHECK("unregister_bad_id", ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &bad) &&
+	      errno == EINVAL, "id 40: %m");
+	bad = 5;
+	CHECK("unregister_bad_id", !ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &bad),
+	      "id 5: %m");
+	CHECK("unregister_bad_id", ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &bad) &&
+	      errno == EINVAL, "id 5 twice: %m");
+	result("unregister_bad_id", NULL);
+	CHECK("enable_pkey_after_register",
+	      ioctl(fd, IB_USER_MAD_ENABLE_PKEY, NULL) && errno == EINVAL,
+	      "ENABLE_PKEY after a registration: %m");
+	result("enable_pkey_after_register", NULL);
+	/* The same class and method twice: kmad's overlap rule. */
+	bad = 6;
+	CHECK("register_overlap", !ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &bad),
+	      "id 6: %m");
+	id = reg(fd, 1, 0x09, 1, 0x01);
+	CHECK("register_overlap", id == 5, "first: %d", id);
+	id = reg(fd, 1, 0x09, 1, 0x01);
+	CHECK("register_overlap", id == -EBUSY, "second: %d", id);
+	result("register_overlap", NULL);
+	close(fd);
+}
+
+static void t_register2(void)
+{
+	struct ib_user_mad_reg_req2 req;
+	int fd = open(umad_path, O_RDWR);
+
+	CHECK("register2_flags", fd >= 0, "open: %m");
+	memset(&req, 0, sizeof(req));
+	req.qpn = 1;
+	req.mgmt_class = 0x04;
+	req.mgmt_class_version = 1;
+	req.flags = IB_USER_MAD_USER_RMPP;
+	CHECK("register2_flags", ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req) &&
+	      errno == EINVAL && req.flags == 0,
+	      "flags RMPP: %m, flags back %#x", req.flags);
+	result("register2_flags", NULL);
+	req.flags = 0;
+	req.oui = 0x1000000;
+	CHECK("register2_bad_oui", ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req) &&
+	      errno == EINVAL, "oui 0x1000000: %m");
+	result("register2_bad_oui", NULL);
+	req.oui = 0;
+	CHECK("register2", !ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req) &&
+	      req.id == 0, "%m, id %u", req.id);
+	/* REGISTER_AGENT2 implies the 64-byte header. */
+	CHECK("register2", ioctl(fd, IB_USER_MAD_ENABLE_PKEY, NULL) &&
+	      errno == EINVAL, "ENABLE_PKEY after REGISTER_AGENT2: %m");
+	result("register2", NULL);
+	close(fd);
+}
+
+static void t_write_errors(void)
+{
+	int fd = open_port(), smi, gsi;
+	struct pkt p;
+	ssize_t n;
+
+	CHECK("write_short", fd >= 0, "open: %m");
+	smi = reg(fd, 0, 0x81, 1, 0);
+	gsi = reg(fd, 1, 0x04, 1, 0);
+	CHECK("write_short", smi == 0 && gsi == 1, "register: %d %d", smi, gsi);
+	make_get(&p, smi, 0xffff, 0x81, 0x11, 1, 1000, 0);
+	n = write(fd, &p, HDR + 35);
+	CHECK("write_short", n < 0 && errno == EINVAL, "36 - 1 bytes: %zd %m", n);
+	n = write(fd, &p, HDR - 1);
+	CHECK("write_short", n < 0 && errno == EINVAL, "short header: %zd %m", n);
+	result("write_short", NULL);
+	n = write(fd, &p, HDR + MAD + 1);
+	CHECK("write_long", n < 0 && errno == EINVAL, "257 bytes: %zd %m", n);
+	result("write_long", NULL);
+	p.hdr.id = 32;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_bad_agent_id", n < 0 && errno == EINVAL, "id 32: %zd %m", n);
+	result("write_bad_agent_id", NULL);
+	p.hdr.id = 7;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_unknown_agent", n < 0 && errno == EIO, "id 7: %zd %m", n);
+	result("write_unknown_agent", NULL);
+	/* A PerfMgt MAD on the QP0 agent. */
+	make_get(&p, smi, peer_lid, 0x04, 0x12, 2, 1000, 0);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_class_qp_mismatch", n < 0 && errno == EINVAL, "%zd %m", n);
+	result("write_class_qp_mismatch", NULL);
+	/* A directed route of 64 hops. */
+	make_get(&p, smi, 0xffff, 0x81, 0x11, 3, 1000, 0);
+	p.mad[7] = 64;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_bad_dr_path", n < 0 && errno == EINVAL, "%zd %m", n);
+	/* Out of this port through port 9, which an HCA does not have. */
+	p.mad[7] = 1;
+	p.mad[128 + 1] = 9;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_bad_dr_path", n < 0 && errno == EINVAL,
+	      "out port 9: %zd %m", n);
+	result("write_bad_dr_path", NULL);
+	/* Two outstanding requests with one TID. */
+	make_get(&p, gsi, NO_LID, 0x04, 0x12, 4, 5000, 0);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_duplicate_tid", n == HDR + MAD, "first: %zd %m", n);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_duplicate_tid", n < 0 && errno == EINVAL, "second: %zd %m", n);
+	result("write_duplicate_tid", NULL);
+	close(fd);
+}
+
+static void t_read(void)
+{
+	int fd = open_port(), smi;
+	struct pollfd pfd;
+	struct pkt p, r;
+	uint64_t tid;
+	ssize_t n;
+
+	CHECK("read_nonblock_empty", fd >= 0, "open: %m");
+	smi = reg(fd, 0, 0x81, 1, 0);
+	CHECK("read_nonblock_empty", smi == 0, "register: %d", smi);
+	n = read(fd, &r, sizeof(r));
+	CHECK("read_nonblock_empty", n < 0 && errno == EAGAIN, "%zd %m", n);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	CHECK("read_nonblock_empty", poll(&pfd, 1, 0) == 0, "poll says %#x",
+	      pfd.revents);
+	result("read_nonblock_empty", NULL);
+
+	make_get(&p, smi, 0xffff, 0x81, 0x11, 0x1234, 1000, 1);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("local_smp_nodeinfo", n == HDR + MAD, "write: %zd %m", n);
+	CHECK("local_smp_nodeinfo", poll(&pfd, 1, 5000) == 1 &&
+	      (pfd.revents & POLLIN), "poll: no answer");
+	n = read(fd, &r, HDR + 10);
+	CHECK("read_too_small_requeues", n < 0 && errno == EINVAL,
+	      "short read: %zd %m", n);
+	n = read(fd, &r, HDR - 1);
+	CHECK("read_too_small_requeues", n < 0 && errno == EINVAL,
+	      "shorter than a header: %zd %m", n);
+	n = read(fd, &r, sizeof(r));
+	CHECK("read_too_small_requeues", n == HDR + MAD, "then: %zd %m", n);
+	result("read_too_small_requeues", NULL);
+	tid = be64toh(*(uint64_t *)(r.mad + 8));
+	CHECK("local_smp_nodeinfo", r.hdr.status == 0 && r.mad[3] == 0x81 &&
+	      (tid & 0xffffffff) == 0x1234 && r.hdr.length == HDR + MAD &&
+	      r.mad[64 + 2] == 1,
+	      "status %u method %#x tid %#llx length %u node type %u",
+	      r.hdr.status, r.mad[3], (unsigned long long)tid, r.hdr.length,
+	      r.mad[64 + 2]);
+	result("local_smp_nodeinfo", NULL);
+	close(fd);
+}
+
+static void t_timeout(void)
+{
+	int fd = open_port(), gsi;
+	struct pkt p, r;
+	int n;
+
+	CHECK("timeout_record", fd >= 0, "open: %m");
+	gsi = reg(fd, 1, 0x04, 1, 0);
+	make_get(&p, gsi, NO_LID, 0x04, 0x12, 0x77, 100, 2);
+	CHECK("timeout_record", write(fd, &p, HDR + MAD) == HDR + MAD,
+	      "write: %m");
+	n = wait_read(fd, &r, 5000);
+	CHECK("timeout_record", n == HDR + 24, "read: %d", n);
+	CHECK("timeout_record", r.hdr.status == ETIMEDOUT && r.hdr.id == (unsigned int)gsi &&
+	      (be64toh(*(uint64_t *)(r.mad + 8)) & 0xffffffff) == 0x77 &&
+	      r.mad[1] == 0x04,
+	      "status %u id %u class %#x", r.hdr.status, r.hdr.id, r.mad[1]);
+	result("timeout_record", NULL);
+	close(fd);
+}
+
+/* Unsolicited MADs to a registered agent, and its answer. */
+static void t_unsolicited(void)
+{
+	int srv = open_port(), cli = open_port(), sid, cid, n;
+	struct pkt p, r;
+
+	CHECK("unsolicited_to_agent", srv >= 0 && cli >= 0, "open: %m");
+	sid = reg(srv, 1, 0x09, 1, 0x01);
+	cid = reg(cli, 1, 0x09, 1, 0);
+	CHECK("unsolicited_to_agent", sid == 0 && cid == 0, "register %d %d",
+	      sid, cid);
+	/* To the port's own LID: looped back. */
+	make_get(&p, cid, 0, 0x09, 0x10, 0x55, 1000, 1);
+	p.hdr.lid = htobe16(read_hex(lid_path));
+	CHECK("unsolicited_to_agent", write(cli, &p, HDR + MAD) == HDR + MAD,
+	      "write: %m");
+	n = wait_read(srv, &r, 5000);
+	CHECK("unsolicited_to_agent", n == HDR + MAD && r.mad[3] == 0x01 &&
+	      r.hdr.qpn == htobe32(1) && r.hdr.id == (unsigned int)sid,
+	      "read %d method %#x qpn %u", n, r.mad[3], be32toh(r.hdr.qpn));
+	result("unsolicited_to_agent", NULL);
+	/*
+	 * The answer: GetResp, the same TID, back to the sender; with a
+	 * timeout, as libibmad's mad_respond_via() writes it.
+	 */
+	r.mad[3] = 0x81;
+	r.hdr.id = sid;
+	r.hdr.timeout_ms = 1000;
+	r.hdr.retries = 3;
+	r.hdr.qkey = htobe32(0x80010000);
+	CHECK("response_to_requester", write(srv, &r, HDR + MAD) == HDR + MAD,
+	      "write: %m");
+	n = wait_read(cli, &p, 5000);
+	CHECK("response_to_requester", n == HDR + MAD && p.mad[3] == 0x81 &&
+	      p.hdr.status == 0 &&
+	      (be64toh(*(uint64_t *)(p.mad + 8)) & 0xffffffff) == 0x55,
+	      "read %d method %#x status %u", n, p.mad[3], p.hdr.status);
+	result("response_to_requester", NULL);
+	close(srv);
+	/*
+	 * Nobody registered the class: kmad answers "class not supported"
+	 * (status 0x0004; ib_mad would say 0x000C, Documentation/umad.rst).
+	 */
+	make_get(&p, cid, peer_lid, 0x09, 0x10, 0x56, 1000, 1);
+	CHECK("unsupported_answer", write(cli, &p, HDR + MAD) == HDR + MAD,
+	      "write: %m");
+	n = wait_read(cli, &r, 5000);
+	CHECK("unsupported_answer", n == HDR + MAD && r.mad[3] == 0x81 &&
+	      be16toh(*(uint16_t *)(r.mad + 4)) == 0x0004,
+	      "read %d method %#x status %#x", n, r.mad[3],
+	      be16toh(*(uint16_t *)(r.mad + 4)));
+	result("unsupported_answer", NULL);
+	close(cli);
+}
+
+static void t_close_outstanding(void)
+{
+	int fd = open_port(), gsi, i;
+	struct pkt p;
+
+	CHECK("close_with_sends_outstanding", fd >= 0, "open: %m");
+	gsi = reg(fd, 1, 0x04, 1, 0);
+	for (i = 0; i < 16; i++) {
+		make_get(&p, gsi, NO_LID, 0x04, 0x12, 0x100 + i, 60000, 3);
+		CHECK("close_with_sends_outstanding",
+		      write(fd, &p, HDR + MAD) == HDR + MAD, "write %d: %m", i);
+	}
+	close(fd);
+	fd = open_port();
+	CHECK("close_with_sends_outstanding", fd >= 0 && reg(fd, 1, 0x04, 1, 0) == 0,
+	      "reopen: %m");
+	close(fd);
+	result("close_with_sends_outstanding", NULL);
+}
+
+static void t_killed_in_read(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		int fd = open(umad_path, O_RDWR);
+		struct pkt r;
+
+		if (fd < 0 || reg(fd, 1, 0x04, 1, 0) < 0)
+			_exit(2);
+		(void)!read(fd, &r, sizeof(r));	/* blocks */
+		_exit(3);
+	}
+	usleep(300000);
+	kill(pid, SIGKILL);
+	CHECK("killed_in_read", waitpid(pid, &status, 0) == pid &&
+	      WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "status %#x", status);
+	result("killed_in_read", NULL);
+}
+
+static unsigned int read_cap(void)
+{
+	return read_hex(cap_path);
+}
+
+static void t_issm(void)
+{
+	int fd, fd2;
+
+	CHECK("issm", !(read_cap() & 2), "IsSM set before open: %#x", read_cap());
+	fd = open(issm_path, O_RDWR);
+	CHECK("issm", fd >= 0, "open %s: %m", issm_path);
+	CHECK("issm", read_cap() & 2, "IsSM not set while open: %#x", read_cap());
+	fd2 = open(issm_path, O_RDWR | O_NONBLOCK);
+	CHECK("issm", fd2 < 0 && errno == EAGAIN, "second holder: %d %m", fd2);
+	close(fd);
+	CHECK("issm", !(read_cap() & 2), "IsSM set after close: %#x", read_cap());
+	result("issm", NULL);
+}
+
+/* The port goes away under open files: everything fails cleanly. */
+static void t_port_gone(const char *cmd)
+{
+	int fd = open_port(), sm, gsi, i, rc;
+	struct ib_user_mad_reg_req req;
+	struct pollfd pfd;
+	struct pkt p;
+	ssize_t n;
+
+	CHECK("port_gone", fd >= 0, "open: %m");
+	gsi = reg(fd, 1, 0x04, 1, 0);
+	CHECK("port_gone", gsi == 0, "register: %d", gsi);
+	for (i = 0; i < 8; i++) {
+		make_get(&p, gsi, NO_LID, 0x04, 0x12, 0x200 + i, 60000, 3);
+		CHECK("port_gone", write(fd, &p, HDR + MAD) == HDR + MAD,
+		      "write %d: %m", i);
+	}
+	sm = open(issm_path, O_RDWR);
+	CHECK("port_gone", sm >= 0, "open %s: %m", issm_path);
+	rc = system(cmd);
+	CHECK("port_gone", rc == 0, "%s: status %#x", cmd, rc);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	CHECK("port_gone_poll", poll(&pfd, 1, 1000) == 1 &&
+	      (pfd.revents & POLLERR), "poll: %#x", pfd.revents);
+	result("port_gone_poll", NULL);
+	n = read(fd, &p, sizeof(p));
+	CHECK("port_gone_read", n < 0 && errno == EIO, "read: %zd %m", n);
+	result("port_gone_read", NULL);
+	make_get(&p, gsi, NO_LID, 0x04, 0x12, 0x300, 1000, 0);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("port_gone_write", n < 0 && errno == EIO, "write: %zd %m", n);
+	result("port_gone_write", NULL);
+	memset(&req, 0, sizeof(req));
+	req.qpn = 1;
+	CHECK("port_gone_register",
+	      ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req) && errno == EPIPE,
+	      "register: %m");
+	result("port_gone_register", NULL);
+	CHECK("port_gone_close", !close(fd) && !close(sm), "close: %m");
+	CHECK("port_gone_close", open(umad_path, O_RDWR) < 0 && errno == ENOENT,
+	      "%s still opens: %m", umad_path);
+	result("port_gone_close", NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *gone_cmd = NULL;
+	char dev[32] = "";
+	FILE *f;
+
+	if (argc == 5 && !strcmp(argv[1], "--port-gone")) {
+		gone_cmd = argv[4];
+		argv++;
+		argc = 3;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s [--port-gone] <umad index> <peer lid> [<command>]\n",
+			argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	snprintf(umad_path, sizeof(umad_path), "/dev/infiniband/umad%s", argv[1]);
+	snprintf(issm_path, sizeof(issm_path), "/dev/infiniband/issm%s", argv[1]);
+	snprintf(cap_path, sizeof(cap_path), "/sys/class/infiniband_mad/umad%s/ibdev",
+		 argv[1]);
+	f = fopen(cap_path, "r");
+	if (!f || !fgets(dev, sizeof(dev), f)) {
+		fprintf(stderr, "cannot read %s\n", cap_path);
+		return 2;
+	}
+	fclose(f);
+	dev[strcspn(dev, "\n")] = 0;
+	snprintf(cap_path, sizeof(cap_path),
+		 "/sys/class/infiniband/%s/ports/1/cap_mask", dev);
+	snprintf(lid_path, sizeof(lid_path),
+		 "/sys/class/infiniband/%s/ports/1/lid", dev);
+	peer_lid = atoi(argv[2]);
+
+	if (gone_cmd) {
+		t_port_gone(gone_cmd);
+		printf("umad-test: summary: %d ok, %d failed\n", n_ok, n_failed);
+		return n_failed ? 1 : 0;
+	}
+	t_sysfs();
+	t_register_limits();
+	t_register2();
+	t_write_errors();
+	t_read();
+	t_timeout();
+	t_unsolicited();
+	t_close_outstanding();
+	t_killed_in_read();
+	t_issm();
+	printf("umad-test: summary: %d ok, %d failed\n", n_ok, n_failed);
+	return n_failed ? 1 : 0;
+}
