@@ -66,6 +66,8 @@
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -720,13 +722,25 @@ static struct kprobe rb_kp[RB_KP];
 static bool rb_kp_on[RB_KP];
 static u64 rb_kp_t[RB_KP];
 static u64 rb_kp_samples[RB_KP][RB_PROBES];
+/*
+ * Where each first call ran: its CPU, and whether in ksoftirqd (rxe's
+ * tasklets run there when raised from process context).  Counted per
+ * round and printed as a console line, not a figure.
+ */
+static int rb_kp_cpu[RB_KP];
+static bool rb_kp_ksoftirqd[RB_KP];
 
 static int rb_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	unsigned int i = kp - rb_kp;
 
-	if (i < RB_KP && READ_ONCE(rb_kt_buf) && !READ_ONCE(rb_kp_t[i]))
+	if (i < RB_KP && READ_ONCE(rb_kt_buf) && !READ_ONCE(rb_kp_t[i])) {
+		rb_kp_cpu[i] = raw_smp_processor_id();
+		rb_kp_ksoftirqd[i] = in_serving_softirq() &&
+				     (current->flags & PF_KTHREAD) &&
+				     !strncmp(current->comm, "ksoftirqd", 9);
 		WRITE_ONCE(rb_kp_t[i], ktime_get_ns());
+	}
 	return 0;
 }
 
@@ -957,6 +971,7 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 	void **targets;
 	long delta_b = 0;
 	unsigned int i, j, got = 0, slow;
+	unsigned int kp_sirq = 0, kp_post_cpu = 0, kp_drain_cpu = 0;
 	u64 t0, t1, fill = 0;
 	int ret = -EIO;
 
@@ -1023,8 +1038,19 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 			for (j = 0; j < RB_KP; j++)
 				rb_kp_samples[j][i] = rb_kp_t[j] ?
 						      rb_kp_t[j] - t0 : 0;
+			/* 0: kmad_ib_post_send, 1: CQ event, 2: drain */
+			if (rb_kp_t[1]) {
+				kp_sirq += rb_kp_ksoftirqd[1];
+				kp_post_cpu += rb_kp_t[0] &&
+					       rb_kp_cpu[0] == rb_kp_cpu[1];
+				kp_drain_cpu += rb_kp_t[2] &&
+						rb_kp_cpu[2] == rb_kp_cpu[1];
+			}
 		}
 	}
+	if (ops == &rb_kmad && rb_kt_on && rb_kp_on[1])
+		pr_info("rxe_bench: kmad N=%u rep %u: of %u probes, the CQ event ran in ksoftirqd for %u, on the CPU of kmad_ib_post_send for %u, and the drain on the CPU of the event for %u\n",
+			n, rep, got, kp_sirq, kp_post_cpu, kp_drain_cpu);
 	if (ops == &rb_kmad && rb_kt_on) {
 		rb_sample("rtt_to_recv", name, n, rep, rb_median(kt[0], k));
 		rb_sample("rtt_to_hw_done", name, n, rep, rb_median(kt[1], k));
