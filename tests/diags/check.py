@@ -46,6 +46,13 @@ class Fabric:
         for m in re.finditer(r'kmad_diags: link (\d+) (\d+) (\d+) (\d+)', log):
             self.peer[(int(m.group(1)), int(m.group(2)))] = \
                 (int(m.group(3)), int(m.group(4)))
+        self.sm = None
+        m = re.search(r'kmad_diags: sm (\S+) lid (\d+) guid 0x([0-9a-f]+) '
+                      r'key (\d+) act (\d+) priority (\d+) state (\d+)', log)
+        if m:
+            self.sm = dict(dev=m.group(1), lid=int(m.group(2)),
+                           guid=int(m.group(3), 16), act=int(m.group(5)),
+                           priority=int(m.group(6)), state=int(m.group(7)))
         end = re.search(r'kmad_diags: end (\d+)', log)
         if not end or int(end.group(1)) != len(self.nodes) or not self.nodes:
             raise ValueError('no complete fabric description in the log')
@@ -501,6 +508,45 @@ class Checker:
         self.expect('server is an HCA', fab.is_switch(fab.by_lid[lid][0]),
                     False)
 
+    # sminfo
+
+    def c_sminfo(self, args, text):
+        """What the test SM agent answers, from the node it was asked from,
+        by the port's SM LID, a LID or a directed route."""
+        fab = self.fab
+        sm = fab.sm
+        if sm is None:
+            self.fail('no test SM agent in the log')
+            return
+        src = self.origin
+        if '-C' in args:
+            src = fab.by_name[args[args.index('-C') + 1]]
+        sm_node = fab.by_name[sm['dev']]
+        pos = [a for i, a in enumerate(args) if not a.startswith('-') and
+               args[i - 1] not in ('-C', '-P')]
+        if '-D' in args:
+            path = [int(x) for x in args[args.index('-D') + 1].split(',')]
+            n, inp = fab.dr_walk(src, path)
+            self.expect('node the route reaches', n, sm_node)
+        elif pos:
+            self.expect('SM LID asked', int(pos[0]), sm['lid'])
+        self.expect('SM node is an HCA', fab.is_switch(sm_node), False)
+        self.expect('SM port GUID', sm['guid'], fab.port_guid(sm_node, 1))
+        self.expect('SM LID', sm['lid'], fab.lid(sm_node))
+        # "sm lid" is the address sminfo asked: 0 for a directed route.
+        m = re.search(r'^sminfo: sm lid (\d+) sm guid 0x([0-9a-f]+), '
+                      r'activity count (\d+) priority (\d+) state (\d+) '
+                      r'(\S+)$', text, flags=re.M)
+        if not m:
+            self.fail('no "sminfo: sm lid" line')
+            return
+        self.expect('sminfo', (int(m.group(1)), int(m.group(2), 16),
+                               int(m.group(3)), int(m.group(4)),
+                               int(m.group(5)), m.group(6)),
+                    (0 if '-D' in args else sm['lid'], sm['guid'],
+                     sm['act'], sm['priority'],
+                     sm['state'], 'SMINFO_MASTER'))
+
     # ibtracert
 
     def c_ibtracert(self, args, text):
@@ -627,6 +673,8 @@ MUTATIONS = [
     (r'base port 0 lid 7 lmc 0', 'base port 0 lid 8 lmc 0'),
     (r'SW     7  2 0x0014050000000700', 'SW     7  1 0x0014050000000700'),
     (r'(?m)^0x0003 002 :', '0x0003 001 :'),
+    (r'activity count 4660 priority 14', 'activity count 4660 priority 15'),
+    (r'sm lid 1 sm guid', 'sm lid 2 sm guid'),
     (r'(?m)^\[2\] -> switch port \{0x0014050000000700\}',
      '[3] -> switch port {0x0014050000000700}'),
     (r'Base lid: 3', 'Base lid: 33'),

@@ -52,6 +52,12 @@ LAST_HCA_LID=4
 DR_PATHS="0 0,1 0,1,1 0,1,1,2 0,1,1,2,2"
 DR_SWITCH_PATHS="0,1 0,1,1 0,1,1,2"
 TRACES="1,2 1,4 1,5 3,1"
+# The test SM agent's HCA (LID 1), the last HCA, and the directed route
+# from the last HCA to the SM: leaf 1 (port 1 up), root (port 1 down), leaf
+# 0 (port 2, sim0's).
+SM_DEV=sim0
+LAST_HCA=sim3
+SM_DR_PATH="0,1,1,1,2"
 
 say() { echo ">> $*"; }
 die() { echo "diags.sh: $*" >&2; exit 1; }
@@ -176,6 +182,9 @@ grep -q '^updates/kmad/kmad_umad.ko: updates/kmad/kmad.ko' \
 	printf 'DR_PATHS=%q\n' "$DR_PATHS"
 	printf 'DR_SWITCH_PATHS=%q\n' "$DR_SWITCH_PATHS"
 	printf 'TRACES=%q\n' "$TRACES"
+	printf 'SM_DEV=%q\n' "$SM_DEV"
+	printf 'LAST_HCA=%q\n' "$LAST_HCA"
+	printf 'SM_DR_PATH=%q\n' "$SM_DR_PATH"
 } > "$stage/kmad/diags.conf"
 mknod -m 600 "$stage/dev/console" c 5 1
 mknod -m 666 "$stage/dev/null" c 1 3

@@ -52,7 +52,7 @@ if ! modprobe kmad_sim $SIM_ARGS; then
 	say "FAILED: modprobe kmad_sim"
 	finish
 fi
-if ! modprobe kmad_diags_fabric; then
+if ! modprobe kmad_diags_fabric sm_dev="$SM_DEV"; then
 	say "FAILED: modprobe kmad_diags_fabric"
 	finish
 fi
@@ -121,6 +121,14 @@ run perfquery $ca "$LAST_HCA_LID" 1
 for pair in $TRACES; do
 	run ibtracert $ca ${pair%,*} ${pair#*,}
 done
+# SMInfo goes to the test SM agent kmad_diags_fabric registered on
+# $SM_DEV (LID 1, every port's MasterSMLID): from sim0 itself (no address:
+# the port's SM LID; by LID) and from the last HCA across the fabric (by
+# the SM LID and by directed route).
+run sminfo $ca
+run sminfo $ca 1
+run sminfo -C "$LAST_HCA" -P 1
+run sminfo -C "$LAST_HCA" -P 1 -D "$SM_DR_PATH"
 # A vendor class with an OUI (0x32, OpenIB): ibping's server on sim1
 # answers with its host name.
 hostname diags-host
