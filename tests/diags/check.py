@@ -418,7 +418,7 @@ class Checker:
                 self.expect(name + ' VLArb', m and m.groups(), ('0', '0'))
         elif op == 'switchinfo':
             self.expect(name + ' is a switch', sw, True)
-            self.expect(name + ' LinearFdbCap', f.get('LinearFdbCap'), '1024')
+            self.expect(name + ' LinearFdbCap', f.get('LinearFdbCap'), '4096')
             self.expect(name + ' LinearFdbTop', f.get('LinearFdbTop'),
                         str(max(fab.by_lid)))
         else:
@@ -705,8 +705,62 @@ def selftest(log):
     return 1 if bad else 0
 
 
+def scale(log):
+    """DIAGS_SCALE=1: ibnetdiscover and kmad_discover over one fattree;
+    both must see every node.  Prints the figure; returns 0 or 1."""
+    bad = []
+    if SPLAT.search(log):
+        bad.append('kernel splat: ' + SPLAT.search(log).group(0))
+    for must in ('kmad-diags: end', 'kmad-diags: modules unloaded'):
+        if must not in log:
+            bad.append('missing "%s"' % must)
+    bad += re.findall(r'^kmad-diags: FAILED.*$', log, flags=re.M)
+    cfg = re.search(r'kmad-diags: scale: kmad_sim (.*)$', log, flags=re.M)
+    ibn = re.search(r'kmad-diags: scale: ibnetdiscover rc (\d+) from '
+                    r'([\d.]+) to ([\d.]+) switches (\d+) cas (\d+)', log)
+    kd = re.search(r'kmad-diags: scale: kmad_discover: done: (\d+) nodes, '
+                   r'(\d+) links, .*, (\d+) timeouts, (\d+) unreachable, '
+                   r'(\d+) errors .* (\d+) ms\)', log)
+    if not (cfg and ibn and kd):
+        bad.append('scale lines missing')
+    else:
+        args = dict(a.split('=', 1) for a in cfg.group(1).split())
+        hcas, leaves, spines = (int(args[k]) for k in
+                                ('hcas', 'leaves', 'spines'))
+        want = hcas + leaves + spines
+        rc, t0, t1, sw, cas = ibn.groups()
+        ibn_s = float(t1) - float(t0)
+        ibn_nodes = int(sw) + int(cas)
+        kd_nodes, kd_ms = int(kd.group(1)), int(kd.group(6))
+        if rc != '0':
+            bad.append('ibnetdiscover exit status %s' % rc)
+        if (int(sw), int(cas)) != (leaves + spines, hcas):
+            bad.append('ibnetdiscover: %s switches, %s CAs; expected %d, %d'
+                       % (sw, cas, leaves + spines, hcas))
+        if kd_nodes != want:
+            bad.append('kmad_discover: %d nodes; expected %d'
+                       % (kd_nodes, want))
+        if int(kd.group(4)) or int(kd.group(5)):
+            bad.append('kmad_discover: nodes unreachable or errors')
+        print('diags-scale: fattree %s: %d nodes (%d HCAs, %d switches)' %
+              (cfg.group(1), want, hcas, leaves + spines))
+        print('diags-scale: ibnetdiscover (kmad_umad): %d nodes in %.2f s' %
+              (ibn_nodes, ibn_s))
+        print('diags-scale: kmad_discover (in kernel): %d nodes in %.3f s, '
+              '%s timeouts' % (kd_nodes, kd_ms / 1000.0, kd.group(3)))
+        if kd_ms:
+            print('diags-scale: ratio ibnetdiscover / kmad_discover: %.1f' %
+                  (ibn_s * 1000.0 / kd_ms))
+    for b in bad:
+        print('diags-scale: FAILED: %s' % b)
+    print('diags-scale: verdict: %s' % ('FAILED' if bad else 'ok'))
+    return 1 if bad else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == '--scale':
+        return scale(open(args[1], errors='replace').read())
     if args and args[0] == '--selftest':
         return selftest(open(args[1], errors='replace').read())
     return 1 if check(open(args[0], errors='replace').read()) else 0

@@ -340,7 +340,7 @@ static void sma_switch_info(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, NULL), 0);
-	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 0), 1024);	/* LinCap */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 0), 4096);	/* LinCap */
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 5);	/* LinTop */
 	KUNIT_EXPECT_EQ(test, d[11] >> 3, 18);		/* LifeTimeValue */
 	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);		/* PortStateChange */
@@ -355,7 +355,7 @@ static void sma_switch_info(struct kunit *test)
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, si), 0);
 	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);
-	put_unaligned_be16(2000, si + 6);
+	put_unaligned_be16(5000, si + 6);	/* above LinearFDBCap */
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, si), 0x001c);
@@ -392,7 +392,7 @@ static void sma_lft(struct kunit *test)
 				       &mad, NULL), 0);
 	KUNIT_EXPECT_EQ(test, d[63], 2);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_LINEAR_FT, 16, SW_LID,
+				       KMAD_SMP_ATTR_LINEAR_FT, 64, SW_LID,
 				       &mad, NULL), 0x001c);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_LINEAR_FT, 0, 2, &mad,
