@@ -46,6 +46,36 @@ if [ "$(uname -r)" != "$KVER" ]; then
 	say "FAILED: modules were built for $KVER, the kernel is $(uname -r)"
 	finish
 fi
+# The scale figure (diags.sh, DIAGS_SCALE=1): a fattree, ibnetdiscover
+# through kmad_umad, then kmad_discover in the kernel, over the same
+# fabric; check.py --scale reads the "kmad-diags: scale" lines.
+if [ "${SCALE:-0}" = 1 ]; then
+	# shellcheck disable=SC2086
+	if ! modprobe kmad_sim $SIM_ARGS || ! modprobe kmad_umad; then
+		say "FAILED: modprobe kmad_sim $SIM_ARGS, kmad_umad"
+		finish
+	fi
+	say "scale: kmad_sim $SIM_ARGS"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	ibnetdiscover -C sim0 -P 1 > /tmp/net 2>&1
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	say "scale: ibnetdiscover rc $rc from $t0 to $t1 switches $(grep -c '^Switch' /tmp/net) cas $(grep -c '^Ca' /tmp/net)"
+	[ "$rc" = 0 ] || tail -n 20 /tmp/net
+	modprobe kmad_discover dev=sim0 port=1 max_nodes=4096
+	i=0
+	while ! dmesg | grep -q 'kmad_discover: done:' && [ $i -lt 600 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	say "scale: $(dmesg | grep -o 'kmad_discover: done:.*' | head -n 1)"
+	rmmod kmad_discover
+	rmmod kmad_umad
+	rmmod kmad_sim
+	rmmod kmad
+	grep -q '^kmad' /proc/modules || say "modules unloaded"
+	finish
+fi
 echo 7 > /proc/sys/kernel/printk
 # shellcheck disable=SC2086 # the arguments are words on purpose
 if ! modprobe kmad_sim $SIM_ARGS; then
