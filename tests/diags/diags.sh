@@ -222,7 +222,7 @@ python3 "$here/check.py" "$out/console.log" || crc=$?
 # DIAGS_SCALE_ARGS, ibnetdiscover through kmad_umad, then kmad_discover
 # in the kernel, over the same fabric; guest.sh prints both.
 if [ "${DIAGS_SCALE:-0}" = 1 ]; then
-	scale_args=${DIAGS_SCALE_ARGS:-hcas=480 leaves=24 spines=8}
+	scale_args=${DIAGS_SCALE_ARGS:-hcas=960 leaves=48 spines=16}
 	scale_sim="topology=fattree $scale_args hca_ports=1"
 	{
 		printf 'KVER=%q\n' "$kver"
