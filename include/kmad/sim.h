@@ -91,11 +91,15 @@ enum kmad_sim_notify {
  * @KMAD_SIM_TOPO_STAR: &kmad_sim_config.hcas HCAs around one switch.
  * @KMAD_SIM_TOPO_TREE: a root switch with &kmad_sim_config.leaves leaf
  *	switches, the HCAs spread over the leaves.
+ * @KMAD_SIM_TOPO_FATTREE: two levels: &kmad_sim_config.spines spine
+ *	switches and &kmad_sim_config.leaves leaf switches, every leaf
+ *	cabled to every spine, the HCAs spread over the leaves.
  */
 enum kmad_sim_topology {
 	KMAD_SIM_TOPO_PAIR,
 	KMAD_SIM_TOPO_STAR,
 	KMAD_SIM_TOPO_TREE,
+	KMAD_SIM_TOPO_FATTREE,
 };
 
 /**
@@ -117,6 +121,15 @@ enum kmad_sim_ah {
 #define KMAD_SIM_DEFAULT_LEAVES	2
 #define KMAD_SIM_MAX_HCAS	64
 #define KMAD_SIM_MAX_LEAVES	16
+/*
+ * fattree: up to 2048 HCAs on up to 128 leaves and 32 spines, at most 253
+ * ports per leaf (spines + HCA ports on it), every LID below 4096
+ * (LinearFDBCap).
+ */
+#define KMAD_SIM_DEFAULT_SPINES		2
+#define KMAD_SIM_MAX_FATTREE_HCAS	2048
+#define KMAD_SIM_MAX_FATTREE_LEAVES	128
+#define KMAD_SIM_MAX_SPINES		32
 
 /**
  * enum kmad_sim_node_type - kinds of node, with their IBTA NodeType values.
@@ -148,10 +161,14 @@ struct kmad_sim_node_info {
  * struct kmad_sim_config - how to build a fabric.
  * @name: device name prefix; devices are "<name>0", "<name>1", ...
  * @topology: which topology.
- * @hcas: star and tree: number of HCAs, 1 to %KMAD_SIM_MAX_HCAS (0:
+ * @hcas: star and tree: number of HCAs, 1 to %KMAD_SIM_MAX_HCAS (fattree:
+ *	%KMAD_SIM_MAX_FATTREE_HCAS) (0:
  *	%KMAD_SIM_DEFAULT_HCAS).  A pair always has two.
  * @leaves: tree: number of leaf switches, 1 to %KMAD_SIM_MAX_LEAVES (0:
- *	%KMAD_SIM_DEFAULT_LEAVES).
+ *	%KMAD_SIM_DEFAULT_LEAVES); fattree: 1 to
+ *	%KMAD_SIM_MAX_FATTREE_LEAVES.
+ * @spines: fattree: number of spine switches, 1 to %KMAD_SIM_MAX_SPINES
+ *	(0: %KMAD_SIM_DEFAULT_SPINES).
  * @hca_ports: ports per HCA, 1 or 2 (0: 1).  Every port is cabled: in a
  *	pair port p to port p, in a star and a tree both to the same switch.
  * @mode: async or step.
@@ -183,6 +200,7 @@ struct kmad_sim_config {
 	enum kmad_sim_topology topology;
 	unsigned int hcas;
 	unsigned int leaves;
+	unsigned int spines;
 	unsigned int hca_ports;
 	enum kmad_sim_mode mode;
 	enum kmad_sim_notify notify;

@@ -46,6 +46,13 @@ class Fabric:
         for m in re.finditer(r'kmad_diags: link (\d+) (\d+) (\d+) (\d+)', log):
             self.peer[(int(m.group(1)), int(m.group(2)))] = \
                 (int(m.group(3)), int(m.group(4)))
+        self.sm = None
+        m = re.search(r'kmad_diags: sm (\S+) lid (\d+) guid 0x([0-9a-f]+) '
+                      r'key (\d+) act (\d+) priority (\d+) state (\d+)', log)
+        if m:
+            self.sm = dict(dev=m.group(1), lid=int(m.group(2)),
+                           guid=int(m.group(3), 16), act=int(m.group(5)),
+                           priority=int(m.group(6)), state=int(m.group(7)))
         end = re.search(r'kmad_diags: end (\d+)', log)
         if not end or int(end.group(1)) != len(self.nodes) or not self.nodes:
             raise ValueError('no complete fabric description in the log')
@@ -411,7 +418,7 @@ class Checker:
                 self.expect(name + ' VLArb', m and m.groups(), ('0', '0'))
         elif op == 'switchinfo':
             self.expect(name + ' is a switch', sw, True)
-            self.expect(name + ' LinearFdbCap', f.get('LinearFdbCap'), '1024')
+            self.expect(name + ' LinearFdbCap', f.get('LinearFdbCap'), '4096')
             self.expect(name + ' LinearFdbTop', f.get('LinearFdbTop'),
                         str(max(fab.by_lid)))
         else:
@@ -500,6 +507,45 @@ class Checker:
             text, flags=re.M).groups(), (str(count), str(count), '0'))
         self.expect('server is an HCA', fab.is_switch(fab.by_lid[lid][0]),
                     False)
+
+    # sminfo
+
+    def c_sminfo(self, args, text):
+        """What the test SM agent answers, from the node it was asked from,
+        by the port's SM LID, a LID or a directed route."""
+        fab = self.fab
+        sm = fab.sm
+        if sm is None:
+            self.fail('no test SM agent in the log')
+            return
+        src = self.origin
+        if '-C' in args:
+            src = fab.by_name[args[args.index('-C') + 1]]
+        sm_node = fab.by_name[sm['dev']]
+        pos = [a for i, a in enumerate(args) if not a.startswith('-') and
+               args[i - 1] not in ('-C', '-P')]
+        if '-D' in args:
+            path = [int(x) for x in args[args.index('-D') + 1].split(',')]
+            n, inp = fab.dr_walk(src, path)
+            self.expect('node the route reaches', n, sm_node)
+        elif pos:
+            self.expect('SM LID asked', int(pos[0]), sm['lid'])
+        self.expect('SM node is an HCA', fab.is_switch(sm_node), False)
+        self.expect('SM port GUID', sm['guid'], fab.port_guid(sm_node, 1))
+        self.expect('SM LID', sm['lid'], fab.lid(sm_node))
+        # "sm lid" is the address sminfo asked: 0 for a directed route.
+        m = re.search(r'^sminfo: sm lid (\d+) sm guid 0x([0-9a-f]+), '
+                      r'activity count (\d+) priority (\d+) state (\d+) '
+                      r'(\S+)$', text, flags=re.M)
+        if not m:
+            self.fail('no "sminfo: sm lid" line')
+            return
+        self.expect('sminfo', (int(m.group(1)), int(m.group(2), 16),
+                               int(m.group(3)), int(m.group(4)),
+                               int(m.group(5)), m.group(6)),
+                    (0 if '-D' in args else sm['lid'], sm['guid'],
+                     sm['act'], sm['priority'],
+                     sm['state'], 'SMINFO_MASTER'))
 
     # ibtracert
 
@@ -627,6 +673,8 @@ MUTATIONS = [
     (r'base port 0 lid 7 lmc 0', 'base port 0 lid 8 lmc 0'),
     (r'SW     7  2 0x0014050000000700', 'SW     7  1 0x0014050000000700'),
     (r'(?m)^0x0003 002 :', '0x0003 001 :'),
+    (r'activity count 4660 priority 14', 'activity count 4660 priority 15'),
+    (r'sm lid 1 sm guid', 'sm lid 2 sm guid'),
     (r'(?m)^\[2\] -> switch port \{0x0014050000000700\}',
      '[3] -> switch port {0x0014050000000700}'),
     (r'Base lid: 3', 'Base lid: 33'),
@@ -657,8 +705,62 @@ def selftest(log):
     return 1 if bad else 0
 
 
+def scale(log):
+    """DIAGS_SCALE=1: ibnetdiscover and kmad_discover over one fattree;
+    both must see every node.  Prints the figure; returns 0 or 1."""
+    bad = []
+    if SPLAT.search(log):
+        bad.append('kernel splat: ' + SPLAT.search(log).group(0))
+    for must in ('kmad-diags: end', 'kmad-diags: modules unloaded'):
+        if must not in log:
+            bad.append('missing "%s"' % must)
+    bad += re.findall(r'^kmad-diags: FAILED.*$', log, flags=re.M)
+    cfg = re.search(r'kmad-diags: scale: kmad_sim (.*)$', log, flags=re.M)
+    ibn = re.search(r'kmad-diags: scale: ibnetdiscover rc (\d+) from '
+                    r'([\d.]+) to ([\d.]+) switches (\d+) cas (\d+)', log)
+    kd = re.search(r'kmad-diags: scale: kmad_discover: done: (\d+) nodes, '
+                   r'(\d+) links, .*, (\d+) timeouts, (\d+) unreachable, '
+                   r'(\d+) errors .* (\d+) ms\)', log)
+    if not (cfg and ibn and kd):
+        bad.append('scale lines missing')
+    else:
+        args = dict(a.split('=', 1) for a in cfg.group(1).split())
+        hcas, leaves, spines = (int(args[k]) for k in
+                                ('hcas', 'leaves', 'spines'))
+        want = hcas + leaves + spines
+        rc, t0, t1, sw, cas = ibn.groups()
+        ibn_s = float(t1) - float(t0)
+        ibn_nodes = int(sw) + int(cas)
+        kd_nodes, kd_ms = int(kd.group(1)), int(kd.group(6))
+        if rc != '0':
+            bad.append('ibnetdiscover exit status %s' % rc)
+        if (int(sw), int(cas)) != (leaves + spines, hcas):
+            bad.append('ibnetdiscover: %s switches, %s CAs; expected %d, %d'
+                       % (sw, cas, leaves + spines, hcas))
+        if kd_nodes != want:
+            bad.append('kmad_discover: %d nodes; expected %d'
+                       % (kd_nodes, want))
+        if int(kd.group(4)) or int(kd.group(5)):
+            bad.append('kmad_discover: nodes unreachable or errors')
+        print('diags-scale: fattree %s: %d nodes (%d HCAs, %d switches)' %
+              (cfg.group(1), want, hcas, leaves + spines))
+        print('diags-scale: ibnetdiscover (kmad_umad): %d nodes in %.2f s' %
+              (ibn_nodes, ibn_s))
+        print('diags-scale: kmad_discover (in kernel): %d nodes in %.3f s, '
+              '%s timeouts' % (kd_nodes, kd_ms / 1000.0, kd.group(3)))
+        if kd_ms:
+            print('diags-scale: ratio ibnetdiscover / kmad_discover: %.1f' %
+                  (ibn_s * 1000.0 / kd_ms))
+    for b in bad:
+        print('diags-scale: FAILED: %s' % b)
+    print('diags-scale: verdict: %s' % ('FAILED' if bad else 'ok'))
+    return 1 if bad else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == '--scale':
+        return scale(open(args[1], errors='replace').read())
     if args and args[0] == '--selftest':
         return selftest(open(args[1], errors='replace').read())
     return 1 if check(open(args[0], errors='replace').read()) else 0

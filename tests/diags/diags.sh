@@ -52,6 +52,12 @@ LAST_HCA_LID=4
 DR_PATHS="0 0,1 0,1,1 0,1,1,2 0,1,1,2,2"
 DR_SWITCH_PATHS="0,1 0,1,1 0,1,1,2"
 TRACES="1,2 1,4 1,5 3,1"
+# The test SM agent's HCA (LID 1), the last HCA, and the directed route
+# from the last HCA to the SM: leaf 1 (port 1 up), root (port 1 down), leaf
+# 0 (port 2, sim0's).
+SM_DEV=sim0
+LAST_HCA=sim3
+SM_DR_PATH="0,1,1,1,2"
 
 say() { echo ">> $*"; }
 die() { echo "diags.sh: $*" >&2; exit 1; }
@@ -105,7 +111,7 @@ say "building kmad against $kdir in $src"
 t0=$SECONDS
 build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
 kos=()
-for m in kmad kmad_sim kmad_umad; do
+for m in kmad kmad_sim kmad_umad kmad_discover; do
 	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
 	[ -n "$ko" ] || die "$m.ko was not built"
 	kos+=("$ko")
@@ -176,6 +182,9 @@ grep -q '^updates/kmad/kmad_umad.ko: updates/kmad/kmad.ko' \
 	printf 'DR_PATHS=%q\n' "$DR_PATHS"
 	printf 'DR_SWITCH_PATHS=%q\n' "$DR_SWITCH_PATHS"
 	printf 'TRACES=%q\n' "$TRACES"
+	printf 'SM_DEV=%q\n' "$SM_DEV"
+	printf 'LAST_HCA=%q\n' "$LAST_HCA"
+	printf 'SM_DR_PATH=%q\n' "$SM_DR_PATH"
 } > "$stage/kmad/diags.conf"
 mknod -m 600 "$stage/dev/console" c 5 1
 mknod -m 666 "$stage/dev/null" c 1 3
@@ -185,24 +194,46 @@ mknod -m 666 "$stage/dev/null" c 1 3
 # 4. Boot.
 append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 no_timer_check"
 [ "${KMAD_DIAGS_VERBOSE:-0}" = 1 ] || append+=" quiet"
-say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $out/console.log"
-t0=$SECONDS
-rc=0
-timeout --foreground -k 10 "$timeout" \
-	qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G \
-	-nodefaults -display none -serial stdio -no-reboot \
-	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz" \
-	-append "$append" < /dev/null 2>&1 | tr -d '\r' > "$out/console.log" ||
-	rc=${PIPESTATUS[0]}
-guest_s=$((SECONDS - t0))
-[ "$rc" = 124 ] && echo "diags.sh: QEMU killed after ${timeout}s" | tee -a "$out/console.log"
-say "guest ran ${guest_s}s (qemu exit $rc)"
+# boot <initramfs> <console log>
+boot() {
+	say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $2"
+	t0=$SECONDS
+	rc=0
+	timeout --foreground -k 10 "$timeout" \
+		qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 2G \
+		-nodefaults -display none -serial stdio -no-reboot \
+		-kernel "$vmlinuz" -initrd "$1" \
+		-append "$append" < /dev/null 2>&1 | tr -d '\r' > "$2" ||
+		rc=${PIPESTATUS[0]}
+	guest_s=$((SECONDS - t0))
+	[ "$rc" = 124 ] && echo "diags.sh: QEMU killed after ${timeout}s" | tee -a "$2"
+	say "guest ran ${guest_s}s (qemu exit $rc)"
+}
+boot "$out/initramfs.cpio.gz" "$out/console.log"
 
 # 5. The verdict.
 crc=0
 python3 "$here/check.py" "$out/console.log" || crc=$?
 # Red means red: wrong answers made out of this log must each fail.
 [ "$crc" != 0 ] || python3 "$here/check.py" --selftest "$out/console.log" || crc=$?
+[ "$crc" = 0 ] || die "FAILED (console log: $out/console.log) after $((SECONDS - start_all))s"
+
+# 6. DIAGS_SCALE=1: the scale figure.  A second boot, a fattree of
+# DIAGS_SCALE_ARGS, ibnetdiscover through kmad_umad, then kmad_discover
+# in the kernel, over the same fabric; guest.sh prints both.
+if [ "${DIAGS_SCALE:-0}" = 1 ]; then
+	scale_args=${DIAGS_SCALE_ARGS:-hcas=960 leaves=48 spines=16}
+	scale_sim="topology=fattree $scale_args hca_ports=1"
+	{
+		printf 'KVER=%q\n' "$kver"
+		printf 'SCALE=1\n'
+		printf 'SIM_ARGS=%q\n' "$scale_sim"
+	} > "$stage/kmad/diags.conf"
+	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
+		gzip -1 > "$out/initramfs-scale.cpio.gz"
+	boot "$out/initramfs-scale.cpio.gz" "$out/console-scale.log"
+	python3 "$here/check.py" --scale "$out/console-scale.log" || crc=$?
+	[ "$crc" = 0 ] || die "scale step FAILED (console log: $out/console-scale.log)"
+fi
 say "make diags took $((SECONDS - start_all))s in all"
-[ "$crc" = 0 ] || die "FAILED (console log: $out/console.log)"
 say "ok"

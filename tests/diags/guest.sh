@@ -46,13 +46,43 @@ if [ "$(uname -r)" != "$KVER" ]; then
 	say "FAILED: modules were built for $KVER, the kernel is $(uname -r)"
 	finish
 fi
+# The scale figure (diags.sh, DIAGS_SCALE=1): a fattree, ibnetdiscover
+# through kmad_umad, then kmad_discover in the kernel, over the same
+# fabric; check.py --scale reads the "kmad-diags: scale" lines.
+if [ "${SCALE:-0}" = 1 ]; then
+	# shellcheck disable=SC2086
+	if ! modprobe kmad_sim $SIM_ARGS || ! modprobe kmad_umad; then
+		say "FAILED: modprobe kmad_sim $SIM_ARGS, kmad_umad"
+		finish
+	fi
+	say "scale: kmad_sim $SIM_ARGS"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	ibnetdiscover -C sim0 -P 1 > /tmp/net 2>&1
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	say "scale: ibnetdiscover rc $rc from $t0 to $t1 switches $(grep -c '^Switch' /tmp/net) cas $(grep -c '^Ca' /tmp/net)"
+	[ "$rc" = 0 ] || tail -n 20 /tmp/net
+	modprobe kmad_discover dev=sim0 port=1 max_nodes=4096
+	i=0
+	while ! dmesg | grep -q 'kmad_discover: done:' && [ $i -lt 600 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	say "scale: $(dmesg | grep -o 'kmad_discover: done:.*' | head -n 1)"
+	rmmod kmad_discover
+	rmmod kmad_umad
+	rmmod kmad_sim
+	rmmod kmad
+	grep -q '^kmad' /proc/modules || say "modules unloaded"
+	finish
+fi
 echo 7 > /proc/sys/kernel/printk
 # shellcheck disable=SC2086 # the arguments are words on purpose
 if ! modprobe kmad_sim $SIM_ARGS; then
 	say "FAILED: modprobe kmad_sim"
 	finish
 fi
-if ! modprobe kmad_diags_fabric; then
+if ! modprobe kmad_diags_fabric sm_dev="$SM_DEV"; then
 	say "FAILED: modprobe kmad_diags_fabric"
 	finish
 fi
@@ -121,6 +151,14 @@ run perfquery $ca "$LAST_HCA_LID" 1
 for pair in $TRACES; do
 	run ibtracert $ca ${pair%,*} ${pair#*,}
 done
+# SMInfo goes to the test SM agent kmad_diags_fabric registered on
+# $SM_DEV (LID 1, every port's MasterSMLID): from sim0 itself (no address:
+# the port's SM LID; by LID) and from the last HCA across the fabric (by
+# the SM LID and by directed route).
+run sminfo $ca
+run sminfo $ca 1
+run sminfo -C "$LAST_HCA" -P 1
+run sminfo -C "$LAST_HCA" -P 1 -D "$SM_DR_PATH"
 # A vendor class with an OUI (0x32, OpenIB): ibping's server on sim1
 # answers with its host name.
 hostname diags-host

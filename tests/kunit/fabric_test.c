@@ -2,7 +2,8 @@
 /*
  * kmad_fabric: the simulated subnet -- topologies and the LID plan, LID
  * routing through switches, directed routes, dead links, and routing
- * changed by LinearForwardingTable Sets.  kmad agents on HCA 0 are the
+ * changed by LinearForwardingTable Sets; the fattree's layout, routes
+ * and limits.  kmad agents on HCA 0 are the
  * requesters; the firmware of the addressed node answers (kmad_sma and
  * kmad_pma check what the answers hold).
  *
@@ -356,6 +357,119 @@ static void fabric_dr_lid_routed_start(struct kunit *test)
 						 NI_NODE_GUID), ft_guid(s, 3));
 }
 
+/* fattree(@hcas, @leaves, @spines), one port per HCA, step mode. */
+static struct sn *ft_fattree(struct kunit *test, unsigned int hcas,
+			     unsigned int leaves, unsigned int spines)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_FATTREE,
+		.hcas = hcas,
+		.leaves = leaves,
+		.spines = spines,
+		.mode = KMAD_SIM_STEP,
+		.rq_depth = 32,
+	};
+	struct sn *s;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->test = test;
+	spin_lock_init(&s->lock);
+	snprintf(s->name, sizeof(s->name), "sn%d_", atomic_inc_return(&sn_seq));
+	cfg.name = s->name;
+	s->fab = kmad_sim_create(&cfg);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(s->fab));
+	test->priv = s;
+	return s;
+}
+
+/*
+ * fattree(7 HCAs, 3 leaves, 2 spines): HCAs 0-6 (LIDs 1-7), spines nodes 7, 8 (LIDs 8, 9),
+ * leaves nodes 9-11 (LIDs 10-12) with 2, 2, 3 HCAs; every leaf port 1 + s
+ * on spine s port 1 + l; the HCAs from leaf port 3.  From every HCA,
+ * NodeInfo by LID reaches the owner of every LID of the fabric.
+ */
+static void fabric_fattree(struct kunit *test)
+{
+	struct sn *s = ft_fattree(test, 7, 3, 2);
+	struct kmad_sim_node_info info;
+	unsigned int peer, l, sp, h, lid;
+	u8 pport;
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_num_devices(s->fab), 7U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_num_nodes(s->fab), 12U);
+	for (sp = 0; sp < 2; sp++) {
+		KUNIT_ASSERT_EQ(test, kmad_sim_node_info(s->fab, 7 + sp, &info),
+				0);
+		KUNIT_EXPECT_EQ(test, info.type, KMAD_SIM_NODE_SWITCH);
+		KUNIT_EXPECT_EQ(test, info.num_ports, 3);
+		KUNIT_EXPECT_EQ(test, info.lid, 8 + sp);
+	}
+	for (l = 0; l < 3; l++) {
+		KUNIT_ASSERT_EQ(test, kmad_sim_node_info(s->fab, 9 + l, &info),
+				0);
+		KUNIT_EXPECT_EQ(test, info.num_ports, 2 + (l == 2 ? 3 : 2));
+		KUNIT_EXPECT_EQ(test, info.lid, 10 + l);
+		for (sp = 0; sp < 2; sp++) {
+			KUNIT_ASSERT_EQ(test,
+					kmad_sim_link_peer(s->fab, 9 + l,
+							   1 + sp, &peer,
+							   &pport), 0);
+			KUNIT_EXPECT_EQ(test, peer, 7 + sp);
+			KUNIT_EXPECT_EQ(test, pport, 1 + l);
+		}
+	}
+	/* HCA 4 is the first on leaf 11 (HCAs 4-6): leaf port 3. */
+	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 4, 1, &peer, &pport),
+			0);
+	KUNIT_EXPECT_EQ(test, peer, 11U);
+	KUNIT_EXPECT_EQ(test, pport, 3);
+	for (h = 0; h < 7; h++) {
+		for (lid = 1; lid <= 12; lid++) {
+			struct kmad_mad mad;
+
+			sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO,
+			       0);
+			KUNIT_ASSERT_EQ_MSG(test, sn_rpc(s, h, 1, &mad, lid), 0,
+					    "HCA %u to LID %u", h, lid);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    get_unaligned_be64(sn_smp_data(&mad) +
+							       NI_NODE_GUID),
+					    ft_guid(s, lid - 1),
+					    "HCA %u to LID %u", h, lid);
+		}
+	}
+}
+
+/* fattree sizes out of range are refused. */
+static void fabric_fattree_limits(struct kunit *test)
+{
+	static const unsigned int bad[][3] = {
+		{ 2049, 16, 2 },	/* HCAs */
+		{ 64, 129, 2 },		/* leaves */
+		{ 64, 8, 33 },		/* spines */
+		{ 2, 3, 1 },		/* an empty leaf */
+		{ 254, 1, 2 },		/* 256 ports on the leaf */
+	};
+	struct kmad_sim_config cfg = {
+		.name = "ftbad",
+		.topology = KMAD_SIM_TOPO_FATTREE,
+		.mode = KMAD_SIM_STEP,
+	};
+	struct kmad_sim_fabric *fab;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		cfg.hcas = bad[i][0];
+		cfg.leaves = bad[i][1];
+		cfg.spines = bad[i][2];
+		fab = kmad_sim_create(&cfg);
+		KUNIT_EXPECT_TRUE_MSG(test, IS_ERR(fab), "case %u", i);
+		if (!IS_ERR_OR_NULL(fab))
+			kmad_sim_destroy(fab);
+	}
+}
+
 static struct kunit_case fabric_cases[] = {
 	KUNIT_CASE(fabric_star_layout),
 	KUNIT_CASE(fabric_tree_layout),
@@ -372,6 +486,8 @@ static struct kunit_case fabric_cases[] = {
 	KUNIT_CASE(fabric_dr_local),
 	KUNIT_CASE(fabric_dr_lid_routed_end),
 	KUNIT_CASE(fabric_dr_lid_routed_start),
+	KUNIT_CASE(fabric_fattree),
+	KUNIT_CASE(fabric_fattree_limits),
 	{}
 };
 

@@ -340,7 +340,7 @@ static void sma_switch_info(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, NULL), 0);
-	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 0), 1024);	/* LinCap */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 0), 4096);	/* LinCap */
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 5);	/* LinTop */
 	KUNIT_EXPECT_EQ(test, d[11] >> 3, 18);		/* LifeTimeValue */
 	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);		/* PortStateChange */
@@ -355,7 +355,7 @@ static void sma_switch_info(struct kunit *test)
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, si), 0);
 	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);
-	put_unaligned_be16(2000, si + 6);
+	put_unaligned_be16(5000, si + 6);	/* above LinearFDBCap */
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, si), 0x001c);
@@ -392,7 +392,7 @@ static void sma_lft(struct kunit *test)
 				       &mad, NULL), 0);
 	KUNIT_EXPECT_EQ(test, d[63], 2);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_LINEAR_FT, 16, SW_LID,
+				       KMAD_SMP_ATTR_LINEAR_FT, 64, SW_LID,
 				       &mad, NULL), 0x001c);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_LINEAR_FT, 0, 2, &mad,
@@ -408,9 +408,6 @@ static void sma_unsupported(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_VL_ARB_TABLE, 0x10000, 2,
 				       &mad, NULL), 0x000c);
-	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_SM_INFO, 0, 2, &mad,
-				       NULL), 0x000c);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
 				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
 				       NULL), 0x000c);
@@ -504,6 +501,123 @@ static void sma_firmware_consumes(struct kunit *test)
 	kmad_port_put(port);
 }
 
+/* What the test SM of sma_sm_info answers: SMInfo of IBTA 14.2.5.13. */
+#define SM_TEST_GUID	0x0014050000abcdefULL
+#define SM_TEST_ACT	0x12345678
+#define SM_TEST_PRI_STATE	0xe3	/* Priority 14, SMState 3 (MASTER) */
+
+/*
+ * A subnet manager's agent: answers every request with SMInfo (and counts
+ * them in @agent->context).
+ */
+static void sm_test_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
+			 struct kmad_recv_wc *wc)
+{
+	atomic_t *seen = agent->context;
+	struct kmad_send_buf *buf;
+	u8 *d;
+
+	if (!req && wc->mad->mad_hdr.attr_id ==
+		    cpu_to_be16(KMAD_SMP_ATTR_SM_INFO)) {
+		atomic_inc(seen);
+		buf = kmad_create_response(agent, wc, GFP_ATOMIC);
+		if (!IS_ERR(buf)) {
+			d = ((struct kmad_smp *)buf->mad)->data;
+			put_unaligned_be64(SM_TEST_GUID, d);
+			put_unaligned_be64(0, d + 8);
+			put_unaligned_be32(SM_TEST_ACT, d + 16);
+			d[20] = SM_TEST_PRI_STATE;
+			if (kmad_post_send(buf))
+				kmad_free_send_buf(buf);
+		}
+	}
+	kmad_free_recv(wc);
+}
+
+/*
+ * SMInfo is the SM's, not the SMA's (IBTA 14.4.1): at an HCA the firmware
+ * leaves it to kmad, which answers "unsupported class/version" (0x0004)
+ * while no agent is registered for the class and hands it to the one
+ * registered for SubnGet (LID-routed and directed route), whose answer
+ * comes back unchanged; a switch's SMA answers it "unsupported" (0x000c)
+ * itself.  Before sim_sm_request() the HCA's firmware answered 0x000c and
+ * the agent saw nothing.
+ */
+static void sma_sm_info(struct kunit *test)
+{
+	struct sn *s = sn_setup_mode(test, KMAD_SIM_TOPO_STAR, 2, 0, 1,
+				     KMAD_SIM_ASYNC);
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct kmad_agent *a, *dr;
+	struct kmad_port *port;
+	struct kmad_mad mad;
+	atomic_t seen = ATOMIC_INIT(0);
+	u8 *d = sn_smp_data(&mad);
+	u8 path[] = { 1, 2 };
+	char dev[24];
+
+	/*
+	 * Nobody registered: kmad on HCA 1 answers, not its firmware, with
+	 * "unsupported class/version" (no agent has the class at all).
+	 */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SM_INFO, 0, 2, &mad,
+				       NULL), 0x0004);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 1ULL);
+	/* The switch (LID 3) has no SM: its SMA answers. */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SM_INFO, 0, 3, &mad,
+				       NULL), 0x000c);
+
+	snprintf(dev, sizeof(dev), "%s1", s->name);
+	port = kmad_port_get(dev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, port);
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(port, KMAD_QPT_SMI, &req, sn_send_done,
+				sm_test_recv, &seen);
+	req.mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	dr = IS_ERR(a) ? a : kmad_register_agent(port, KMAD_QPT_SMI, &req,
+						 sn_send_done, sm_test_recv,
+						 &seen);
+	if (IS_ERR(dr) && !IS_ERR(a))
+		kmad_unregister_agent(a);
+	if (IS_ERR(dr))
+		kmad_port_put(port);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dr));
+
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SM_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, mad.mad_hdr.method, KMAD_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_TEST_GUID);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 8), 0ULL);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 16), SM_TEST_ACT);
+	KUNIT_EXPECT_EQ(test, d[20], SM_TEST_PRI_STATE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 1);
+
+	/* Directed route: HCA 0, switch port 2, HCA 1. */
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_SM_INFO, 0, path, 2);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_TEST_GUID);
+	KUNIT_EXPECT_EQ(test, d[20], SM_TEST_PRI_STATE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 2);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
+
+	/* Other SubnGets still go to the firmware, not to the SM. */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 1ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 2);
+	kmad_unregister_agent(dr);
+	kmad_unregister_agent(a);
+	kmad_port_put(port);
+}
+
 static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_info_hca),
 	KUNIT_CASE(sma_node_info_switch),
@@ -521,6 +635,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_cap_is_sm),
 	KUNIT_CASE(sma_unsupported),
 	KUNIT_CASE(sma_firmware_consumes),
+	KUNIT_CASE(sma_sm_info),
 	{}
 };
 

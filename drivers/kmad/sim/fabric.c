@@ -385,10 +385,15 @@ static int sim_check_config(const struct kmad_sim_config *cfg,
 		out->hcas = KMAD_SIM_DEFAULT_HCAS;
 	if (!out->leaves)
 		out->leaves = KMAD_SIM_DEFAULT_LEAVES;
+	if (!out->spines)
+		out->spines = KMAD_SIM_DEFAULT_SPINES;
 	if (!out->hca_ports)
 		out->hca_ports = 1;
+	if (out->hca_ports > SIM_HCA_MAX_PORTS)
+		return -EINVAL;
+	if (out->topology == KMAD_SIM_TOPO_FATTREE)
+		return kmad_sim_fattree_check(out);
 	if (out->hcas > KMAD_SIM_MAX_HCAS ||
-	    out->hca_ports > SIM_HCA_MAX_PORTS ||
 	    (out->topology == KMAD_SIM_TOPO_TREE &&
 	     out->leaves > KMAD_SIM_MAX_LEAVES))
 		return -EINVAL;

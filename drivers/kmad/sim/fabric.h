@@ -56,7 +56,7 @@ struct sim_qp;
 /* An HCA has 1 or 2 ports (&kmad_sim_config.hca_ports). */
 #define SIM_HCA_MAX_PORTS	2
 /* LinearFDBCap: each switch forwards LIDs 0 to SIM_LFT_CAP - 1. */
-#define SIM_LFT_CAP		1024
+#define SIM_LFT_CAP		4096
 #define SIM_LFT_BLOCK		64
 #define SIM_LFT_NONE		0xff
 /* P_Key table and GUIDInfo sizes of every port (PartitionCap, GUIDCap). */
@@ -477,6 +477,7 @@ void kmad_sim_report_port_locked(struct sim_port *port,
 int kmad_sim_topo_size(const struct kmad_sim_config *cfg,
 		       unsigned int *num_hcas, unsigned int *num_switches);
 int kmad_sim_topo_build(struct kmad_sim_fabric *fab);
+int kmad_sim_fattree_check(const struct kmad_sim_config *cfg);
 void kmad_sim_topo_free(struct kmad_sim_fabric *fab);
 bool kmad_sim_phys_up(const struct sim_port *port);
 void kmad_sim_link_update_locked(struct sim_port *port, u8 up_state);

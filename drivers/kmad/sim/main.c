@@ -21,15 +21,19 @@
 static char *topology = "pair";
 module_param(topology, charp, 0444);
 MODULE_PARM_DESC(topology,
-		 "default fabric: \"pair\" (two linked HCAs, default), \"star\" (HCAs around a switch), \"tree\" (a root switch, leaf switches, HCAs on the leaves) or \"none\"");
+		 "default fabric: \"pair\" (two linked HCAs, default), \"star\" (HCAs around a switch), \"tree\" (a root switch, leaf switches, HCAs on the leaves), \"fattree\" (spines, leaves each cabled to every spine, HCAs on the leaves) or \"none\"");
 
 static unsigned int hcas = KMAD_SIM_DEFAULT_HCAS;
 module_param(hcas, uint, 0444);
-MODULE_PARM_DESC(hcas, "default fabric, star and tree: number of HCAs (default 4, at most 64)");
+MODULE_PARM_DESC(hcas, "default fabric, star, tree and fattree: number of HCAs (default 4, at most 64; fattree 2048)");
 
 static unsigned int leaves = KMAD_SIM_DEFAULT_LEAVES;
 module_param(leaves, uint, 0444);
-MODULE_PARM_DESC(leaves, "default fabric, tree: number of leaf switches (default 2, at most 16)");
+MODULE_PARM_DESC(leaves, "default fabric, tree and fattree: number of leaf switches (default 2, at most 16; fattree 128)");
+
+static unsigned int spines = KMAD_SIM_DEFAULT_SPINES;
+module_param(spines, uint, 0444);
+MODULE_PARM_DESC(spines, "default fabric, fattree: number of spine switches (default 2, at most 32)");
 
 static unsigned int hca_ports = 1;
 module_param(hca_ports, uint, 0444);
@@ -85,19 +89,23 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 		cfg->topology = KMAD_SIM_TOPO_STAR;
 	} else if (sysfs_streq(topology, "tree")) {
 		cfg->topology = KMAD_SIM_TOPO_TREE;
+	} else if (sysfs_streq(topology, "fattree")) {
+		cfg->topology = KMAD_SIM_TOPO_FATTREE;
 	} else if (sysfs_streq(topology, "none")) {
 		*build = false;
 	} else {
-		pr_err("topology=%s: expected \"pair\", \"star\", \"tree\" or \"none\"\n",
+		pr_err("topology=%s: expected \"pair\", \"star\", \"tree\", \"fattree\" or \"none\"\n",
 		       topology);
 		return -EINVAL;
 	}
-	if (!hcas || hcas > KMAD_SIM_MAX_HCAS || !leaves ||
-	    leaves > KMAD_SIM_MAX_LEAVES || !hca_ports || hca_ports > 2) {
+	if (cfg->topology != KMAD_SIM_TOPO_FATTREE &&
+	    (!hcas || hcas > KMAD_SIM_MAX_HCAS || !leaves ||
+	     leaves > KMAD_SIM_MAX_LEAVES || !hca_ports || hca_ports > 2)) {
 		pr_err("hcas=%u leaves=%u hca_ports=%u: out of range\n", hcas,
 		       leaves, hca_ports);
 		return -EINVAL;
 	}
+	cfg->spines = spines;
 	if (sysfs_streq(link_layer, "ib")) {
 		cfg->link_layer = KMAD_LINK_LAYER_INFINIBAND;
 	} else if (sysfs_streq(link_layer, "eth")) {

@@ -19,7 +19,8 @@
  *
  * Firmware.  Get and Set of the SMP classes on QP0 go to the SMA, Get and
  * Set of PerfMgt on QP1 (with the right Q_Key) to the PMA; kmad never sees
- * them.  The answer replaces the request and travels back like any MAD:
+ * them.  SMInfo is the exception: at an HCA it is the SM's, so it reaches
+ * kmad on QP0 (sim_sm_request()).  The answer replaces the request and travels back like any MAD:
  * LID-routed to the request's SLID, or for a directed-route SMP along the
  * return path.
  *
@@ -98,6 +99,25 @@ static bool sim_fw_request(struct sim_packet *pkt)
 		return kmad_is_smp_class(hdr->mgmt_class) &&
 		       !(sim_is_dr(pkt) && kmad_smp_is_returning(sim_smp(pkt)));
 	return hdr->mgmt_class == KMAD_MGMT_CLASS_PERF_MGMT;
+}
+
+/*
+ * SMInfo (IBTA 14.4.1) is the SM's attribute, not the SMA's: at an HCA port
+ * a Get or Set of it is not firmware's but goes to QP0 like any other
+ * MAD, where kmad gives it to the agent registered for its method (a
+ * subnet manager) or, if none is, answers "unsupported".  A switch has no
+ * SM here: its SMA answers SMInfo "unsupported".
+ */
+static bool sim_sm_request(struct sim_packet *pkt)
+{
+	return pkt->dst_qpn == 0 &&
+	       sim_smp(pkt)->attr_id == cpu_to_be16(KMAD_SMP_ATTR_SM_INFO);
+}
+
+/* A request an HCA port's firmware consumes. */
+static bool sim_hca_fw_request(struct sim_packet *pkt)
+{
+	return sim_fw_request(pkt) && !sim_sm_request(pkt);
 }
 
 /* QP1 takes only the GSI Q_Key; a violation counts where it arrives. */
@@ -244,7 +264,7 @@ static struct sim_port *sim_hca_rx(struct kmad_sim_fabric *fab,
 		sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);
 		return NULL;
 	}
-	if (!sim_fw_request(pkt)) {
+	if (!sim_hca_fw_request(pkt)) {
 		sim_deliver(fab, in, pkt);
 		return NULL;
 	}
@@ -445,7 +465,7 @@ static void sim_local_smp(struct kmad_sim_fabric *fab, struct sim_port *port,
 		.num_ports = port->node->num_ports,
 	};
 
-	if (sim_fw_request(pkt)) {
+	if (sim_hca_fw_request(pkt)) {
 		sim_fw_answer(port, port, pkt);
 		if (kmad_smi_send(sim_smp(pkt), &me) != KMAD_SMI_HANDLE) {
 			sim_port_count(port, SIM_STAT_DROPPED_SMI);

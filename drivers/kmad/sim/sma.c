@@ -11,6 +11,8 @@
  * read-only attribute, is answered with "unsupported method/attribute"; an
  * attribute modifier naming no port or block, or a Set with a value the
  * port cannot take, with "invalid attribute value", changing nothing.
+ * SMInfo is the SM's: an HCA's never comes here (route.c passes it to kmad
+ * on QP0), a switch's, with no SM, is answered "unsupported".
  * The answer to a Set is the attribute as it is afterwards.  M_Keys are
  * stored but not enforced.
  *

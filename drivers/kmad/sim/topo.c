@@ -6,13 +6,17 @@
  *
  * Nodes.  HCAs come first (node i is device i, "<name><i>"), then the
  * switches (node num_hcas + j, "<name>sw<j>"): in a star the one switch,
- * in a tree the root (sw0) and then the leaves (sw1 ...).
+ * in a tree the root (sw0) and then the leaves (sw1 ...), in a fattree
+ * the S spines (sw0 to sw<S-1>) and then the leaves (sw<S> ...).
  *
  * Cabling.  pair: port p of HCA 0 to port p of HCA 1.  star: port p of
  * HCA i to switch port 1 + i * P + (p - 1), P being the ports per HCA.
  * tree: port 1 of leaf l to root port 1 + l; leaf l holds the HCAs
  * l * H / L to (l + 1) * H / L - 1 (H HCAs, L leaves), the k-th of them
- * with port p on leaf port 2 + k * P + (p - 1).
+ * with port p on leaf port 2 + k * P + (p - 1).  fattree: port 1 + s of
+ * leaf l to port 1 + l of spine s (every leaf to every spine); the HCAs
+ * spread over the leaves as in a tree, the k-th with port p on leaf port
+ * 1 + S + k * P + (p - 1).
  *
  * LIDs (static, no SM needed).  Port p of HCA i: 1 + (p - 1) * H + i, so
  * port 1 of HCA i has LID i + 1 as in a pair.  Switch j:
@@ -92,8 +96,39 @@ int kmad_sim_topo_size(const struct kmad_sim_config *cfg,
 	case KMAD_SIM_TOPO_TREE:
 		*num_switches = 1 + cfg->leaves;
 		return 0;
+	case KMAD_SIM_TOPO_FATTREE:
+		*num_switches = cfg->spines + cfg->leaves;
+		return 0;
 	}
 	return -EINVAL;
+}
+
+/**
+ * kmad_sim_fattree_check() - is a fattree configuration in range?
+ * @cfg: the configuration, defaults filled in.
+ *
+ * Sizes within the %KMAD_SIM_MAX_FATTREE_HCAS, %KMAD_SIM_MAX_FATTREE_LEAVES
+ * and %KMAD_SIM_MAX_SPINES limits, no more HCAs than leaves (none empty),
+ * at most %SIM_MAX_PORTS ports on a leaf, and every LID below
+ * %SIM_LFT_CAP.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kmad_sim_fattree_check(const struct kmad_sim_config *cfg)
+{
+	unsigned int per_leaf, lids;
+
+	if (!cfg->hcas || cfg->hcas > KMAD_SIM_MAX_FATTREE_HCAS ||
+	    !cfg->leaves || cfg->leaves > KMAD_SIM_MAX_FATTREE_LEAVES ||
+	    cfg->leaves > cfg->hcas ||
+	    !cfg->spines || cfg->spines > KMAD_SIM_MAX_SPINES)
+		return -EINVAL;
+	per_leaf = DIV_ROUND_UP(cfg->hcas, cfg->leaves);
+	lids = cfg->hcas * cfg->hca_ports + cfg->spines + cfg->leaves;
+	if (cfg->spines + per_leaf * cfg->hca_ports > SIM_MAX_PORTS ||
+	    lids >= SIM_LFT_CAP)
+		return -EINVAL;
+	return 0;
 }
 
 static void sim_port_init(struct sim_node *node, u8 num)
@@ -170,6 +205,38 @@ static void sim_cable(struct kmad_sim_fabric *fab, unsigned int a, u8 pa,
 	y->state = SIM_PS_ACTIVE;
 }
 
+/* fattree: spines, then leaves, each leaf cabled to every spine. */
+static int sim_build_fattree(struct kmad_sim_fabric *fab)
+{
+	const struct kmad_sim_config *cfg = &fab->cfg;
+	unsigned int h = fab->num_hcas, np = cfg->hca_ports;
+	unsigned int ns = cfg->spines, s, l, i, first, count, leaf;
+	int ret;
+	u8 p;
+
+	for (s = 0; s < ns; s++) {
+		ret = sim_node_new(fab, h + s, KMAD_SIM_NODE_SWITCH,
+				   cfg->leaves);
+		if (ret)
+			return ret;
+	}
+	for (l = 0; l < cfg->leaves; l++) {
+		leaf = h + ns + l;
+		sim_tree_leaf(cfg, l, &first, &count);
+		ret = sim_node_new(fab, leaf, KMAD_SIM_NODE_SWITCH,
+				   ns + count * np);
+		if (ret)
+			return ret;
+		for (s = 0; s < ns; s++)
+			sim_cable(fab, leaf, 1 + s, h + s, 1 + l);
+		for (i = 0; i < count; i++)
+			for (p = 1; p <= np; p++)
+				sim_cable(fab, first + i, p, leaf,
+					  1 + ns + i * np + p - 1);
+	}
+	return 0;
+}
+
 /* Create the nodes and cable them. */
 static int sim_build_nodes(struct kmad_sim_fabric *fab)
 {
@@ -214,6 +281,11 @@ static int sim_build_nodes(struct kmad_sim_fabric *fab)
 					sim_cable(fab, first + i, p, sw,
 						  2 + i * np + p - 1);
 		}
+		break;
+	case KMAD_SIM_TOPO_FATTREE:
+		ret = sim_build_fattree(fab);
+		if (ret)
+			return ret;
 		break;
 	}
 	return 0;
