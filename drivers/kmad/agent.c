@@ -69,7 +69,7 @@ void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n)
 void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay)
 {
 	lockdep_assert_held(&agent->lock);
-	if (!mod_delayed_work(kmad_wq, &agent->work, delay))
+	if (!mod_delayed_work(kmad_agent_wq, &agent->work, delay))
 		refcount_inc(&agent->refs);	/* was idle: now queued */
 }
 

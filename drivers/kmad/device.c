@@ -496,13 +496,17 @@ void kmad_device_flush(struct kmad_device *dev)
 
 	/* Address handle work may end sends (kmad_wq), whose completions
 	 * may free handles (the AH work again).  A creation the provider
-	 * holds is not waited for.
+	 * holds is not waited for.  A drain (kmad_wq) queues agent work
+	 * (kmad_agent_wq), which may post and so queue a drain: both, in
+	 * turn.
 	 */
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < dev->num_ports; i++)
 			kmad_ah_cache_flush_work(&dev->ports[i]);
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 3; i++) {
 			flush_workqueue(kmad_wq);
+			flush_workqueue(kmad_agent_wq);
+		}
 	}
 	flush_workqueue(kmad_event_wq);
 }

@@ -84,8 +84,14 @@ struct dentry;
 
 /* The kmad/ directory in debugfs; NULL or an error pointer if unavailable. */
 extern struct dentry *kmad_debugfs_root;
-/* kmad's workqueue: CQ drains, agent timeout/done work, QP recovery. */
+/* kmad's workqueue: CQ drains, QP recovery.  Unbound. */
 extern struct workqueue_struct *kmad_wq;
+/*
+ * The agents' work (timeouts, callbacks, unsolicited MADs): bound, so it
+ * runs on the CPU that queued it (main.c says why).  Flushed with kmad_wq
+ * (kmad_device_flush()), under the same rules.
+ */
+extern struct workqueue_struct *kmad_agent_wq;
 /*
  * Clients' port_changed calls, which take G.  Separate from kmad_wq because
  * kmad flushes work on kmad_wq with G held; nothing waits for this one

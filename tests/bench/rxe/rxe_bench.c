@@ -291,6 +291,9 @@ static void rs_stop(void)
  * @end_ok: it ended as it should.
  * @rate_stop: rate run: no more reposting.
  * @rate_ok: rate run: answered round trips.
+ * @unreg: the unregister call is running: @cb_first/@cb_last record it.
+ * @cb_first: first send_handler call during it (ktime_get_ns()).
+ * @cb_last: last one.
  */
 struct rb_req {
 	const struct rb_ops *ops;
@@ -309,6 +312,9 @@ struct rb_req {
 	bool end_ok;
 	bool rate_stop;
 	atomic64_t rate_ok;
+	bool unreg;
+	u64 cb_first;
+	u64 cb_last;
 };
 
 /**
@@ -361,6 +367,11 @@ static void rb_ended(struct rb_req *r, void *buf, enum rb_kind kind, bool ok)
 {
 	u64 now = ktime_get_ns();
 
+	if (READ_ONCE(r->unreg)) {
+		if (!r->cb_first)
+			r->cb_first = now;
+		r->cb_last = now;
+	}
 	atomic_inc(&r->ended[kind]);
 	if (!ok)
 		atomic_inc(&r->bad);
@@ -769,6 +780,74 @@ static void rb_kp_stop(void)
 	}
 }
 
+/*
+ * Where kmad's unregister goes: kprobes on the first entry, once the
+ * unregister call started, of kmad_agent_flush_sends() (agent_stop()
+ * done with the port), kmad_agent_work() (the agent's work, which
+ * delivers the flushed callbacks) and kmad_agent_tables_destroy() (the
+ * wait for the last reference over).  Registered before the fill, so
+ * that the kprobe optimizer, 5 jiffies after a registration, does not
+ * run inside the timed call.  Printed as a console line per round, with
+ * the CPU each ran on and the CPUs of the unregistering thread before
+ * and after the call (a hand-off between vCPUs is a wake-up of the other
+ * vCPU, which a loaded host may not run for a while).
+ */
+static const char *const rb_up_syms[] = {
+	"kmad_agent_flush_sends", "kmad_agent_work",
+	"kmad_agent_tables_destroy",
+};
+
+#define RB_UP	ARRAY_SIZE(rb_up_syms)
+
+static struct kprobe rb_up[RB_UP];
+static bool rb_up_on[RB_UP];
+static bool rb_up_armed;
+static u64 rb_up_t[RB_UP];
+static int rb_up_cpu[RB_UP];
+
+static int rb_up_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	unsigned int i = kp - rb_up;
+
+	if (i < RB_UP && READ_ONCE(rb_up_armed) && !READ_ONCE(rb_up_t[i])) {
+		rb_up_cpu[i] = raw_smp_processor_id();
+		WRITE_ONCE(rb_up_t[i], ktime_get_ns());
+	}
+	return 0;
+}
+
+static void rb_up_start(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < RB_UP; i++) {
+		memset(&rb_up[i], 0, sizeof(rb_up[i]));
+		rb_up[i].symbol_name = rb_up_syms[i];
+		rb_up[i].pre_handler = rb_up_pre;
+		rb_up_on[i] = !register_kprobe(&rb_up[i]);
+		if (!rb_up_on[i])
+			pr_info("no kprobe on %s\n", rb_up_syms[i]);
+	}
+}
+
+static void rb_up_stop(void)
+{
+	unsigned int i;
+
+	WRITE_ONCE(rb_up_armed, false);
+	for (i = 0; i < RB_UP; i++) {
+		if (rb_up_on[i])
+			unregister_kprobe(&rb_up[i]);
+		rb_up_on[i] = false;
+	}
+}
+
+/* Offset of @t from @t0 in us, or -1 if it did not happen. */
+static long long rb_up_us(u64 t, u64 t0)
+{
+	return t >= t0 ? (long long)div_u64(t - t0, NSEC_PER_USEC) : -1;
+}
+
 static void rb_kt_start(void)
 {
 	if (register_trace_kmad_send_hw_done(rb_kt_hw_done, NULL))
@@ -972,6 +1051,7 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 	long delta_b = 0;
 	unsigned int i, j, got = 0, slow;
 	unsigned int kp_sirq = 0, kp_post_cpu = 0, kp_drain_cpu = 0;
+	int cpu0, cpu1;
 	u64 t0, t1, fill = 0;
 	int ret = -EIO;
 
@@ -987,6 +1067,8 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 		rb_error("%s: registering the requester failed", name);
 		goto out;
 	}
+	if (ops == &rb_kmad)
+		rb_up_start();
 
 	/* Fill. */
 	rb_mem_read(&m0);
@@ -1118,11 +1200,29 @@ close:
 	rb_kp_stop();	/* if a probe failed */
 	rb_kt_stop();
 	/* Unregister with N outstanding. */
+	memset(rb_up_t, 0, sizeof(rb_up_t));
+	memset(rb_up_cpu, 0xff, sizeof(rb_up_cpu));
+	WRITE_ONCE(r->unreg, true);
+	cpu0 = raw_smp_processor_id();
 	t0 = ktime_get_ns();
+	WRITE_ONCE(rb_up_armed, ops == &rb_kmad);
 	ops->close(r);
 	t1 = ktime_get_ns();
+	cpu1 = raw_smp_processor_id();
+	WRITE_ONCE(rb_up_armed, false);
+	WRITE_ONCE(r->unreg, false);
 	if (!ret)
 		rb_sample("unregister", name, n, rep, t1 - t0);
+	/* Phases, in us from the call: -1 for what did not happen. */
+	pr_info("unreg phases %s N=%u rep %u: flush %lld work %lld cb_first %lld cb_last %lld released %lld total %lld us\n",
+		name, n, rep, rb_up_us(rb_up_t[0], t0),
+		rb_up_us(rb_up_t[1], t0), rb_up_us(r->cb_first, t0),
+		rb_up_us(r->cb_last, t0), rb_up_us(rb_up_t[2], t0),
+		rb_up_us(t1, t0));
+	pr_info("unreg cpus %s N=%u rep %u: call %d flush %d work %d released %d return %d\n",
+		name, n, rep, cpu0, rb_up_cpu[0], rb_up_cpu[1], rb_up_cpu[2],
+		cpu1);
+	rb_up_stop();
 	rb_mem_read(&m2);
 	if (atomic_read(&r->outstanding)) {
 		rb_error("%s: N=%u: %d sends not called back by unregister",
