@@ -160,12 +160,25 @@ static union ib_gid rs_ah_sgid;
 static DEFINE_MUTEX(rs_lock);		/* rs_ah, rs_ah_sgid */
 static atomic_t rs_answered = ATOMIC_INIT(0);
 static atomic_t rs_errors = ATOMIC_INIT(0);
+/* Which step failed, for the last line: an answer's send completion
+ * (with its last status), its address handle, its allocation, its post.
+ */
+static atomic_t rs_err_wc, rs_err_ah, rs_err_alloc, rs_err_post;
+static int rs_err_status;
+
+static void rs_error(atomic_t *kind)
+{
+	atomic_inc(kind);
+	atomic_inc(&rs_errors);
+}
 
 static void rs_send_handler(struct ib_mad_agent *agent,
 			    struct ib_mad_send_wc *wc)
 {
-	if (wc->status != IB_WC_SUCCESS)
-		atomic_inc(&rs_errors);
+	if (wc->status != IB_WC_SUCCESS) {
+		WRITE_ONCE(rs_err_status, wc->status);
+		rs_error(&rs_err_wc);
+	}
 	if (wc->send_buf->context[0])	/* an AH of its own */
 		rdma_destroy_ah(wc->send_buf->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	ib_free_send_mad(wc->send_buf);
@@ -212,14 +225,14 @@ static void rs_recv_handler(struct ib_mad_agent *agent,
 		goto out;
 	ah = rs_get_ah(agent, rwc, &own);
 	if (IS_ERR(ah)) {
-		atomic_inc(&rs_errors);
+		rs_error(&rs_err_ah);
 		goto out;
 	}
 	sb = ib_create_send_mad(agent, rwc->wc->src_qp, rwc->wc->pkey_index, 0,
 				IB_MGMT_MAD_HDR, IB_MGMT_MAD_DATA, GFP_KERNEL,
 				IB_MGMT_BASE_VERSION);
 	if (IS_ERR(sb)) {
-		atomic_inc(&rs_errors);
+		rs_error(&rs_err_alloc);
 		if (own)
 			rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 		goto out;
@@ -230,7 +243,7 @@ static void rs_recv_handler(struct ib_mad_agent *agent,
 	sb->ah = ah;
 	sb->context[0] = own ? ah : NULL;
 	if (ib_post_send_mad(sb, NULL)) {
-		atomic_inc(&rs_errors);
+		rs_error(&rs_err_post);
 		ib_free_send_mad(sb);
 		if (own)
 			rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
@@ -1512,6 +1525,12 @@ static int __init rxe_bench_init(void)
 	rb_teardown();
 	pr_info("responder answered %d Gets, %d errors\n",
 		atomic_read(&rs_answered), atomic_read(&rs_errors));
+	if (atomic_read(&rs_errors))
+		pr_info("responder errors: %d send completions (last status %s), %d address handles, %d allocations, %d posts\n",
+			atomic_read(&rs_err_wc),
+			ib_wc_status_msg(READ_ONCE(rs_err_status)),
+			atomic_read(&rs_err_ah), atomic_read(&rs_err_alloc),
+			atomic_read(&rs_err_post));
 	if (atomic_read(&rs_errors))
 		rb_errors++;
 	pr_info("done, %d errors\n", rb_errors);
