@@ -389,7 +389,11 @@ static void send_set_idle(struct kmad_send_wr *wr)
 		  "kmad: send tid %#llx: bad transition %s -> init with %u refs\n",
 		  wr->tid.tid, kmad_send_state_name(wr->state),
 		  (unsigned int)wr->refs);
-	/* Pairs with the agent lock of the ULP call that next reads it. */
+	/* The delivery's accesses to the send come before the store.  The
+	 * ULP call that next reads INIT (under the agent lock, with a plain
+	 * load, not an acquire) only writes the send after that read, so a
+	 * control dependency orders its side: no acquire pairs with this.
+	 */
 	smp_store_release(&wr->state, KMAD_SS_INIT);
 }
 
