@@ -31,6 +31,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/diags
 qemu_dir=$root/tests/qemu
+# shellcheck source=tests/qemu/lib.sh
+. "$qemu_dir/lib.sh"
 kernel=${KERNEL:-stock}
 case "$kernel" in
 stock) out=$root/build/diags ;;
@@ -197,17 +199,9 @@ append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 no_timer_check"
 # boot <initramfs> <console log>
 boot() {
 	say "booting $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $2"
-	t0=$SECONDS
-	rc=0
-	timeout --foreground -k 10 "$timeout" \
-		qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 2G \
-		-nodefaults -display none -serial stdio -no-reboot \
-		-kernel "$vmlinuz" -initrd "$1" \
-		-append "$append" < /dev/null 2>&1 | tr -d '\r' > "$2" ||
-		rc=${PIPESTATUS[0]}
-	guest_s=$((SECONDS - t0))
-	[ "$rc" = 124 ] && echo "diags.sh: QEMU killed after ${timeout}s" | tee -a "$2"
-	say "guest ran ${guest_s}s (qemu exit $rc)"
+	QEMU_QUIET=1 QEMU_SMP=2 QEMU_MEM=2G \
+		qemu_boot "$timeout" "$vmlinuz" "$1" "$append" "$2"
+	say "guest ran ${qemu_guest_s}s (qemu exit $qemu_rc)"
 }
 boot "$out/initramfs.cpio.gz" "$out/console.log"
 

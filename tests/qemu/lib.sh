@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # Shell functions shared by the QEMU harnesses (tests/qemu/run.sh,
-# tests/interop/interop.sh, and through it tests/bench/rxe/).  Source it
+# tests/interop/interop.sh, and through it tests/bench/rxe/;
+# tests/diags/diags.sh).  Source it
 # from bash:
 #
 #   . "$root/tests/qemu/lib.sh"
