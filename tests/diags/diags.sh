@@ -101,13 +101,9 @@ src=$out/src
 build_log=$out/build.log
 : > "$build_log"
 build() {
-	local what=$1 rc
+	local what=$1
 	shift
-	"$@" >> "$build_log" 2>&1 && rc=0 || rc=$?
-	if [ "$rc" != 0 ]; then
-		tail -n 30 "$build_log"
-		die "building $what (log: $build_log)"
-	fi
+	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
 }
 say "building kmad against $kdir in $src"
 t0=$SECONDS
@@ -188,10 +184,7 @@ grep -q '^updates/kmad/kmad_umad.ko: updates/kmad/kmad.ko' \
 	printf 'LAST_HCA=%q\n' "$LAST_HCA"
 	printf 'SM_DR_PATH=%q\n' "$SM_DR_PATH"
 } > "$stage/kmad/diags.conf"
-mknod -m 600 "$stage/dev/console" c 5 1
-mknod -m 666 "$stage/dev/null" c 1 3
-(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
-	gzip -1 > "$out/initramfs.cpio.gz"
+pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 
 # 4. Boot.
 append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 no_timer_check"
@@ -223,8 +216,7 @@ if [ "${DIAGS_SCALE:-0}" = 1 ]; then
 		printf 'SCALE=1\n'
 		printf 'SIM_ARGS=%q\n' "$scale_sim"
 	} > "$stage/kmad/diags.conf"
-	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
-		gzip -1 > "$out/initramfs-scale.cpio.gz"
+	pack_initramfs "$stage" "$out/initramfs-scale.cpio.gz"
 	boot "$out/initramfs-scale.cpio.gz" "$out/console-scale.log"
 	python3 "$here/check.py" --scale "$out/console-scale.log" || crc=$?
 	[ "$crc" = 0 ] || die "scale step FAILED (console log: $out/console-scale.log)"

@@ -119,13 +119,9 @@ src=$out/src
 build_log=$out/build.log
 : > "$build_log"
 build() {
-	local what=$1 rc
+	local what=$1
 	shift
-	"$@" >> "$build_log" 2>&1 && rc=0 || rc=$?
-	if [ "$rc" != 0 ]; then
-		tail -n 30 "$build_log"
-		die "building $what (log: $build_log)"
-	fi
+	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
 }
 say "building kmad against $kdir in $src"
 t0=$SECONDS
@@ -252,10 +248,7 @@ fi
 } > "$stage/kmad/interop.conf"
 cp "$here/guest.sh" "$stage/init"
 chmod 755 "$stage/init"
-mknod -m 600 "$stage/dev/console" c 5 1
-mknod -m 666 "$stage/dev/null" c 1 3
-(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
-	gzip -1 > "$out/initramfs.cpio.gz"
+pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"
 
 # 4. Boot.

@@ -8,6 +8,8 @@ set -euo pipefail
 out=$1 list=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/qemu/lib.sh
+. "$here/lib.sh"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
@@ -19,7 +21,4 @@ cp "$list" "$root/kmad/load"
 for ko in "$@"; do
 	cp "$ko" "$root/kmad/"
 done
-# /dev/console must exist before devtmpfs is mounted for init's stdio.
-mknod -m 600 "$root/dev/console" c 5 1
-mknod -m 666 "$root/dev/null" c 1 3
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -1 > "$out"
+pack_initramfs "$root" "$out"

@@ -3,7 +3,7 @@
 #
 # Shell functions shared by the QEMU harnesses (tests/qemu/run.sh,
 # tests/interop/interop.sh, and through it tests/bench/rxe/;
-# tests/diags/diags.sh).  Source it
+# tests/diags/diags.sh; tests/qemu/initramfs.sh).  Source it
 # from bash:
 #
 #   . "$root/tests/qemu/lib.sh"
@@ -47,4 +47,34 @@ qemu_boot() {
 		echo "qemu_boot: QEMU killed after ${timeout}s" | tee -a "$log"
 	fi
 	return 0
+}
+
+# pack_initramfs <stage dir> <out.cpio.gz>
+#
+# Packs <stage dir> as a newc cpio archive, owned by root, in a stable
+# order, gzipped into <out.cpio.gz>.  Creates /dev/console (which must
+# exist before devtmpfs is mounted, for init's stdio) and /dev/null in
+# the stage first, unless they are there from an earlier pack.
+pack_initramfs() {
+	local stage=$1 out=$2
+
+	mkdir -p "$stage/dev"
+	[ -e "$stage/dev/console" ] || mknod -m 600 "$stage/dev/console" c 5 1
+	[ -e "$stage/dev/null" ] || mknod -m 666 "$stage/dev/null" c 1 3
+	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
+		gzip -1 > "$out"
+}
+
+# harness_build <log> <command...>
+#
+# Runs <command> with its output appended to <log>.  On failure shows the
+# log's last 30 lines and returns 1, for the caller to give up.
+harness_build() {
+	local log=$1 rc
+	shift
+	"$@" >> "$log" 2>&1 && rc=0 || rc=$?
+	if [ "$rc" != 0 ]; then
+		tail -n 30 "$log"
+		return 1
+	fi
 }

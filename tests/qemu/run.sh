@@ -172,10 +172,7 @@ grep -q '^updates/kmad/kmad_discover.ko: updates/kmad/kmad.ko' \
 	printf 'DISCOVER_ARGS=%q\n' "$discover_args"
 	printf 'WAIT=%q\n' "$wait_s"
 } > "$stage/kmad/run.conf"
-mknod -m 600 "$stage/dev/console" c 5 1
-mknod -m 666 "$stage/dev/null" c 1 3
-(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
-	gzip -1 > "$out/initramfs.cpio.gz"
+pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 
 # 4. Boot.
 append="console=ttyS0 panic=-1 oops=panic no_timer_check"
