@@ -768,29 +768,46 @@ static int rb_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-static void rb_kp_start(void)
+/*
+ * Register a kprobe with @pre on each of @syms[0..@n-1]; @on[i] says
+ * whether @kps[i] is registered (a missing symbol is reported, not an
+ * error).  rb_kprobes_stop() unregisters what was registered.
+ */
+static void rb_kprobes_start(struct kprobe *kps, bool *on,
+			     const char *const *syms, unsigned int n,
+			     kprobe_pre_handler_t pre)
 {
 	unsigned int i;
 
-	for (i = 0; i < RB_KP; i++) {
-		memset(&rb_kp[i], 0, sizeof(rb_kp[i]));
-		rb_kp[i].symbol_name = rb_kp_syms[i];
-		rb_kp[i].pre_handler = rb_kp_pre;
-		rb_kp_on[i] = !register_kprobe(&rb_kp[i]);
-		if (!rb_kp_on[i])
-			pr_info("no kprobe on %s\n", rb_kp_syms[i]);
+	for (i = 0; i < n; i++) {
+		memset(&kps[i], 0, sizeof(kps[i]));
+		kps[i].symbol_name = syms[i];
+		kps[i].pre_handler = pre;
+		on[i] = !register_kprobe(&kps[i]);
+		if (!on[i])
+			pr_info("no kprobe on %s\n", syms[i]);
 	}
+}
+
+static void rb_kprobes_stop(struct kprobe *kps, bool *on, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (on[i])
+			unregister_kprobe(&kps[i]);
+		on[i] = false;
+	}
+}
+
+static void rb_kp_start(void)
+{
+	rb_kprobes_start(rb_kp, rb_kp_on, rb_kp_syms, RB_KP, rb_kp_pre);
 }
 
 static void rb_kp_stop(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < RB_KP; i++) {
-		if (rb_kp_on[i])
-			unregister_kprobe(&rb_kp[i]);
-		rb_kp_on[i] = false;
-	}
+	rb_kprobes_stop(rb_kp, rb_kp_on, RB_KP);
 }
 
 /*
@@ -831,28 +848,13 @@ static int rb_up_pre(struct kprobe *kp, struct pt_regs *regs)
 
 static void rb_up_start(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < RB_UP; i++) {
-		memset(&rb_up[i], 0, sizeof(rb_up[i]));
-		rb_up[i].symbol_name = rb_up_syms[i];
-		rb_up[i].pre_handler = rb_up_pre;
-		rb_up_on[i] = !register_kprobe(&rb_up[i]);
-		if (!rb_up_on[i])
-			pr_info("no kprobe on %s\n", rb_up_syms[i]);
-	}
+	rb_kprobes_start(rb_up, rb_up_on, rb_up_syms, RB_UP, rb_up_pre);
 }
 
 static void rb_up_stop(void)
 {
-	unsigned int i;
-
 	WRITE_ONCE(rb_up_armed, false);
-	for (i = 0; i < RB_UP; i++) {
-		if (rb_up_on[i])
-			unregister_kprobe(&rb_up[i]);
-		rb_up_on[i] = false;
-	}
+	rb_kprobes_stop(rb_up, rb_up_on, RB_UP);
 }
 
 /* Offset of @t from @t0 in us, or -1 if it did not happen. */
