@@ -79,8 +79,7 @@ if [ ${#need[@]} -ne 0 ]; then
 fi
 
 if [ "$kernel" = stock ]; then
-	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	hdr_pkg=$(stock_headers_pkg)
 	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
 	kver=${hdr_pkg#linux-headers-}
 	kdir=/usr/src/$hdr_pkg

@@ -84,8 +84,7 @@ die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)";
 if [ "$kernel" = stock ]; then
 	say "checking packages (tests/qemu/deps.sh interop)"
 	"$qemu_dir/deps.sh" interop
-	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	hdr_pkg=$(stock_headers_pkg)
 	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
 	kver=${hdr_pkg#linux-headers-}
 	kdir=/usr/src/$hdr_pkg

@@ -78,3 +78,12 @@ harness_build() {
 		return 1
 	fi
 }
+
+# stock_headers_pkg
+#
+# Prints the linux-headers-<version>-amd64 package Debian's
+# linux-headers-amd64 depends on: the stock kernel's headers.
+stock_headers_pkg() {
+	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1
+}

@@ -74,8 +74,7 @@ say "checking packages (tests/qemu/deps.sh run)"
 
 # The stock kernel: the version linux-headers-amd64 depends on, whose
 # image linux-image-amd64 must have installed too.
-hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-	  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+hdr_pkg=$(stock_headers_pkg)
 [ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
 kver=${hdr_pkg#linux-headers-}
 kdir=/usr/src/$hdr_pkg
