@@ -175,6 +175,9 @@ static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
 
 	if (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI)
 		return -EINVAL;
+	/* RMPP is not implemented yet: refuse rather than ignore it. */
+	if (req && req->rmpp_version)
+		return -EINVAL;
 	if (!req || !req->mgmt_class)
 		return 0;	/* send-only */
 	if (class_reserved(req->mgmt_class) || !req->class_version)

@@ -459,6 +459,7 @@ static void recv_fill_wc(struct kmad_qp_info *qpi,
 			 struct kmad_recv_priv *recv, const struct kmad_wc *wc)
 {
 	recv->wc.mad = &recv->mad;
+	recv->wc.mad_len = KMAD_MAD_SIZE;
 	recv->wc.slid = wc->slid;
 	recv->wc.src_qpn = wc->src_qpn;
 	recv->wc.sl = wc->sl;

@@ -311,7 +311,7 @@ static void send_defer_done(struct kmad_send_wr *wr)
 /* How many of a batch ended with each status (send_count_outcome()). */
 struct send_tally {
 	unsigned int n;
-	unsigned int status[KMAD_SEND_LOCAL_ERROR + 1];
+	unsigned int status[KMAD_SEND_REMOTE_ABORT + 1];
 };
 
 static void send_count_outcome(struct send_tally *t, struct kmad_send_wr *wr)

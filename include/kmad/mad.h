@@ -166,12 +166,22 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  * @class_version: class version.
  * @method_mask: bit m set: unsolicited requests with method m come here.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
+ * @rmpp_version: 0: kmad passes the agent's MADs through as single
+ *	256-byte MADs, RMPP header and all.  %KMAD_RMPP_VERSION: kmad does
+ *	RMPP (IBTA 13.6, Documentation/rmpp.rst) for the agent: sends from
+ *	kmad_alloc_send_buf_rmpp() are segmented and sent in windows,
+ *	RMPP-active DATA segments it receives are reassembled and handed to
+ *	recv_handler as one buffer (&kmad_recv_wc.mad_len), and the ACK,
+ *	STOP and ABORT packets of its transfers are kmad's.  Only for classes
+ *	with an RMPP header (kmad_mgmt_class_has_rmpp()), or a send-only
+ *	agent (@mgmt_class 0); any other value, or class, is -EINVAL.
  */
 struct kmad_reg_req {
 	u8 mgmt_class;
 	u8 class_version;
 	DECLARE_BITMAP(method_mask, KMAD_METHODS);
 	u8 oui[3];
+	u8 rmpp_version;
 };
 
 /**
@@ -182,6 +192,9 @@ struct kmad_reg_req {
  *	kmad_modify_send(buf, 0).
  * @KMAD_SEND_FLUSHED: its agent unregistered or its port went away.
  * @KMAD_SEND_LOCAL_ERROR: the hardware failed to send it.
+ * @KMAD_SEND_REMOTE_ABORT: an RMPP send the receiver stopped (STOP) or
+ *	aborted (ABORT), or that kmad aborted because the receiver broke
+ *	the protocol (Documentation/rmpp.rst).
  */
 enum kmad_send_status {
 	KMAD_SEND_OK,
@@ -189,6 +202,7 @@ enum kmad_send_status {
 	KMAD_SEND_CANCELED,
 	KMAD_SEND_FLUSHED,
 	KMAD_SEND_LOCAL_ERROR,
+	KMAD_SEND_REMOTE_ABORT,
 };
 
 /**
@@ -311,7 +325,13 @@ struct kmad_recv_grh {
 /**
  * struct kmad_recv_wc - a received MAD, owned by the ULP from recv_handler
  * until kmad_free_recv().
- * @mad: the MAD (256 bytes, validated header).
+ * @mad: the MAD (validated header): @mad_len bytes.
+ * @mad_len: %KMAD_MAD_SIZE, or for an RMPP message kmad reassembled (an
+ *	agent registered with &kmad_reg_req.rmpp_version): its first
+ *	segment whole, then the data of every later segment (each from
+ *	kmad_rmpp_hdr_len() of the class on), contiguous, ending where the
+ *	PayloadLength of the message ends -- the layout ib_umad gives user
+ *	space.
  * @slid: sender's LID (0 on an Ethernet port).
  * @src_qpn: sender's QP.
  * @sl: service level.
@@ -326,6 +346,7 @@ struct kmad_recv_grh {
  */
 struct kmad_recv_wc {
 	const struct kmad_mad *mad;
+	size_t mad_len;
 	u16 slid;
 	u32 src_qpn;
 	u8 sl;
@@ -416,6 +437,13 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 					  const struct kmad_dest *dest,
 					  gfp_t gfp);
 void kmad_free_send_buf(struct kmad_send_buf *buf);
+struct kmad_send_buf *kmad_alloc_send_buf_rmpp(struct kmad_agent *agent,
+					       const struct kmad_dest *dest,
+					       unsigned int hdr_len,
+					       size_t data_len, gfp_t gfp);
+unsigned int kmad_send_buf_seg_count(const struct kmad_send_buf *buf);
+struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
+				   unsigned int seg_num);
 int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 			      u8 hop_cnt);
 int kmad_post_send(struct kmad_send_buf *buf);

@@ -845,6 +845,48 @@ static inline bool kmad_mgmt_class_is_vendor_range2(u8 cls)
  *
  * Return: true for LID-routed and directed-route subnet management.
  */
+/**
+ * kmad_mgmt_class_has_rmpp() - whether a class carries the RMPP header.
+ * @cls: management class.
+ *
+ * IBTA 13.6: SA, device management, device administration, BIS and vendor
+ * range 2 MADs have an RMPP header after the common header (ib_mad's
+ * ib_is_mad_class_rmpp() lists the same classes).  Only these may be
+ * registered with an RMPP version.
+ *
+ * Return: true if MADs of @cls have an RMPP header.
+ */
+static inline bool kmad_mgmt_class_has_rmpp(u8 cls)
+{
+	return cls == KMAD_MGMT_CLASS_SUBN_ADM ||
+	       cls == KMAD_MGMT_CLASS_DEVICE_MGMT ||
+	       cls == KMAD_MGMT_CLASS_DEVICE_ADM ||
+	       cls == KMAD_MGMT_CLASS_BIS ||
+	       kmad_mgmt_class_is_vendor_range2(cls);
+}
+
+/**
+ * kmad_rmpp_hdr_len() - bytes of header every RMPP segment of a class
+ *	repeats before its share of the data.
+ * @cls: management class.
+ *
+ * Return: 56 for SA (common, RMPP and SA headers), 64 for device
+ * management, device administration and BIS, 40 for vendor range 2
+ * (common and RMPP headers, reserved byte and OUI), 24 otherwise (as
+ * ib_mad's ib_get_mad_data_offset()).
+ */
+static inline unsigned int kmad_rmpp_hdr_len(u8 cls)
+{
+	if (cls == KMAD_MGMT_CLASS_SUBN_ADM)
+		return KMAD_SA_MAD_HDR_SIZE;
+	if (cls == KMAD_MGMT_CLASS_DEVICE_MGMT ||
+	    cls == KMAD_MGMT_CLASS_DEVICE_ADM || cls == KMAD_MGMT_CLASS_BIS)
+		return 64;
+	if (kmad_mgmt_class_is_vendor_range2(cls))
+		return KMAD_VENDOR_MAD_HDR_SIZE;
+	return KMAD_MAD_HDR_SIZE;
+}
+
 static inline bool kmad_is_smp_class(u8 cls)
 {
 	return cls == KMAD_MGMT_CLASS_SUBN_LID_ROUTED ||
