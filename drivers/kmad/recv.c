@@ -28,6 +28,7 @@
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
+#include "rmpp.h"
 #include "trace.h"
 
 /* Methods 0x10-0x7F are class-specific (IBTA 13.4.5). */
@@ -388,6 +389,18 @@ dropped:
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
 }
 
+/*
+ * An RMPP-active MAD for an agent that does RMPP goes through the RMPP
+ * receiver first (rmpp.h): it hands back what to dispatch, or NULL.
+ */
+static struct kmad_recv_priv *recv_rmpp(struct kmad_agent_priv *agent,
+					struct kmad_recv_priv *recv)
+{
+	if (!agent->reg.rmpp_version || !kmad_rmpp_active(&recv->mad))
+		return recv;
+	return kmad_rmpp_recv(agent, recv);
+}
+
 static void recv_dispatch(struct kmad_qp_info *qpi,
 			  struct kmad_recv_priv *recv)
 {
@@ -403,13 +416,20 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 			kmad_recv_free(recv);
 			return;
 		}
-		kmad_send_response(agent, recv);
+		recv = recv_rmpp(agent, recv);
+		if (recv)
+			kmad_send_response(agent, recv);
 		kmad_agent_put(agent);
 		return;
 	}
 
 	agent = kmad_agent_find_for_request(qpi, &recv->mad, &class_known);
 	if (agent) {
+		recv = recv_rmpp(agent, recv);
+		if (!recv) {
+			kmad_agent_put(agent);
+			return;
+		}
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DISPATCHED);
 		atomic64_inc(&agent->stats[KMAD_ASTAT_UNSOLICITED]);
 		kmad_agent_queue_recv(agent, recv);	/* takes our ref */

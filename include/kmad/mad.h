@@ -437,13 +437,6 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 					  const struct kmad_dest *dest,
 					  gfp_t gfp);
 void kmad_free_send_buf(struct kmad_send_buf *buf);
-struct kmad_send_buf *kmad_alloc_send_buf_rmpp(struct kmad_agent *agent,
-					       const struct kmad_dest *dest,
-					       unsigned int hdr_len,
-					       size_t data_len, gfp_t gfp);
-unsigned int kmad_send_buf_seg_count(const struct kmad_send_buf *buf);
-struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
-				   unsigned int seg_num);
 int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 			      u8 hop_cnt);
 int kmad_post_send(struct kmad_send_buf *buf);
