@@ -175,8 +175,14 @@ static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
 
 	if (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI)
 		return -EINVAL;
-	/* RMPP is not implemented yet: refuse rather than ignore it. */
-	if (req && req->rmpp_version)
+	/* RMPP: the one version IBTA defines, on QP1 (no SMP class has the
+	 * RMPP header), for a class that has the header or a send-only
+	 * agent (whose sends' class kmad_post_send() checks).
+	 */
+	if (req && req->rmpp_version &&
+	    (req->rmpp_version != KMAD_RMPP_VERSION ||
+	     kmad_qpt_is_smi(qpt) ||
+	     (req->mgmt_class && !kmad_mgmt_class_has_rmpp(req->mgmt_class))))
 		return -EINVAL;
 	if (!req || !req->mgmt_class)
 		return 0;	/* send-only */
@@ -231,6 +237,8 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	agent->send_only = !req || !req->mgmt_class;
 	if (!agent->send_only)
 		agent->reg = *req;
+	else if (req)	/* a send-only agent may do RMPP too */
+		agent->reg.rmpp_version = req->rmpp_version;
 	agent->internal = internal;
 	refcount_set(&agent->refs, 1);
 	init_completion(&agent->released);
@@ -239,6 +247,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	INIT_LIST_HEAD(&agent->sends);
 	INIT_LIST_HEAD(&agent->done);
 	INIT_LIST_HEAD(&agent->recvs);
+	INIT_LIST_HEAD(&agent->rmpp_sends);
 	INIT_LIST_HEAD(&agent->port_entry);
 	agent->timer_at = U64_MAX;
 	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);

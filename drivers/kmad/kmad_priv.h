@@ -406,6 +406,11 @@ struct kmad_agent_priv {
 						 * resize @tids
 						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
+	struct list_head rmpp_sends;		/* A: its RMPP sends that
+						 * are posted and not DONE
+						 * (rmpp_send.c), where
+						 * their ACKs are matched
+						 */
 	bool tables_emptied;			/* A: @tids and @deadlines
 						 * were emptied by the flush
 						 * of a DYING agent and stay
@@ -435,13 +440,16 @@ struct kmad_agent_priv {
  * Documentation/send-lifecycle.rst for the diagram.
  * @KMAD_SS_INIT: allocated (or completed and reusable), not posted.
  * @KMAD_SS_SENDING: handed to the QP; its send completion is pending.
- *	References: 2 if it expects a response, else 1.
+ *	References: 2 if it expects a response or is an RMPP send (whose
+ *	transfer must end too), else 1.  An RMPP send stays SENDING from
+ *	one segment to the next (Documentation/rmpp.rst).
  * @KMAD_SS_EARLY_RESP: its response arrived before its send completion
  *	and is parked on it.  References: 1 (send completion).
- * @KMAD_SS_WAIT_RESP: sent; waiting for the response or the deadline.
- *	References: 1 (response/timeout).
- * @KMAD_SS_CANCELED: canceled or flushed while its send completion was
- *	pending; no response can match it.  References: 1 (send completion).
+ * @KMAD_SS_WAIT_RESP: sent; waiting for the response or the deadline (an
+ *	RMPP send also: for an ACK).  References: 1 (response/timeout).
+ * @KMAD_SS_CANCELED: canceled, flushed or (RMPP) aborted while its send
+ *	completion was pending; no response or ACK can match it.
+ *	References: 1 (send completion).
  * @KMAD_SS_DONE: outcome decided, references 0; its callback is pending
  *	or running.
  */
@@ -501,6 +509,9 @@ struct kmad_recv_priv;
  *   only @qp_entry, which nothing writes before the send is queued on
  *   its QP again, so a send that timed out keeps its deadline until its
  *   callback (for the lateness kmad_agent_get_stats() reports);
+ * - an RMPP send (kmad_alloc_send_buf_rmpp()) is a larger allocation
+ *   that embeds this one, its segment 1 being @mad, and says so in
+ *   @rmpp: a single-MAD send pays nothing for RMPP;
  * - its small fields are bytes and bit-fields of bytes.  A byte is
  *   written under one lock only: @refs and @expects_resp share one (A),
  *   @hw and @hw_status another (Q), and @state and @status (A) stand
@@ -533,7 +544,14 @@ struct kmad_send_wr {
 	u8 refs:4;				/* A: as the contract counts
 						 * them
 						 */
-	u8 expects_resp:1;			/* A: posted with a timeout */
+	u8 expects_resp:1;			/* A: posted with a timeout,
+						 * a request: waits for a
+						 * response
+						 */
+	u8 rmpp:1;				/* I: an RMPP send, inside a
+						 * struct kmad_rmpp_send
+						 * (rmpp_send.c)
+						 */
 	u8 state;				/* A: enum kmad_send_state */
 	u8 status;				/* A: enum kmad_send_status,
 						 * the outcome once decided
@@ -609,6 +627,21 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 int kmad_agent_tables_init(struct kmad_agent_priv *agent);
 void kmad_agent_tables_destroy(struct kmad_agent_priv *agent);
 const char *kmad_send_state_name(enum kmad_send_state state);
+void kmad_send_wr_init(struct kmad_send_wr *wr, struct kmad_agent *agent,
+		       const struct kmad_dest *dest);
+void kmad_send_transmit(struct kmad_send_wr *wr);
+void kmad_send_wait(struct kmad_send_wr *wr, unsigned int timeout_ms);
+void kmad_send_finish(struct kmad_send_wr *wr, enum kmad_send_status status);
+int kmad_send_abort(struct kmad_send_wr *wr, enum kmad_send_status status);
+
+/* rmpp_send.c: the hooks send.c and qp.c call for an RMPP send (@wr->rmpp) */
+int kmad_rmpp_send_check(struct kmad_send_wr *wr);
+void kmad_rmpp_send_start(struct kmad_send_wr *wr);
+void kmad_rmpp_send_hw_done(struct kmad_send_wr *wr);
+bool kmad_rmpp_send_rewind(struct kmad_send_wr *wr);
+void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on);
+struct kmad_mad *kmad_rmpp_send_wire_mad(struct kmad_send_wr *wr);
+void kmad_rmpp_send_free(struct kmad_send_wr *wr);
 
 /* agent.c */
 #if IS_ENABLED(CONFIG_KUNIT)

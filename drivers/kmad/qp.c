@@ -93,7 +93,7 @@ static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw,
 
 	kmad_send_ah_attr(wr, attr);
 	hw->cqe = &wr->cqe;
-	hw->mad = &wr->mad;
+	hw->mad = wr->rmpp ? kmad_rmpp_send_wire_mad(wr) : &wr->mad;
 	hw->len = sizeof(wr->mad);
 	hw->dlid = attr->dlid;
 	hw->remote_qpn = d->remote_qpn;

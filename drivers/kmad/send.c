@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
+#include "rmpp.h"
 #include "trace.h"
 
 static const char *const kmad_send_state_names[KMAD_SS_NR_STATES] = {
@@ -48,6 +49,7 @@ static const bool kmad_send_allowed[KMAD_SS_NR_STATES][KMAD_SS_NR_STATES] = {
 		[KMAD_SS_SENDING] = true,
 	},
 	[KMAD_SS_SENDING] = {
+		[KMAD_SS_SENDING] = true,	/* an RMPP send's next segment */
 		[KMAD_SS_EARLY_RESP] = true,
 		[KMAD_SS_WAIT_RESP] = true,
 		[KMAD_SS_CANCELED] = true,
@@ -75,13 +77,24 @@ const char *kmad_send_state_name(enum kmad_send_state state)
 	return kmad_send_state_names[state];
 }
 
+/*
+ * Whether the send holds a second reference besides its send completion's
+ * while SENDING: one for its response or timeout (posted with a timeout),
+ * or, for an RMPP send, for the end of its transfer (rmpp_send.c: the
+ * final ACK, a STOP or ABORT, an ACK timeout) and then its response.
+ */
+static bool send_has_outcome_ref(const struct kmad_send_wr *wr)
+{
+	return wr->expects_resp || wr->rmpp;
+}
+
 /* The references the contract gives a send in @state. */
 static unsigned int send_expected_refs(const struct kmad_send_wr *wr,
 				       enum kmad_send_state state)
 {
 	switch (state) {
 	case KMAD_SS_SENDING:
-		return wr->expects_resp ? 2 : 1;
+		return send_has_outcome_ref(wr) ? 2 : 1;
 	case KMAD_SS_EARLY_RESP:	/* send completion */
 	case KMAD_SS_WAIT_RESP:	/* response or timeout */
 	case KMAD_SS_CANCELED:	/* send completion */
@@ -91,12 +104,16 @@ static unsigned int send_expected_refs(const struct kmad_send_wr *wr,
 	}
 }
 
-/* Whether a response may match the send in @state. */
+/*
+ * Whether a response may match the send in @state.  Only a send that
+ * expects one: an RMPP send without a timeout is WAIT_RESP while it waits
+ * for an ACK, which comes through kmad_rmpp_send_ctl(), not by TID.
+ */
 static bool send_matchable(const struct kmad_send_wr *wr,
 			   enum kmad_send_state state)
 {
-	return state == KMAD_SS_WAIT_RESP ||
-	       (state == KMAD_SS_SENDING && wr->expects_resp);
+	return wr->expects_resp &&
+	       (state == KMAD_SS_WAIT_RESP || state == KMAD_SS_SENDING);
 }
 
 static bool send_on_agent_list(enum kmad_send_state state)
@@ -200,10 +217,15 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 	if (ret)
 		return ret;
 
-	if (!send_on_agent_list(old) && send_on_agent_list(new))
+	if (!send_on_agent_list(old) && send_on_agent_list(new)) {
 		list_add_tail(&wr->agent_entry, &agent->sends);
-	else if (send_on_agent_list(old) && !send_on_agent_list(new))
+		if (wr->rmpp)
+			kmad_rmpp_send_listed(wr, true);
+	} else if (send_on_agent_list(old) && !send_on_agent_list(new)) {
 		list_del_init(&wr->agent_entry);
+		if (wr->rmpp)
+			kmad_rmpp_send_listed(wr, false);
+	}
 
 	/* Out of the wheel: what shares its memory (kmad_priv.h) is in
 	 * use again and starts empty.  The send is idle on its QP (it was
@@ -446,11 +468,16 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 	case KMAD_SS_SENDING:
 		send_put_ref(wr);			/* send completion */
 		if (status != KMAD_WC_SUCCESS) {
-			if (wr->expects_resp)
+			if (send_has_outcome_ref(wr))
 				send_put_ref(wr);	/* no response now */
 			wr->status = send_status_from_wc(status);
 			send_set_state(wr, KMAD_SS_DONE);
 			send_defer_done(wr);
+		} else if (wr->rmpp) {
+			/* The next segment, the wait for an ACK or the
+			 * response, or the end: rmpp_send.c decides.
+			 */
+			kmad_rmpp_send_hw_done(wr);
 		} else if (wr->expects_resp) {
 			now = kmad_now(agent->qpi->port);
 			wr->deadline_node.expires =
@@ -607,7 +634,7 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
 		trace_kmad_cancel(wr);
-		if (wr->expects_resp)
+		if (send_has_outcome_ref(wr))
 			send_put_ref(wr);		/* response */
 		wr->status = status;
 		send_set_state(wr, KMAD_SS_CANCELED);
@@ -671,6 +698,93 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
+/*
+ * The moves of an RMPP send's transfer, for rmpp_send.c, which decides
+ * them (Documentation/rmpp.rst); each goes through send_set_state().
+ * Context: the send's agent lock held.
+ */
+
+/**
+ * kmad_send_transmit() - hand the segment rmpp_send.c prepared to the QP.
+ * @wr: an RMPP send that is WAIT_RESP, or SENDING with its send
+ *	completion just reported (its reference dropped, the QP idle).
+ *
+ * Takes the reference of the new send completion.
+ */
+void kmad_send_transmit(struct kmad_send_wr *wr)
+{
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+
+	lockdep_assert_held(&agent->lock);
+	wr->refs++;				/* the new send completion */
+	if (send_set_state(wr, KMAD_SS_SENDING)) {
+		wr->refs--;			/* warned */
+		return;
+	}
+	/* Under the agent lock, as in kmad_post_send(). */
+	kmad_qp_send(agent->qpi, wr);
+}
+
+/**
+ * kmad_send_wait() - wait @timeout_ms from now for what comes next (an
+ * ACK, or the response).
+ * @wr: an RMPP send that is WAIT_RESP (its deadline moves), or SENDING
+ *	with its send completion just reported.
+ * @timeout_ms: from now.
+ */
+void kmad_send_wait(struct kmad_send_wr *wr, unsigned int timeout_ms)
+{
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+	u64 now;
+
+	lockdep_assert_held(&agent->lock);
+	now = kmad_now(agent->qpi->port);
+	if (wr->state == KMAD_SS_WAIT_RESP) {
+		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
+		kmad_wheel_sync(&agent->deadlines, now);
+		kmad_wheel_add(&agent->deadlines, &wr->deadline_node,
+			       now + msecs_to_jiffies(timeout_ms));
+	} else {
+		wr->deadline_node.expires = now + msecs_to_jiffies(timeout_ms);
+		kmad_wheel_sync(&agent->deadlines, now);
+		if (send_set_state(wr, KMAD_SS_WAIT_RESP))
+			return;			/* warned */
+	}
+	agent_arm_timer(agent);
+}
+
+/**
+ * kmad_send_finish() - end an RMPP send with @status by dropping its last
+ * reference, that of its outcome.
+ * @wr: an RMPP send that is WAIT_RESP, or SENDING with its send
+ *	completion just reported.
+ * @status: how it ended.
+ */
+void kmad_send_finish(struct kmad_send_wr *wr, enum kmad_send_status status)
+{
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
+	send_put_ref(wr);			/* the outcome */
+	wr->status = status;
+	if (send_set_state(wr, KMAD_SS_DONE))
+		return;				/* warned */
+	send_defer_done(wr);
+}
+
+/**
+ * kmad_send_abort() - end a send whose outcome is not decided yet with
+ * @status, as a cancel does: at once if the hardware does not hold it,
+ * else at its send completion.
+ * @wr: the send.
+ * @status: how it ends.
+ *
+ * Return: 0, or -EALREADY if its outcome was decided already.
+ */
+int kmad_send_abort(struct kmad_send_wr *wr, enum kmad_send_status status)
+{
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
+	return send_cancel_locked(wr, status);
+}
+
 /* Expire deadlines that have passed: retry or end with a timeout. */
 static void agent_expire(struct kmad_agent_priv *agent)
 {
@@ -693,7 +807,11 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	/* Each due send leaves the wheel as its state changes below. */
 	while ((due = kmad_wheel_first_due(&agent->deadlines))) {
 		wr = container_of(due, struct kmad_send_wr, deadline_node);
-		if (wr->retries_left && agent->state == KMAD_AGENT_ACTIVE) {
+		/* An RMPP send retries only while it waits for an ACK, from
+		 * the segment after the last one acknowledged.
+		 */
+		if (wr->retries_left && agent->state == KMAD_AGENT_ACTIVE &&
+		    (!wr->rmpp || kmad_rmpp_send_rewind(wr))) {
 			trace_kmad_retry(wr);
 			wr->retries_left--;
 			wr->refs++;			/* the new send completion */
@@ -855,6 +973,27 @@ void kmad_agent_tables_destroy(struct kmad_agent_priv *agent)
 }
 
 /**
+ * kmad_send_wr_init() - make a zeroed send an idle buffer of @agent.
+ * @wr: the send, zeroed (its &kmad_send_wr.rmpp bit may be set).
+ * @agent: the agent that will post it.
+ * @dest: where it goes.
+ *
+ * Context: any; @wr is not shared yet.
+ */
+void kmad_send_wr_init(struct kmad_send_wr *wr, struct kmad_agent *agent,
+		       const struct kmad_dest *dest)
+{
+	wr->cqe.done = kmad_qp_send_cqe_done;
+	wr->state = KMAD_SS_INIT;
+	wr->hw = KMAD_HW_IDLE;
+	INIT_LIST_HEAD(&wr->agent_entry);
+	INIT_LIST_HEAD(&wr->qp_entry);
+	wr->buf.agent = agent;
+	wr->buf.mad = &wr->mad;
+	wr->buf.dest = *dest;
+}
+
+/**
  * kmad_alloc_send_buf() - allocate a send buffer for @agent.
  * @agent: the agent that will post it.
  * @dest: where it goes.
@@ -879,14 +1018,7 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 	wr = kmem_cache_zalloc(kmad_send_cache, gfp);
 	if (!wr)
 		return ERR_PTR(-ENOMEM);
-	wr->cqe.done = kmad_qp_send_cqe_done;
-	wr->state = KMAD_SS_INIT;
-	wr->hw = KMAD_HW_IDLE;
-	INIT_LIST_HEAD(&wr->agent_entry);
-	INIT_LIST_HEAD(&wr->qp_entry);
-	wr->buf.agent = agent;
-	wr->buf.mad = &wr->mad;
-	wr->buf.dest = *dest;
+	kmad_send_wr_init(wr, agent, dest);
 	return &wr->buf;
 }
 EXPORT_SYMBOL_GPL(kmad_alloc_send_buf);
@@ -914,7 +1046,10 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 	if (WARN_ONCE(READ_ONCE(wr->state) != KMAD_SS_INIT,
 		      "kmad: freeing a posted send buffer\n"))
 		return;
-	kmem_cache_free(kmad_send_cache, wr);
+	if (wr->rmpp)
+		kmad_rmpp_send_free(wr);
+	else
+		kmem_cache_free(kmad_send_cache, wr);
 }
 EXPORT_SYMBOL_GPL(kmad_free_send_buf);
 
@@ -1040,6 +1175,15 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 		attr->grh.hop_limit = KMAD_ETH_HOP_LIMIT;
 }
 
+/* Is @mad an RMPP ACK, STOP or ABORT (rmpp.h)? */
+static bool send_is_rmpp_ctl(const struct kmad_mad *mad)
+{
+	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)mad;
+
+	return kmad_rmpp_active(mad) &&
+	       r->rmpp_hdr.rmpp_type != KMAD_RMPP_TYPE_DATA;
+}
+
 /**
  * kmad_post_send() - send a MAD.
  * @buf: a buffer from kmad_alloc_send_buf(), not currently posted.
@@ -1052,6 +1196,14 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
  * matching its TID and class, resending up to @buf->retries times with the
  * same TID.  Exactly one send_handler call follows a 0 return.
  *
+ * A buffer from kmad_alloc_send_buf_rmpp() is sent by RMPP
+ * (Documentation/rmpp.rst): segment by segment in windows, until the
+ * receiver's final ACK; @buf->timeout_ms also bounds the wait for each ACK
+ * (2 s at most, and without a timeout), @buf->retries counts the resends
+ * after an ACK timeout, and a response may have a timeout (its ACK
+ * timeout).  An RMPP ACK, STOP or ABORT keeps its TID: it names a
+ * transfer that exists.
+ *
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
  * A directed-route SMP takes the SMI send step here (its hop pointer
@@ -1062,7 +1214,8 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
  * above %KMAD_MAX_TIMEOUT_MS, a directed-route SMP whose path fails
  * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
  * whose sgid_index is not an entry of the port's GID table,
- * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge; -EBUSY if
+ * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, an RMPP
+ * buffer whose class is not one it was allocated for; -EBUSY if
  * another outstanding request of the agent has
  * the same TID, -ESHUTDOWN if the agent is unregistering or its port is
  * going away.
@@ -1073,6 +1226,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	struct kmad_send_wr *wr;
 	struct kmad_mad_hdr *hdr;
 	unsigned long flags;
+	bool expects_resp;
 	int addr_ret;
 	u64 tid;
 	int ret;
@@ -1108,19 +1262,25 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	    hdr->base_version != KMAD_MGMT_BASE_VERSION ||
 	    kmad_is_smp_class(hdr->mgmt_class) !=
 	    kmad_qpt_is_smi(agent->agent.qpt) ||
-	    /* A response is never answered, so it cannot wait for one. */
-	    (kmad_mad_is_response(hdr) && buf->timeout_ms) || addr_ret) {
+	    /* A response is never answered, so it cannot wait for one
+	     * (an RMPP response's timeout is its ACK timeout).
+	     */
+	    (kmad_mad_is_response(hdr) && buf->timeout_ms && !wr->rmpp) ||
+	    addr_ret || (wr->rmpp && kmad_rmpp_send_check(wr))) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
 	/* A refused post leaves the MAD as the ULP left it: every check
 	 * comes before kmad writes it.  A request's TID gets the agent's
-	 * hi_tid, and may not be that of another outstanding request.
+	 * hi_tid, and may not be that of another outstanding request.  An
+	 * RMPP ACK, STOP or ABORT belongs to a transfer the peer started,
+	 * or that its TID already names: it keeps its TID.
 	 */
+	expects_resp = buf->timeout_ms && !kmad_mad_is_response(hdr);
 	tid = be64_to_cpu(hdr->tid);
-	if (!kmad_mad_is_response(hdr))
+	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(&wr->mad))
 		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
-	if (buf->timeout_ms && kmad_tid_find(&agent->tids, tid)) {
+	if (expects_resp && kmad_tid_find(&agent->tids, tid)) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -1130,10 +1290,13 @@ int kmad_post_send(struct kmad_send_buf *buf)
 		goto out_unlock;
 	hdr->tid = cpu_to_be64(tid);
 	wr->tid.tid = tid;
-	wr->expects_resp = buf->timeout_ms != 0;
+	wr->expects_resp = expects_resp;
 	wr->retries_left = buf->retries;
 	wr->status = KMAD_SEND_OK;
-	wr->refs = wr->expects_resp ? 2 : 1;
+	wr->refs = send_has_outcome_ref(wr) ? 2 : 1;
+	/* Segment 1 goes first; the transfer's state starts over. */
+	if (wr->rmpp)
+		kmad_rmpp_send_start(wr);
 	/* Cannot fail: the TID is free, checked under this lock. */
 	ret = send_set_state(wr, KMAD_SS_SENDING);
 	if (ret) {
@@ -1241,6 +1404,11 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 			ret = -EINVAL;
 		break;
 	case KMAD_SS_WAIT_RESP:
+		/* An RMPP send without a timeout waits for an ACK. */
+		if (!wr->expects_resp) {
+			ret = -EINVAL;
+			break;
+		}
 		buf->timeout_ms = timeout_ms;
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 		now = kmad_now(agent->qpi->port);

@@ -21,7 +21,8 @@
  * refused with -EDEADLK (never a hang).
  *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
- * kmad_alloc_send_buf() with GFP_ATOMIC, kmad_free_send_buf() and
+ * kmad_alloc_send_buf() and kmad_alloc_send_buf_rmpp() with GFP_ATOMIC,
+ * kmad_send_buf_seg_count(), kmad_send_buf_seg(), kmad_free_send_buf() and
  * kmad_free_recv() may be called in any context but hard interrupt: process
  * context, softirq (timers, tasklets), and with interrupts disabled under
  * the ULP's own spin_lock_irqsave() (as ib_cm calls ib_mad).  They never
@@ -52,6 +53,11 @@
  *   responder's own LID is not checked: IBTA lets it answer from any LID
  *   of its LMC range.  A response that fails the check is dropped as
  *   unmatched.
+ * - An RMPP send (kmad_alloc_send_buf_rmpp(), Documentation/rmpp.rst)
+ *   is one send for these rules: one send_handler call, after the send
+ *   completion of every segment it posted; it ends at the receiver's
+ *   final ACK (or at its response after it, for a request with a
+ *   timeout), a STOP or ABORT (%KMAD_SEND_REMOTE_ABORT), or as any send.
  * - kmad_unregister_agent() cancels everything outstanding, waits for it,
  *   and every send posted before it returned -- including ones posted while
  *   it ran -- gets its callback; after it returns no handler runs.
@@ -272,13 +278,16 @@ struct kmad_dest {
  * kmad_alloc_send_buf() and kmad_free_send_buf().
  * @agent: the agent it was allocated for; set by kmad_alloc_send_buf(),
  *	never changed by the ULP.
- * @mad: the 256-byte MAD, filled by the ULP before posting.
+ * @mad: the 256-byte MAD, filled by the ULP before posting (of an RMPP
+ *	buffer: segment 1, see kmad_send_buf_seg()).
  * @dest: destination.
  * @timeout_ms: 0: no response expected; else how long to wait for one
  *	after each transmission, at most %KMAD_MAX_TIMEOUT_MS.
  *	kmad_modify_send() sets it to its new timeout, as ib_modify_mad()
- *	does.
- * @retries: how many times to resend after a timeout (same TID).
+ *	does.  For an RMPP send also the wait for each ACK (at most 2 s;
+ *	2 s when 0), Documentation/rmpp.rst.
+ * @retries: how many times to resend after a timeout (same TID); for an
+ *	RMPP send, after an ACK timeout, from the last segment acknowledged.
  * @context: for the ULP.
  *
  * A posted buffer must not be changed or freed until its send_handler has
@@ -437,6 +446,20 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 					  const struct kmad_dest *dest,
 					  gfp_t gfp);
 void kmad_free_send_buf(struct kmad_send_buf *buf);
+
+/**
+ * KMAD_RMPP_MAX_DATA_LEN - the most data one RMPP send carries (64 MiB),
+ * for kmad_alloc_send_buf_rmpp().
+ */
+#define KMAD_RMPP_MAX_DATA_LEN	(64U << 20)
+
+struct kmad_send_buf *kmad_alloc_send_buf_rmpp(struct kmad_agent *agent,
+					       const struct kmad_dest *dest,
+					       unsigned int hdr_len,
+					       size_t data_len, gfp_t gfp);
+unsigned int kmad_send_buf_seg_count(const struct kmad_send_buf *buf);
+struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
+				   unsigned int seg_num);
 int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 			      u8 hop_cnt);
 int kmad_post_send(struct kmad_send_buf *buf);

@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_rmpp: the sending side of RMPP, stepped one packet at a time.
+ *
+ * Device 0 sends; the test plays the receiving peer on device 1: it reads
+ * each segment kmad puts on device 0's wire (kmad_sim_peek_send()),
+ * completes it without delivering it, and injects the receiver's ACK,
+ * STOP or ABORT into device 0 as device 1 would send it.
+ */
+
+#include <linux/err.h>
+#include <linux/mm.h>
+
+#include "kmad_test.h"
+
+/* A send-only RMPP agent (requests) and an SA agent (responses), dev 0. */
+static struct kmad_agent *rt_req_agent;
+static struct kmad_agent *rt_sa_agent;
+
+#define RT_HDR		KMAD_SA_MAD_HDR_SIZE	/* 56 */
+#define RT_SEG_DATA	(KMAD_MAD_SIZE - RT_HDR)	/* 200 */
+#define RT_RTIME	5
+
+static int rt_init(struct kunit *test)
+{
+	struct kmad_reg_req req = { .rmpp_version = KMAD_RMPP_VERSION };
+	struct kt_fix *f;
+	int ret;
+
+	ret = kt_fix_init(test);
+	if (ret)
+		return ret;
+	f = test->priv;
+	rt_req_agent = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+					   kt_send_handler, kt_recv_handler, f);
+	if (IS_ERR(rt_req_agent)) {
+		ret = PTR_ERR(rt_req_agent);
+		rt_req_agent = NULL;
+		return ret;
+	}
+	req.mgmt_class = KT_CLASS;
+	req.class_version = KT_VERSION;
+	set_bit(KMAD_METHOD_GET_TABLE, req.method_mask);
+	rt_sa_agent = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+					  kt_send_handler, kt_recv_handler, f);
+	if (IS_ERR(rt_sa_agent)) {
+		ret = PTR_ERR(rt_sa_agent);
+		rt_sa_agent = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static void rt_exit(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+
+	/* The fabric first: its removal flushes what is left on the wire. */
+	if (f && !IS_ERR_OR_NULL(f->fab)) {
+		kmad_sim_destroy(f->fab);
+		f->fab = NULL;
+	}
+	if (rt_req_agent)
+		kmad_unregister_agent(rt_req_agent);
+	if (rt_sa_agent)
+		kmad_unregister_agent(rt_sa_agent);
+	rt_req_agent = NULL;
+	rt_sa_agent = NULL;
+	kt_fix_exit(test);
+}
+
+/* Data byte @i of a test message. */
+static u8 rt_byte(size_t i)
+{
+	return (i * 7 + 3) & 0xff;
+}
+
+/*
+ * An RMPP send of @data_len bytes with @method from @agent to device 1:
+ * SA headers in segment 1 (RRespTime RT_RTIME, a ComponentMask to find
+ * in every segment), the data pattern in every data area.
+ */
+static struct kmad_send_buf *rt_buf(struct kt_fix *f, struct kmad_agent *agent,
+				    u8 method, u64 tid, size_t data_len,
+				    unsigned int timeout_ms,
+				    unsigned int retries)
+{
+	struct kmad_dest dest = {
+		.dlid = kmad_port_lid(f->port[KT_DEV1]),
+		.remote_qpn = KT_QPN,
+		.remote_qkey = KMAD_QP1_QKEY,
+	};
+	struct kmad_send_buf *buf;
+	struct kmad_sa_mad *sa;
+	unsigned int n, count;
+	size_t i;
+
+	buf = kmad_alloc_send_buf_rmpp(agent, &dest, RT_HDR, data_len,
+				       GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(f->test, IS_ERR(buf));
+	sa = (struct kmad_sa_mad *)buf->mad;
+	sa->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	sa->mad_hdr.mgmt_class = KT_CLASS;
+	sa->mad_hdr.class_version = KT_VERSION;
+	sa->mad_hdr.method = method;
+	sa->mad_hdr.tid = cpu_to_be64(tid);
+	sa->mad_hdr.attr_id = cpu_to_be16(0x0035);
+	sa->rmpp_hdr.rmpp_rtime_flags = RT_RTIME << KMAD_RMPP_RTIME_SHIFT;
+	sa->comp_mask = cpu_to_be64(0x1234abcdULL);
+	count = kmad_send_buf_seg_count(buf);
+	for (i = 0; i < data_len; i++) {
+		n = i / RT_SEG_DATA + 1;
+		KUNIT_ASSERT_LE(f->test, n, count);
+		((u8 *)kmad_send_buf_seg(buf, n))[RT_HDR + i % RT_SEG_DATA] =
+			rt_byte(i);
+	}
+	buf->timeout_ms = timeout_ms;
+	buf->retries = retries;
+	return buf;
+}
+
+static unsigned int rt_wire(struct kt_fix *f)
+{
+	return kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN);
+}
+
+static struct kmad_rmpp_mad *rt_peek(struct kt_fix *f, unsigned int n,
+				     struct kmad_mad *mad)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN, n,
+						    mad, sizeof(*mad)),
+			(int)sizeof(*mad));
+	return (struct kmad_rmpp_mad *)mad;
+}
+
+/*
+ * The oldest packet on device 0's wire must be DATA segment @seg of
+ * @buf, with its header copied from segment 1 and its data: it is taken
+ * off the wire (sent, not delivered) and returned in @mad.
+ */
+static void rt_tx(struct kt_fix *f, struct kmad_send_buf *buf, u32 seg,
+		  struct kmad_mad *mad)
+{
+	struct kmad_rmpp_mad *r;
+	struct kmad_sa_mad *sa;
+	u32 count = kmad_send_buf_seg_count(buf);
+
+	KUNIT_ASSERT_GE(f->test, rt_wire(f), 1U);
+	r = rt_peek(f, 0, mad);
+	sa = (struct kmad_sa_mad *)mad;
+	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_type, KMAD_RMPP_TYPE_DATA);
+	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_version, KMAD_RMPP_VERSION);
+	KUNIT_ASSERT_EQ(f->test, be32_to_cpu(r->rmpp_hdr.seg_num), seg);
+	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_rtime_flags,
+			(u8)(RT_RTIME << KMAD_RMPP_RTIME_SHIFT |
+			     KMAD_RMPP_FLAG_ACTIVE |
+			     (seg == 1 ? KMAD_RMPP_FLAG_FIRST : 0) |
+			     (seg == count ? KMAD_RMPP_FLAG_LAST : 0)));
+	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(r->mad_hdr.tid),
+			be64_to_cpu(buf->mad->mad_hdr.tid));
+	KUNIT_EXPECT_EQ(f->test, r->mad_hdr.method, buf->mad->mad_hdr.method);
+	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(sa->comp_mask), 0x1234abcdULL);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+}
+
+/*
+ * Inject the receiver's @type packet about the transfer @seg1 (a segment
+ * of it as sent) into device 0, as device 1 sends it: the Method's
+ * response bit flipped, as ib_mad does.
+ */
+static void rt_ctl(struct kt_fix *f, const struct kmad_mad *seg1, u8 type,
+		   u8 status, u32 seg, u32 newwin)
+{
+	struct kmad_mad mad = *seg1;
+	struct kmad_rmpp_mad *r = (struct kmad_rmpp_mad *)&mad;
+
+	r->mad_hdr.method ^= KMAD_METHOD_RESP;
+	r->rmpp_hdr.rmpp_type = type;
+	r->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE;
+	r->rmpp_hdr.rmpp_status = status;
+	r->rmpp_hdr.seg_num = cpu_to_be32(seg);
+	r->rmpp_hdr.paylen_newwin = cpu_to_be32(newwin);
+	memset(r->data, 0, sizeof(r->data));
+	KUNIT_ASSERT_EQ(f->test,
+			kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+					sizeof(mad),
+					kmad_port_lid(f->port[KT_DEV1]),
+					KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+}
+
+static void rt_ack(struct kt_fix *f, const struct kmad_mad *seg1, u32 seg,
+		   u32 newwin)
+{
+	rt_ctl(f, seg1, KMAD_RMPP_TYPE_ACK, 0, seg, newwin);
+}
+
+/* The packet on the wire is kmad's ABORT with @status about @seg1. */
+static void rt_expect_abort(struct kt_fix *f, const struct kmad_mad *seg1,
+			    u8 status)
+{
+	struct kmad_mad mad;
+	struct kmad_rmpp_mad *r;
+
+	KUNIT_ASSERT_EQ(f->test, rt_wire(f), 1U);
+	r = rt_peek(f, 0, &mad);
+	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_type, KMAD_RMPP_TYPE_ABORT);
+	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_status, status);
+	KUNIT_EXPECT_TRUE(f->test, r->rmpp_hdr.rmpp_rtime_flags &
+			  KMAD_RMPP_FLAG_ACTIVE);
+	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(r->mad_hdr.tid),
+			be64_to_cpu(seg1->mad_hdr.tid));
+	KUNIT_EXPECT_EQ(f->test, r->mad_hdr.method, seg1->mad_hdr.method);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+}
+
+/* One segment: FIRST and LAST, PayloadLength as ib_mad has it; the final
+ * ACK ends a send that expects no response.
+ */
+static void rmpp_single_segment(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 1, 100, 0, 0);
+	struct kmad_mad seg1;
+	unsigned int refs;
+
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_seg_count(buf), 1U);
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, refs, 2U);
+	rt_tx(f, buf, 1, &seg1);
+	/* 220 - pad, pad = 200 - 100 */
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(((struct kmad_rmpp_mad *)&seg1)->
+					  rmpp_hdr.paylen_newwin), 120U);
+	KUNIT_EXPECT_EQ(test, ((u8 *)&seg1)[RT_HDR + 99], rt_byte(99));
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	rt_ack(f, &seg1, 1, 1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_free_send_buf(buf);
+}
+
+/* Windows grow with each ACK's NewWindowLast; one segment in the hardware
+ * at a time, each copying segment 1's header; the first segment carries
+ * the whole PayloadLength, the last its own share.
+ */
+static void rmpp_multi_window(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	/* 5 segments, 150 bytes in the last: pad 50 */
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 2, 950, 0, 0);
+	struct kmad_mad seg1, mad;
+	struct kmad_rmpp_mad *r = (struct kmad_rmpp_mad *)&mad;
+	u32 n;
+
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_seg_count(buf), 5U);
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(((struct kmad_rmpp_mad *)&seg1)->
+					  rmpp_hdr.paylen_newwin),
+			5U * 220 - 50);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);	/* window 1 */
+
+	rt_ack(f, &seg1, 1, 3);
+	for (n = 2; n <= 3; n++) {
+		KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* one at a time */
+		rt_tx(f, buf, n, &mad);
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(r->rmpp_hdr.paylen_newwin), 0U);
+		KUNIT_EXPECT_EQ(test, ((u8 *)&mad)[RT_HDR],
+				rt_byte((n - 1) * RT_SEG_DATA));
+	}
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+
+	rt_ack(f, &seg1, 3, 5);
+	rt_tx(f, buf, 4, &mad);
+	rt_tx(f, buf, 5, &mad);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(r->rmpp_hdr.paylen_newwin), 170U);
+	KUNIT_EXPECT_EQ(test, ((u8 *)&mad)[RT_HDR + 149], rt_byte(949));
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	rt_ack(f, &seg1, 5, 5);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A lost ACK: the deadline resends from the segment after the last one
+ * acknowledged, with the same TID; the transfer then completes.
+ */
+static void rmpp_lost_ack_retransmits(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 3, 600, 0, 2);
+	struct kmad_mad seg1, mad;
+
+	buf->timeout_ms = 0;	/* no response expected: 2 s ACK wait */
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	/* The ACK of 2 and 3 is lost. */
+	kmad_sim_advance_clock(f->fab, 1999);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_ack(f, &seg1, 3, 3);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* No ACK at all: each deadline takes a retry and resends segment 1; when
+ * none is left the send ends with RESP_TIMEOUT, once.
+ */
+static void rmpp_retries_exhausted(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 4, 300, 100, 1);
+	struct kmad_mad mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &mad);
+	kmad_sim_advance_clock(f->fab, 100);
+	kt_settle(f);
+	rt_tx(f, buf, 1, &mad);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 100);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* An ACK older than the last one taken (lower segment, or a smaller
+ * window) and a duplicate change nothing: no resend, no abort.
+ */
+static void rmpp_stale_ack_ignored(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 5, 800, 0, 0);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	rt_ack(f, &seg1, 2, 4);
+	rt_tx(f, buf, 3, &mad);
+	rt_tx(f, buf, 4, &mad);
+
+	rt_ack(f, &seg1, 1, 2);		/* older segment */
+	rt_ack(f, &seg1, 2, 3);		/* smaller window */
+	rt_ack(f, &seg1, 2, 4);		/* duplicate */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+
+	rt_ack(f, &seg1, 4, 4);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* An ACK of a segment never sent: kmad sends ABORT (S2B) and the send
+ * ends REMOTE_ABORT; later ACKs do not match it.
+ */
+static void rmpp_ack_beyond_sent_aborts(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 6, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 2, 3);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_S2B);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+
+	rt_ack(f, &seg1, 1, 3);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/* NewWindowLast below the segment acknowledged: ABORT (W2S). */
+static void rmpp_window_too_small_aborts(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 7, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 0);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_W2S);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+}
+
+/* STOP (ResX) from the receiver ends the send REMOTE_ABORT, silently. */
+static void rmpp_stop_from_receiver(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 8, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+}
+
+/* ABORT from the receiver while a segment is in the hardware: the send
+ * ends REMOTE_ABORT at that segment's send completion, not before, and
+ * nothing more is sent.
+ */
+static void rmpp_abort_from_receiver(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 9, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 */
+	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_T2L, 0, 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_CANCELED);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+}
+
+/* An ABORT whose status is not an abort status: the send ends, and kmad
+ * answers with ABORT (BadStatus).
+ */
+static void rmpp_abort_bad_status_answered(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 10, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_RESX, 0, 0);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_BAD_STATUS);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+}
+
+/* Cancel mid-window: CANCELED at the send completion of the segment in
+ * the hardware, nothing more sent, a later ACK matches nothing.
+ */
+static void rmpp_cancel_mid_window(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 11, 800, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 4);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 */
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), -EALREADY);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+
+	rt_ack(f, &seg1, 2, 4);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/* Unregistering mid-transfer flushes the send waiting for an ACK; the ACK
+ * that comes after finds nothing.
+ */
+static void rmpp_unregister_mid_transfer(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 12, 800, 0, 0);
+	struct kmad_mad seg1;
+
+	f->free_on_send = true;
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(rt_req_agent), 0);
+	rt_req_agent = NULL;
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_FLUSHED);
+
+	rt_ack(f, &seg1, 1, 4);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+}
+
+/* Port removal mid-window: the segment in the hardware is flushed and
+ * the send ends FLUSHED, once; nothing more is sent.
+ */
+static void rmpp_port_removal_mid_transfer(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 20, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 */
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -ESHUTDOWN);
+	kmad_free_send_buf(buf);
+}
+
+/* A segment whose send completion fails ends the send LOCAL_ERROR. */
+static void rmpp_segment_send_error(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 21, 600, 0, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	kt_complete(f, KT_DEV0, KMAD_WC_LOC_ERR, false);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_LOCAL_ERROR);
+	kmad_free_send_buf(buf);
+}
+
+/* ACKs that arrive before the send completion of the segment they
+ * acknowledge: the next segment waits for that completion, and the final
+ * ACK's callback too.
+ */
+static void rmpp_ack_before_send_completion(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 13, 400, 0, 0);
+	struct kmad_mad seg1, mad;
+	unsigned int refs;
+
+	kt_post(f, buf);
+	rt_peek(f, 0, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 1U);	/* still segment 1 */
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, refs, 2U);
+	rt_tx(f, buf, 1, &mad);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);
+	rt_peek(f, 0, &mad);
+	rt_ack(f, &seg1, 2, 2);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_tx(f, buf, 2, &mad);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_free_send_buf(buf);
+}
+
+/* A request with a timeout: after the final ACK it waits for its response
+ * by TID, like any request; the response ends it.
+ */
+static void rmpp_request_then_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 14, 300, 500, 1);
+	struct kmad_mad seg1, mad;
+	unsigned int refs;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	rt_ack(f, &seg1, 2, 2);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	/* The response: one MAD, RMPP inactive. */
+	mad = seg1;
+	mad.mad_hdr.method = KMAD_METHOD_GET_MULTI_RESP;
+	memset(&((struct kmad_rmpp_mad *)&mad)->rmpp_hdr, 0,
+	       sizeof(struct kmad_rmpp_hdr));
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+					      sizeof(mad),
+					      kmad_port_lid(f->port[KT_DEV1]),
+					      KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_MULTI_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* After the final ACK the response wait is timeout_ms, once: no segment
+ * is resent, retries or not.
+ */
+static void rmpp_request_response_timeout(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 15, 100, 500, 3);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 1);
+	kmad_sim_advance_clock(f->fab, 499);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* A response sent with RMPP (GetTableResp) is ACKed with the request
+ * method, which comes through the request dispatch; the final ACK ends it.
+ * Its TID is the requester's, untouched.
+ */
+static void rmpp_response_send(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const u64 tid = 0xfeed000000000042ULL;
+	struct kmad_send_buf *buf = rt_buf(f, rt_sa_agent,
+					   KMAD_METHOD_GET_TABLE_RESP, tid, 300,
+					   0, 0);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(buf->mad->mad_hdr.tid), tid);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	rt_ack(f, &seg1, 2, 2);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* An ACK from another peer, with the transfer's TID and class, is not
+ * about it.
+ */
+static void rmpp_ack_from_other_peer(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 16, 100, 0, 0);
+	struct kmad_mad seg1, ack;
+	struct kmad_rmpp_mad *r = (struct kmad_rmpp_mad *)&ack;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	ack = seg1;
+	r->mad_hdr.method ^= KMAD_METHOD_RESP;
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_ACK;
+	r->rmpp_hdr.seg_num = cpu_to_be32(1);
+	r->rmpp_hdr.paylen_newwin = cpu_to_be32(1);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &ack,
+					      sizeof(ack),
+					      kmad_port_lid(f->port[KT_DEV1]) + 7,
+					      KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/* 1 MiB: 5243 segments of 200 bytes in pages; the first 20 go out with
+ * segment 1's header and their own data, across the page boundary.
+ */
+static void rmpp_one_mib(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const size_t len = 1 << 20;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 17, len, 0, 0);
+	struct kmad_mad seg1, mad;
+	unsigned int count = kmad_send_buf_seg_count(buf), n;
+
+	KUNIT_ASSERT_EQ(test, count, (unsigned int)DIV_ROUND_UP(len, 200));
+	KUNIT_EXPECT_NULL(test, kmad_send_buf_seg(buf, 0));
+	KUNIT_EXPECT_NULL(test, kmad_send_buf_seg(buf, count + 1));
+	KUNIT_EXPECT_PTR_EQ(test, kmad_send_buf_seg(buf, 1), buf->mad);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(kmad_send_buf_seg(buf, count)));
+	/* 1048576 = 5242 * 200 + 176: the last segment holds 176 bytes */
+	KUNIT_EXPECT_EQ(test, ((u8 *)kmad_send_buf_seg(buf, count))[RT_HDR + 175],
+			rt_byte(len - 1));
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(((struct kmad_rmpp_mad *)&seg1)->
+					  rmpp_hdr.paylen_newwin),
+			count * 220U - 24);
+	rt_ack(f, &seg1, 1, 20);
+	for (n = 2; n <= 20; n++) {
+		rt_tx(f, buf, n, &mad);
+		KUNIT_EXPECT_EQ(test, ((u8 *)&mad)[RT_HDR + 5],
+				rt_byte((n - 1) * 200 + 5));
+	}
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/* What the API refuses with -EINVAL. */
+static void rmpp_api_einval(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req = { .rmpp_version = KMAD_RMPP_VERSION };
+	struct kmad_dest dest = {
+		.dlid = kmad_port_lid(f->port[KT_DEV1]),
+		.remote_qpn = KT_QPN,
+		.remote_qkey = KMAD_QP1_QKEY,
+	};
+	struct kmad_send_buf *buf;
+	struct kmad_agent *a;
+
+	/* An agent without an RMPP version; a header length of no class. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_alloc_send_buf_rmpp(f->agent, &dest,
+							       RT_HDR, 10,
+							       GFP_KERNEL)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_alloc_send_buf_rmpp(rt_req_agent,
+							       &dest, 24, 10,
+							       GFP_KERNEL)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_alloc_send_buf_rmpp(rt_sa_agent,
+							       &dest, 64, 10,
+							       GFP_KERNEL)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_alloc_send_buf_rmpp(rt_req_agent,
+							       &dest, RT_HDR,
+							       KMAD_RMPP_MAX_DATA_LEN + 1,
+							       GFP_KERNEL)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_alloc_send_buf_rmpp(rt_req_agent,
+							       NULL, RT_HDR, 10,
+							       GFP_KERNEL)),
+			-EINVAL);
+
+	/* Registration: version 2; a class without the RMPP header; QP0. */
+	req.rmpp_version = 2;
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(a), -EINVAL);
+	req.rmpp_version = KMAD_RMPP_VERSION;
+	req.mgmt_class = KMAD_MGMT_CLASS_PERF_MGMT;
+	req.class_version = 1;
+	set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(a), -EINVAL);
+	memset(&req, 0, sizeof(req));
+	req.rmpp_version = KMAD_RMPP_VERSION;
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, &req,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(a), -EINVAL);
+
+	/* A post whose class does not repeat the header it was made for. */
+	buf = rt_buf(f, rt_req_agent, KMAD_METHOD_GET_MULTI, 18, 10, 0, 0);
+	buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_DEVICE_MGMT;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(buf->mad->mad_hdr.tid), 18ULL);
+	kmad_free_send_buf(buf);
+
+	/* A single-MAD buffer is one segment. */
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 19, 0, 0);
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_seg_count(buf), 1U);
+	KUNIT_EXPECT_PTR_EQ(test, kmad_send_buf_seg(buf, 1), buf->mad);
+	KUNIT_EXPECT_NULL(test, kmad_send_buf_seg(buf, 2));
+	kmad_free_send_buf(buf);
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_seg_count(NULL), 0U);
+}
+
+static struct kunit_case rmpp_cases[] = {
+	KUNIT_CASE(rmpp_single_segment),
+	KUNIT_CASE(rmpp_multi_window),
+	KUNIT_CASE(rmpp_lost_ack_retransmits),
+	KUNIT_CASE(rmpp_retries_exhausted),
+	KUNIT_CASE(rmpp_stale_ack_ignored),
+	KUNIT_CASE(rmpp_ack_beyond_sent_aborts),
+	KUNIT_CASE(rmpp_window_too_small_aborts),
+	KUNIT_CASE(rmpp_stop_from_receiver),
+	KUNIT_CASE(rmpp_abort_from_receiver),
+	KUNIT_CASE(rmpp_abort_bad_status_answered),
+	KUNIT_CASE(rmpp_cancel_mid_window),
+	KUNIT_CASE(rmpp_unregister_mid_transfer),
+	KUNIT_CASE(rmpp_port_removal_mid_transfer),
+	KUNIT_CASE(rmpp_segment_send_error),
+	KUNIT_CASE(rmpp_ack_before_send_completion),
+	KUNIT_CASE(rmpp_request_then_response),
+	KUNIT_CASE(rmpp_request_response_timeout),
+	KUNIT_CASE(rmpp_response_send),
+	KUNIT_CASE(rmpp_ack_from_other_peer),
+	KUNIT_CASE(rmpp_one_mib),
+	KUNIT_CASE(rmpp_api_einval),
+	{}
+};
+
+static struct kunit_suite rmpp_suite = {
+	.name = "kmad_rmpp",
+	.init = rt_init,
+	.exit = rt_exit,
+	.test_cases = rmpp_cases,
+};
+
+kunit_test_suites(&rmpp_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's RMPP sender");
+MODULE_LICENSE("GPL");
