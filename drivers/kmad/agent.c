@@ -175,8 +175,12 @@ static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
 
 	if (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI)
 		return -EINVAL;
-	/* RMPP is not implemented yet: refuse rather than ignore it. */
-	if (req && req->rmpp_version)
+	/* RMPP: its one version, for a class with the RMPP header or a
+	 * send-only agent.
+	 */
+	if (req && req->rmpp_version &&
+	    (req->rmpp_version != KMAD_RMPP_VERSION ||
+	     (req->mgmt_class && !kmad_mgmt_class_has_rmpp(req->mgmt_class))))
 		return -EINVAL;
 	if (!req || !req->mgmt_class)
 		return 0;	/* send-only */
@@ -231,6 +235,8 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	agent->send_only = !req || !req->mgmt_class;
 	if (!agent->send_only)
 		agent->reg = *req;
+	else if (req)
+		agent->reg.rmpp_version = req->rmpp_version;
 	agent->internal = internal;
 	refcount_set(&agent->refs, 1);
 	init_completion(&agent->released);
@@ -240,6 +246,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	INIT_LIST_HEAD(&agent->done);
 	INIT_LIST_HEAD(&agent->recvs);
 	INIT_LIST_HEAD(&agent->port_entry);
+	INIT_LIST_HEAD(&agent->rmpp_recvs);
 	agent->timer_at = U64_MAX;
 	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);
 
@@ -301,9 +308,11 @@ err_free:
  * Return: the agent, or an ERR_PTR: -EINVAL for an invalid registration
  * (SMP class on QP1 or a GMP class on QP0, reserved class, class version 0,
  * empty method mask or method 0, OUI missing for or given to a class outside
- * 0x30-0x4F), -EBUSY if it overlaps an existing registration (same class,
- * version and OUI, a common method), -EOPNOTSUPP for QP0 on a port without
- * one (kmad_port_has_smi()), -ENODEV if the port is going away.
+ * 0x30-0x4F, an rmpp_version other than %KMAD_RMPP_VERSION, or one for a
+ * class without the RMPP header), -EBUSY if it overlaps an existing
+ * registration (same class, version and OUI, a common method), -EOPNOTSUPP
+ * for QP0 on a port without one (kmad_port_has_smi()), -ENODEV if the port
+ * is going away.
  */
 struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       enum kmad_qp_type qpt,
@@ -371,6 +380,7 @@ static void agent_stop(struct kmad_agent_priv *agent)
 
 	xa_erase(&kmad_agents, agent->agent.hi_tid);
 	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
+	kmad_rmpp_recv_flush(agent);
 }
 
 static void kmad_device_release(struct kref *ref)
