@@ -249,6 +249,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	INIT_LIST_HEAD(&agent->recvs);
 	INIT_LIST_HEAD(&agent->rmpp_sends);
 	INIT_LIST_HEAD(&agent->port_entry);
+	INIT_LIST_HEAD(&agent->rmpp_recvs);
 	agent->timer_at = U64_MAX;
 	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);
 
@@ -310,9 +311,11 @@ err_free:
  * Return: the agent, or an ERR_PTR: -EINVAL for an invalid registration
  * (SMP class on QP1 or a GMP class on QP0, reserved class, class version 0,
  * empty method mask or method 0, OUI missing for or given to a class outside
- * 0x30-0x4F), -EBUSY if it overlaps an existing registration (same class,
- * version and OUI, a common method), -EOPNOTSUPP for QP0 on a port without
- * one (kmad_port_has_smi()), -ENODEV if the port is going away.
+ * 0x30-0x4F, an rmpp_version other than %KMAD_RMPP_VERSION, or one for a
+ * class without the RMPP header), -EBUSY if it overlaps an existing
+ * registration (same class, version and OUI, a common method), -EOPNOTSUPP
+ * for QP0 on a port without one (kmad_port_has_smi()), -ENODEV if the port
+ * is going away.
  */
 struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       enum kmad_qp_type qpt,
@@ -380,6 +383,7 @@ static void agent_stop(struct kmad_agent_priv *agent)
 
 	xa_erase(&kmad_agents, agent->agent.hi_tid);
 	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
+	kmad_rmpp_recv_flush(agent);
 }
 
 static void kmad_device_release(struct kref *ref)

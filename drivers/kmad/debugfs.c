@@ -41,6 +41,15 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_AH_MISSES] = "ah_cache_misses",
 	[KMAD_PSTAT_AH_FAILURES] = "ah_create_failures",
 	[KMAD_PSTAT_AH_DESTROYED] = "ah_destroyed",
+	[KMAD_PSTAT_RMPP_REASSEMBLED] = "rmpp_reassembled",
+	[KMAD_PSTAT_RMPP_ACKS] = "rmpp_acks_sent",
+	[KMAD_PSTAT_RMPP_DUPLICATES] = "rmpp_duplicates",
+	[KMAD_PSTAT_RMPP_OUT_OF_ORDER] = "rmpp_out_of_order",
+	[KMAD_PSTAT_RMPP_ABORTS] = "rmpp_recv_aborts_sent",
+	[KMAD_PSTAT_RMPP_RESX] = "rmpp_recv_refused_resx",
+	[KMAD_PSTAT_RMPP_TIMEOUTS] = "rmpp_recv_timeouts",
+	[KMAD_PSTAT_RMPP_REMOTE_ENDED] = "rmpp_recv_ended_by_sender",
+	[KMAD_PSTAT_RMPP_DROPPED] = "rmpp_recv_dropped",
 };
 
 static const char *const agent_stat_names[KMAD_ASTAT_COUNT] = {

@@ -144,6 +144,24 @@ enum kmad_port_stat {
 	KMAD_PSTAT_AH_MISSES,		/* sends that had to wait for one */
 	KMAD_PSTAT_AH_FAILURES,		/* AH creations that failed */
 	KMAD_PSTAT_AH_DESTROYED,	/* AHs destroyed (evicted, flushed) */
+	/* RMPP receiving side (rmpp_recv.c, Documentation/rmpp.rst). */
+	KMAD_PSTAT_RMPP_REASSEMBLED,	/* RMPP messages received whole */
+	KMAD_PSTAT_RMPP_ACKS,		/* ACKs sent as a receiver */
+	KMAD_PSTAT_RMPP_DUPLICATES,	/* DATA segments already had: re-ACKed */
+	KMAD_PSTAT_RMPP_OUT_OF_ORDER,	/* DATA past the next expected:
+					 * dropped, the last good re-ACKed
+					 */
+	KMAD_PSTAT_RMPP_ABORTS,		/* ABORTs sent as a receiver (the
+					 * sender broke the protocol)
+					 */
+	KMAD_PSTAT_RMPP_RESX,		/* transfers refused with STOP RESX:
+					 * limits, no memory
+					 */
+	KMAD_PSTAT_RMPP_TIMEOUTS,	/* reassemblies dropped idle */
+	KMAD_PSTAT_RMPP_REMOTE_ENDED,	/* reassemblies the sender ended
+					 * (STOP, ABORT)
+					 */
+	KMAD_PSTAT_RMPP_DROPPED,	/* RMPP packets dropped otherwise */
 	KMAD_PSTAT_COUNT
 };
 
@@ -433,6 +451,11 @@ struct kmad_agent_priv {
 	u64 timeout_late_max;			/* A: jiffies from a final
 						 * deadline to its callback
 						 */
+	struct list_head rmpp_recvs;		/* A: RMPP reassemblies, in
+						 * progress or lingering
+						 * done (rmpp_recv.c)
+						 */
+	unsigned int rmpp_recvs_active;		/* A: those in progress */
 };
 
 /**
@@ -686,6 +709,12 @@ bool kmad_qp_exists(const struct kmad_qp_info *qpi);
 void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc);
 int kmad_recv_refill(struct kmad_qp_info *qpi);
 void kmad_recv_free(struct kmad_recv_priv *recv);
+int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
+			 const struct kmad_recv_wc *req);
+
+/* rmpp_recv.c */
+void kmad_rmpp_recv_expire(struct kmad_agent_priv *agent);
+void kmad_rmpp_recv_flush(struct kmad_agent_priv *agent);
 
 /* debugfs.c */
 void kmad_debugfs_device_add(struct kmad_device *dev);

@@ -25,6 +25,7 @@
  * ulp-guide.rst, "Requests kmad answers itself").
  */
 
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "kmad_priv.h"
@@ -37,9 +38,15 @@
 /**
  * kmad_recv_free() - free a receive buffer kmad still owns.
  * @recv: the buffer.
+ *
+ * A reassembled RMPP message (rmpp_recv.c) is a receive whose
+ * &kmad_recv_wc.mad points to its own buffer, not to @recv->mad: that
+ * buffer goes too.
  */
 void kmad_recv_free(struct kmad_recv_priv *recv)
 {
+	if (recv->wc.mad && recv->wc.mad != &recv->mad)
+		kvfree(recv->wc.mad);
 	kfree(recv);
 }
 
@@ -214,9 +221,15 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 	return 0;
 }
 
-/*
- * Address the response to @req, which arrived on @port.  A request that
- * came with a GRH is answered by GID, as ib_mad's
+/**
+ * kmad_recv_reply_dest() - address the answer to a received MAD.
+ * @port: the port @req arrived on.
+ * @dest: filled.
+ * @req: the received MAD.
+ *
+ * For responses, kmad's "unsupported" answers and the RMPP receiver's
+ * ACK, STOP and ABORT (rmpp_recv.c).  A MAD that came with a GRH is
+ * answered by GID, as ib_mad's
  * ib_init_ah_attr_from_wc() does: to its source GID, from the port's GID
  * it was sent to (the lowest index holding it), with its flow label and
  * traffic class, hop limit 0xff on InfiniBand (the requester may be in
@@ -226,8 +239,11 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * requester might not take for the one it asked.  A request that came
  * through the provider's bridge, to the port's real QP1, is answered from
  * there (&kmad_dest.from_qp1).
+ *
+ * Context: any but hard interrupt.
+ * Return: 0 or -EADDRNOTAVAIL.
  */
-static int response_dest(struct kmad_port *port, struct kmad_dest *dest,
+int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 			 const struct kmad_recv_wc *req)
 {
 	memset(dest, 0, sizeof(*dest));
@@ -290,7 +306,7 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 
 	if (!agent || !req || !req->mad)
 		return ERR_PTR(-EINVAL);
-	ret = response_dest(agent->port, &dest, req);
+	ret = kmad_recv_reply_dest(agent->port, &dest, req);
 	if (ret)
 		return ERR_PTR(ret);
 	buf = kmad_alloc_send_buf(agent, &dest, gfp);
@@ -373,7 +389,7 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 	    (kmad_smp_is_returning((struct kmad_smp *)&recv->mad) ||
 	     (why != KMAD_MAD_VERDICT_OK && !recv_smi_step(qpi, recv))))
 		goto dropped;
-	if (response_dest(qpi->port, &dest, &recv->wc))
+	if (kmad_recv_reply_dest(qpi->port, &dest, &recv->wc))
 		goto dropped;
 	buf = kmad_alloc_send_buf(&responder->agent, &dest, GFP_KERNEL);
 	if (IS_ERR(buf))

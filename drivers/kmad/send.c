@@ -920,6 +920,7 @@ void kmad_agent_work(struct work_struct *work)
 	 */
 	agent_resize_tids(agent);
 	agent_expire(agent);
+	kmad_rmpp_recv_expire(agent);
 	for (;;) {
 		spin_lock_irqsave(&agent->lock, flags);
 		n = agent_take_done(agent, &batch);
@@ -1189,7 +1190,9 @@ static bool send_is_rmpp_ctl(const struct kmad_mad *mad)
  * @buf: a buffer from kmad_alloc_send_buf(), not currently posted.
  *
  * For a request, kmad puts the agent's hi_tid in the upper 32 bits of the
- * TID; a response (kmad_mad_is_response(), as on receive: a response
+ * TID (not for kmad's own responders, whose RMPP ACK, STOP and ABORT
+ * carry the TID of the transfer they are about, rmpp_recv.c); a
+ * response (kmad_mad_is_response(), as on receive: a response
  * method, TrapRepress, or a baseboard management MAD with bit 0 of its
  * AttributeModifier set) keeps the requester's TID and may not have a
  * timeout.  With @buf->timeout_ms set, the send waits for a response
@@ -1278,7 +1281,8 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 */
 	expects_resp = buf->timeout_ms && !kmad_mad_is_response(hdr);
 	tid = be64_to_cpu(hdr->tid);
-	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(&wr->mad))
+	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(&wr->mad) &&
+	    !agent->internal)
 		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
 	if (expects_resp && kmad_tid_find(&agent->tids, tid)) {
 		ret = -EBUSY;

@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmad_rmpp_recv: the receiving side of RMPP (IBTA 13.6).
+ *
+ * Step mode: the test plays the sending peer (device 1).  It injects DATA
+ * segments into device 0, where an agent registered with an RMPP version
+ * reassembles them, and takes kmad's ACK, STOP and ABORT packets off
+ * device 0's wire to compare them with what IBTA (and ib_mad) would send.
+ * The messages the agent gets are compared byte for byte with the layout
+ * &kmad_recv_wc.mad_len documents, built here from the segments.
+ */
+
+#include "kmad_test.h"
+
+#define RT_CLASS	KT_CLASS		/* SA: 56 bytes of header */
+#define RT_HDR		KMAD_SA_MAD_HDR_SIZE
+#define RT_SEG_PAY	KMAD_RMPP_DATA_SIZE	/* 220 */
+#define RT_METHOD	KMAD_METHOD_GET_MULTI	/* ACKed with GetMultiResp */
+#define RT_TID		0x0000000900000077ULL
+/* Seven segments, the last one carrying 120 bytes of RMPP payload. */
+#define RT_SEGS		7
+#define RT_PAYLEN	(RT_SEGS * RT_SEG_PAY - 100)
+/* 256 + 5 * 200 + (36 + 120 - 56): the first segment whole, then data. */
+#define RT_MAD_LEN	1356
+/* The receive window: an eighth of the receive queue (KT_RQ_DEPTH 32). */
+#define RT_WIN		4
+/* kmad's defaults: module parameters rmpp_max_recvs and rmpp_max_bytes. */
+#define RT_MAX_RECVS	16
+#define RT_MAX_BYTES	(2U << 20)
+#define RT_IDLE_MS	40000
+#define RT_MAX_KEPT	4
+
+struct rt {
+	struct kt_fix *f;
+	struct kmad_agent *agent;	/* the receiver, on device 0 */
+	spinlock_t lock;		/* guards everything below */
+	int recvs;
+	int sends;
+	struct kmad_recv_wc *wc[RT_MAX_KEPT];
+	struct kmad_send_buf *req[RT_MAX_KEPT];
+	enum kmad_send_status status[RT_MAX_KEPT];
+};
+
+static void rt_send_handler(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct rt *rt = agent->context;
+
+	spin_lock(&rt->lock);
+	if (rt->sends < RT_MAX_KEPT)
+		rt->status[rt->sends] = wc->status;
+	rt->sends++;
+	spin_unlock(&rt->lock);
+}
+
+/* Keeps the first RT_MAX_KEPT messages for the test to look at. */
+static void rt_recv_handler(struct kmad_agent *agent,
+			    struct kmad_send_buf *request,
+			    struct kmad_recv_wc *wc)
+{
+	struct rt *rt = agent->context;
+
+	spin_lock(&rt->lock);
+	if (rt->recvs < RT_MAX_KEPT) {
+		rt->wc[rt->recvs] = wc;
+		rt->req[rt->recvs] = request;
+		wc = NULL;
+	}
+	rt->recvs++;
+	spin_unlock(&rt->lock);
+	kmad_free_recv(wc);
+}
+
+/* The kmad_test.h fixture, with the receiver's state riding on it:
+ * test->priv is the &struct rt, whose @f is the fixture.
+ */
+static int rt_init(struct kunit *test)
+{
+	struct rt *rt;
+	int ret;
+
+	rt = kunit_kzalloc(test, sizeof(*rt), GFP_KERNEL);
+	if (!rt)
+		return -ENOMEM;
+	spin_lock_init(&rt->lock);
+	test->priv = NULL;
+	ret = kt_fix_init(test);
+	if (ret)
+		return ret;
+	rt->f = test->priv;
+	test->priv = rt;
+	return 0;
+}
+
+static struct rt *rt_of(struct kunit *test)
+{
+	return test->priv;
+}
+
+static void rt_exit(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct kt_fix *f;
+	int i;
+
+	if (!rt)
+		return;
+	f = rt->f;
+	/* The port first, as kt_fix_exit() does: it flushes the wire. */
+	if (!IS_ERR_OR_NULL(f->fab))
+		kmad_sim_destroy(f->fab);
+	f->fab = NULL;
+	if (rt->agent)
+		kmad_unregister_agent(rt->agent);
+	for (i = 0; i < min(rt->recvs, RT_MAX_KEPT); i++)
+		kmad_free_recv(rt->wc[i]);
+	test->priv = f;
+	kt_fix_exit(test);
+}
+
+/* Register the receiver: for GetMulti requests, or send-only. */
+static struct kmad_agent *rt_register(struct rt *rt, bool send_only)
+{
+	struct kmad_reg_req req = { .rmpp_version = KMAD_RMPP_VERSION };
+	struct kmad_agent *a;
+
+	if (!send_only) {
+		req.mgmt_class = RT_CLASS;
+		req.class_version = KT_VERSION;
+		__set_bit(RT_METHOD, req.method_mask);
+	}
+	a = kmad_register_agent(rt->f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				rt_send_handler, rt_recv_handler, rt);
+	KUNIT_ASSERT_FALSE(rt->f->test, IS_ERR(a));
+	rt->agent = a;
+	return a;
+}
+
+/* Byte @i of segment @seg: distinct in every segment and offset. */
+static u8 rt_byte(u32 seg, unsigned int i)
+{
+	return (u8)(seg * 31 + i * 7 + 1);
+}
+
+/* Segment @seg of @nsegs of a transfer of @paylen bytes of payload. */
+static void rt_seg(struct kmad_mad *mad, u8 method, u64 tid, u32 seg,
+		   u32 nsegs, u32 paylen)
+{
+	struct kmad_rmpp_mad *m = (struct kmad_rmpp_mad *)mad;
+	u8 flags = KMAD_RMPP_FLAG_ACTIVE;
+	u8 *b = (u8 *)mad;
+	unsigned int i;
+
+	memset(mad, 0, sizeof(*mad));
+	for (i = KMAD_RMPP_MAD_HDR_SIZE; i < KMAD_MAD_SIZE; i++)
+		b[i] = rt_byte(seg, i);
+	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = RT_CLASS;
+	mad->mad_hdr.class_version = KT_VERSION;
+	mad->mad_hdr.method = method;
+	mad->mad_hdr.tid = cpu_to_be64(tid);
+	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SA_ATTR_PATH_REC);
+	if (seg == 1)
+		flags |= KMAD_RMPP_FLAG_FIRST;
+	if (seg == nsegs)
+		flags |= KMAD_RMPP_FLAG_LAST;
+	m->rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;
+	m->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_DATA;
+	m->rmpp_hdr.rmpp_rtime_flags =
+		KMAD_RMPP_NO_RESPTIME << KMAD_RMPP_RTIME_SHIFT | flags;
+	m->rmpp_hdr.seg_num = cpu_to_be32(seg);
+	if (seg == 1)
+		m->rmpp_hdr.paylen_newwin = cpu_to_be32(paylen);
+	else if (seg == nsegs)
+		m->rmpp_hdr.paylen_newwin =
+			cpu_to_be32(paylen - (nsegs - 1) * RT_SEG_PAY);
+}
+
+/* Inject @mad into device 0 as device 1's QP @src_qpn sent it; settle. */
+static void rt_inject_from(struct rt *rt, const struct kmad_mad *mad,
+			   u32 src_qpn)
+{
+	struct kt_fix *f = rt->f;
+
+	KUNIT_ASSERT_EQ(f->test,
+			kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, mad,
+					sizeof(*mad),
+					kmad_port_lid(f->port[KT_DEV1]),
+					src_qpn), 0);
+	kt_event(f, KT_DEV0);
+}
+
+static void rt_inject(struct rt *rt, const struct kmad_mad *mad)
+{
+	rt_inject_from(rt, mad, KT_QPN);
+}
+
+/* Inject segment @seg of the usual transfer (RT_SEGS, RT_PAYLEN). */
+static void rt_send_seg(struct rt *rt, u8 method, u64 tid, u32 seg)
+{
+	struct kmad_mad mad;
+
+	rt_seg(&mad, method, tid, seg, RT_SEGS, RT_PAYLEN);
+	rt_inject(rt, &mad);
+}
+
+/* Take the oldest packet device 0 sent off its wire. */
+static void rt_take(struct rt *rt, struct kmad_rmpp_mad *m)
+{
+	struct kt_fix *f = rt->f;
+
+	KUNIT_ASSERT_GE(f->test, kmad_sim_pending_sends(f->fab, KT_DEV0,
+							KT_QPN), 1U);
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN, 0,
+						    m, sizeof(*m)),
+			(int)sizeof(*m));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+}
+
+/* Expect device 0's next packet to be this ACK, STOP or ABORT. */
+static void rt_expect_ctl(struct rt *rt, u8 method, u64 tid, u8 type,
+			  u8 status, u32 seg, u32 newwin)
+{
+	struct kunit *test = rt->f->test;
+	struct kmad_rmpp_mad m;
+
+	rt_take(rt, &m);
+	KUNIT_EXPECT_EQ(test, m.mad_hdr.mgmt_class, RT_CLASS);
+	KUNIT_EXPECT_EQ(test, m.mad_hdr.method, method);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(m.mad_hdr.tid), tid);
+	KUNIT_EXPECT_EQ(test, m.rmpp_hdr.rmpp_version, KMAD_RMPP_VERSION);
+	KUNIT_EXPECT_EQ(test, m.rmpp_hdr.rmpp_type, type);
+	KUNIT_EXPECT_EQ(test, kmad_rmpp_flags(&m.rmpp_hdr),
+			KMAD_RMPP_FLAG_ACTIVE);
+	KUNIT_EXPECT_EQ(test, m.rmpp_hdr.rmpp_status, status);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(m.rmpp_hdr.seg_num), seg);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(m.rmpp_hdr.paylen_newwin), newwin);
+}
+
+static void rt_expect_ack(struct rt *rt, u8 method, u64 tid, u32 seg,
+			  u32 newwin)
+{
+	rt_expect_ctl(rt, method, tid, KMAD_RMPP_TYPE_ACK,
+		      KMAD_RMPP_STATUS_SUCCESS, seg, newwin);
+}
+
+/* Expect device 0 to have sent nothing more. */
+static void rt_expect_quiet(struct rt *rt)
+{
+	KUNIT_EXPECT_EQ(rt->f->test,
+			kmad_sim_pending_sends(rt->f->fab, KT_DEV0, KT_QPN),
+			0U);
+}
+
+static s64 rt_pstat(struct rt *rt, enum kmad_port_stat s)
+{
+	return atomic64_read(&rt->f->port[KT_DEV0]->stats[s]);
+}
+
+static int rt_recvs(struct rt *rt)
+{
+	int n;
+
+	spin_lock(&rt->lock);
+	n = rt->recvs;
+	spin_unlock(&rt->lock);
+	return n;
+}
+
+/*
+ * Expect message @i to be the transfer of @nsegs segments and @paylen
+ * bytes the test sent: its first segment whole, then bytes RT_HDR on of
+ * every later one, the last cut where the payload ends.
+ */
+static void rt_expect_msg(struct rt *rt, int i, u8 method, u64 tid,
+			  u32 nsegs, u32 paylen)
+{
+	struct kunit *test = rt->f->test;
+	const struct kmad_recv_wc *wc;
+	struct kmad_mad seg;
+	const u8 *got;
+	size_t off, n;
+	u32 k;
+
+	KUNIT_ASSERT_GT(test, rt_recvs(rt), i);
+	wc = rt->wc[i];
+	got = (const u8 *)wc->mad;
+	rt_seg(&seg, method, tid, 1, nsegs, paylen);
+	KUNIT_EXPECT_EQ(test, memcmp(got, &seg, KMAD_MAD_SIZE), 0);
+	off = KMAD_MAD_SIZE;
+	for (k = 2; k <= nsegs; k++) {
+		rt_seg(&seg, method, tid, k, nsegs, paylen);
+		n = k < nsegs ? KMAD_MAD_SIZE - RT_HDR :
+		    KMAD_RMPP_MAD_HDR_SIZE +
+		    (paylen - (nsegs - 1) * RT_SEG_PAY) - RT_HDR;
+		KUNIT_ASSERT_LE(test, off + n, wc->mad_len);
+		KUNIT_EXPECT_EQ(test,
+				memcmp(got + off, (u8 *)&seg + RT_HDR, n), 0);
+		off += n;
+	}
+	KUNIT_EXPECT_EQ(test, wc->mad_len, off);
+}
+
+/* The window the tests expect is the one the fixture's queue makes. */
+static void rt_check_window(struct rt *rt)
+{
+	KUNIT_ASSERT_EQ(rt->f->test,
+			rt->f->port[KT_DEV0]->qpi[KMAD_QPT_GSI].rq_depth,
+			(unsigned int)KT_RQ_DEPTH);
+}
+
+/* Registration takes RMPP version 1 for an RMPP class and send-only
+ * agents, and refuses other versions and classes without the header.
+ */
+static void rmpp_recv_registration(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_PERF_MGMT,
+		.class_version = 1,
+		.rmpp_version = KMAD_RMPP_VERSION,
+	};
+	struct kmad_agent *a;
+
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(rt->f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				rt_send_handler, rt_recv_handler, rt);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(a), -EINVAL);
+	req.mgmt_class = RT_CLASS;
+	req.class_version = KT_VERSION;
+	req.rmpp_version = 2;
+	a = kmad_register_agent(rt->f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				rt_send_handler, rt_recv_handler, rt);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(a), -EINVAL);
+	rt_register(rt, true);
+	KUNIT_EXPECT_EQ(test, kmad_agent_priv(rt->agent)->reg.rmpp_version,
+			KMAD_RMPP_VERSION);
+}
+
+/* A one-segment transfer: handed on as it is (256 bytes), ACKed 1/1. */
+static void rmpp_recv_single_segment(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad mad;
+
+	rt_register(rt, false);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 1);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], NULL);
+	KUNIT_EXPECT_EQ(test, rt->wc[0]->mad_len, (size_t)KMAD_MAD_SIZE);
+	KUNIT_EXPECT_EQ(test, memcmp(rt->wc[0]->mad, &mad, sizeof(mad)), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_REASSEMBLED), 1);
+}
+
+/*
+ * Seven segments in order, an unsolicited request: ACK 1 opening the
+ * window to 1 + 4, nothing for 2-4, ACK 5 opening it to 9, nothing for
+ * 6, ACK 7 for the last; one message, byte for byte.
+ */
+static void rmpp_recv_in_order(struct kunit *test)
+{
+	static const u32 ack_after[RT_SEGS + 1][2] = {
+		[1] = { 1, 1 + RT_WIN },
+		[5] = { 5, 1 + 2 * RT_WIN },
+		[7] = { 7, 1 + 2 * RT_WIN },
+	};
+	struct rt *rt = rt_of(test);
+	u32 seg;
+
+	rt_check_window(rt);
+	rt_register(rt, false);
+	for (seg = 1; seg <= RT_SEGS; seg++) {
+		KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+		if (ack_after[seg][0])
+			rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+				      ack_after[seg][0], ack_after[seg][1]);
+		rt_expect_quiet(rt);
+	}
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], NULL);
+	KUNIT_EXPECT_EQ(test, rt->wc[0]->mad_len, (size_t)RT_MAD_LEN);
+	rt_expect_msg(rt, 0, RT_METHOD, RT_TID, RT_SEGS, RT_PAYLEN);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_REASSEMBLED), 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ACKS), 3);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_REQ_DISPATCHED), 1);
+}
+
+/* A segment already had is ACKed again with the last one had; so is any
+ * segment of a finished transfer (its final ACK may have been lost).
+ */
+static void rmpp_recv_duplicate_reacked(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 2);
+	rt_expect_quiet(rt);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 2);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 2, 5);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 2, 5);
+	for (seg = 3; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 7, 9);
+	/* The last window again: ACKed, not delivered again. */
+	rt_send_seg(rt, RT_METHOD, RT_TID, 6);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	rt_expect_msg(rt, 0, RT_METHOD, RT_TID, RT_SEGS, RT_PAYLEN);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 3);
+}
+
+/* A segment past the next expected is dropped and the last good ACKed;
+ * the transfer goes on from there.
+ */
+static void rmpp_recv_out_of_order(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 3);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_OUT_OF_ORDER), 1);
+	for (seg = 2; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	rt_expect_msg(rt, 0, RT_METHOD, RT_TID, RT_SEGS, RT_PAYLEN);
+}
+
+/* A STOP or an ABORT from the sender ends the transfer: later segments
+ * are dropped unanswered, nothing is delivered.
+ */
+static void rmpp_recv_sender_ends(struct kunit *test)
+{
+	static const u8 types[] = { KMAD_RMPP_TYPE_STOP, KMAD_RMPP_TYPE_ABORT };
+	struct rt *rt = rt_of(test);
+	struct kmad_rmpp_mad end;
+	u32 seg;
+	int i;
+
+	rt_register(rt, false);
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+		rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i,
+			      1, 5);
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 2);
+		rt_seg((struct kmad_mad *)&end, RT_METHOD, RT_TID + i, 3,
+		       RT_SEGS, RT_PAYLEN);
+		end.rmpp_hdr.rmpp_type = types[i];
+		end.rmpp_hdr.rmpp_status = types[i] == KMAD_RMPP_TYPE_STOP ?
+					   KMAD_RMPP_STATUS_RESX :
+					   KMAD_RMPP_STATUS_UNSPEC;
+		end.rmpp_hdr.seg_num = 0;
+		end.rmpp_hdr.paylen_newwin = 0;
+		rt_inject(rt, (struct kmad_mad *)&end);
+		KUNIT_EXPECT_EQ(test,
+				rt_pstat(rt, KMAD_PSTAT_RMPP_REMOTE_ENDED),
+				i + 1);
+		for (seg = 3; seg <= RT_SEGS; seg++)
+			rt_send_seg(rt, RT_METHOD, RT_TID + i, seg);
+		rt_expect_quiet(rt);
+	}
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, kmad_agent_priv(rt->agent)->rmpp_recvs_active,
+			0U);
+}
+
+/* One bad packet and what kmad answers it with. */
+struct rt_bad_row {
+	const char *name;
+	u8 version;
+	u8 type;
+	u8 status;
+	u8 flags;	/* RMPPFlags besides Active */
+	u32 seg;
+	u32 paylen;
+	u8 ans_type;
+	u8 ans_status;
+};
+
+#define RT_F	KMAD_RMPP_FLAG_FIRST
+#define RT_L	KMAD_RMPP_FLAG_LAST
+
+static const struct rt_bad_row rt_bad_rows[] = {
+	{ "version_2", 2, KMAD_RMPP_TYPE_DATA, 0, RT_F | RT_L, 1, 100,
+	  KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_UNV },
+	{ "type_5", 1, 5, 0, RT_F, 1, RT_PAYLEN,
+	  KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BADT },
+	{ "type_5_version_0", 0, 5, 0, RT_F, 1, RT_PAYLEN,
+	  KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_UNV },
+	{ "first_not_last_one_segment", 1, KMAD_RMPP_TYPE_DATA, 0, RT_F, 1,
+	  RT_SEG_PAY, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_LEN },
+	{ "last_segment_too_short", 1, KMAD_RMPP_TYPE_DATA, 0, RT_F, 1,
+	  RT_SEG_PAY + 10, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_LEN },
+	{ "seg_1_not_first", 1, KMAD_RMPP_TYPE_DATA, 0, 0, 1, RT_PAYLEN,
+	  KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_SEG },
+	{ "first_seg_2", 1, KMAD_RMPP_TYPE_DATA, 0, RT_F, 2, RT_PAYLEN,
+	  KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_SEG },
+	{ "data_status", 1, KMAD_RMPP_TYPE_DATA, 3, RT_F, 1, RT_PAYLEN,
+	  KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_STATUS },
+	{ "too_big", 1, KMAD_RMPP_TYPE_DATA, 0, RT_F, 1, RT_MAX_BYTES + 1,
+	  KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX },
+};
+
+static void rt_bad_desc(const struct rt_bad_row *row, char *desc)
+{
+	strscpy(desc, row->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rt_bad, rt_bad_rows, rt_bad_desc);
+
+/* Each bad first packet is refused with its status, nothing delivered,
+ * no transfer kept.
+ */
+static void rmpp_recv_refused(struct kunit *test)
+{
+	const struct rt_bad_row *row = test->param_value;
+	struct rt *rt = rt_of(test);
+	struct kmad_rmpp_mad m;
+
+	rt_register(rt, false);
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID, 1, 2, row->paylen);
+	m.rmpp_hdr.rmpp_version = row->version;
+	m.rmpp_hdr.rmpp_type = row->type;
+	m.rmpp_hdr.rmpp_status = row->status;
+	m.rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE | row->flags;
+	m.rmpp_hdr.seg_num = cpu_to_be32(row->seg);
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, row->ans_type,
+		      row->ans_status, 0, 0);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, row->ans_type ==
+					   KMAD_RMPP_TYPE_STOP ?
+					   KMAD_PSTAT_RMPP_RESX :
+					   KMAD_PSTAT_RMPP_ABORTS), 1);
+}
+
+/* A last segment whose PayloadLength disagrees with the first's, or a
+ * segment past the last: ABORT BAD_LEN / S2B, and the transfer is gone.
+ */
+static void rmpp_recv_bad_last_segment(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_rmpp_mad m;
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	for (seg = 2; seg < RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID, RT_SEGS, RT_SEGS,
+	       RT_PAYLEN);
+	m.rmpp_hdr.paylen_newwin = cpu_to_be32(50);
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_LEN, 0, 0);
+	/* Gone: the right last segment is dropped unanswered. */
+	rt_send_seg(rt, RT_METHOD, RT_TID, RT_SEGS);
+	rt_expect_quiet(rt);
+
+	/* Segment 3 of a transfer of 2. */
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID + 1, 1, 2, 300);
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1, 1, 5);
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID + 1, 3, 4, 300);
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_S2B, 0, 0);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+}
+
+/* rmpp_max_recvs transfers at once; the next is refused with STOP RESX
+ * and counted; once one finishes, a new one is taken.
+ */
+static void rmpp_recv_limit(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad mad;
+	u32 i, seg;
+
+	rt_register(rt, false);
+	for (i = 0; i < RT_MAX_RECVS; i++) {
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+		rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i,
+			      1, 5);
+	}
+	rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i,
+		      KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_RESX), 1);
+	/* A one-segment transfer needs no reassembly: still taken. */
+	rt_seg(&mad, RT_METHOD, RT_TID + 100, 1, 1, 50);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 100, 1, 1);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 1);
+
+	for (seg = 2; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 7, 9);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 2);
+	rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i, 1, 5);
+	rt_expect_quiet(rt);
+}
+
+/*
+ * A transfer that receives nothing for 40 s is dropped and its sender
+ * sent ABORT T2L; one second earlier nothing happens.  A later segment is
+ * dropped unanswered.
+ */
+static void rmpp_recv_idle_timeout(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	kmad_sim_advance_clock(rt->f->fab, RT_IDLE_MS - 1000);
+	kt_settle(rt->f);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 2);	/* refreshes it */
+	kmad_sim_advance_clock(rt->f->fab, RT_IDLE_MS - 1000);
+	kt_settle(rt->f);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 0);
+	kmad_sim_advance_clock(rt->f->fab, 2000);
+	kt_settle(rt->f);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_T2L, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 1);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	rt_send_seg(rt, RT_METHOD, RT_TID, 3);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+}
+
+/* Post a GetTable request of the receiver to device 1 and put it on the
+ * wire (not delivered: the test answers for device 1).
+ */
+static struct kmad_send_buf *rt_request(struct rt *rt,
+					unsigned int timeout_ms, u64 *tid)
+{
+	struct kmad_send_buf *buf;
+
+	buf = kt_request(rt->f, rt->agent, KMAD_METHOD_GET_TABLE, 0x55,
+			 timeout_ms, 0);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SA_ATTR_PATH_REC);
+	kt_post(rt->f, buf);
+	*tid = be64_to_cpu(buf->mad->mad_hdr.tid);
+	kt_complete(rt->f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	return buf;
+}
+
+static int rt_sends(struct rt *rt)
+{
+	int n;
+
+	spin_lock(&rt->lock);
+	n = rt->sends;
+	spin_unlock(&rt->lock);
+	return n;
+}
+
+/*
+ * A multi-segment GetTableResp is matched, whole, to the request: the
+ * handler gets it with the request, then the send ends OK.  The ACKs
+ * carry GetTable and the request's TID, hi_tid included.
+ */
+static void rmpp_recv_response_matched(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_send_buf *req;
+	u32 seg;
+	u64 tid;
+
+	rt_register(rt, true);
+	req = rt_request(rt, 5000, &tid);
+	KUNIT_EXPECT_EQ(test, (u32)(tid >> 32), rt->agent->hi_tid);
+	for (seg = 1; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], req);
+	rt_expect_msg(rt, 0, KMAD_METHOD_GET_TABLE_RESP, tid, RT_SEGS,
+		      RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
+	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
+	kmad_free_send_buf(req);
+}
+
+/*
+ * The request's deadline is not moved by the segments of its response
+ * (as in ib_mad): if it passes mid-transfer the request times out, and
+ * the message, once whole, matches nothing and is dropped as unmatched.
+ */
+static void rmpp_recv_response_after_timeout(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
+	struct kmad_send_buf *req;
+	u32 seg;
+	u64 tid;
+
+	rt_register(rt, true);
+	req = rt_request(rt, 1000, &tid);
+	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 1);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
+	kmad_sim_advance_clock(rt->f->fab, 600);
+	kt_settle(rt->f);
+	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 2);
+	kmad_sim_advance_clock(rt->f->fab, 600);
+	kt_settle(rt->f);
+	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
+	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_RESP_TIMEOUT);
+	for (seg = 3; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + 1);
+	kmad_free_send_buf(req);
+}
+
+/* The first segment of a response to no outstanding request starts no
+ * transfer and is not ACKed: it is an unmatched response.
+ */
+static void rmpp_recv_response_unsolicited(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
+	u64 tid;
+
+	rt_register(rt, true);
+	tid = (u64)rt->agent->hi_tid << 32 | 0x99;
+	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 1);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + 1);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+}
+
+/* Unregistering with transfers in progress frees them (kmemleak and
+ * KASAN watch); nothing is delivered.
+ */
+static void rmpp_recv_unregister_in_progress(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	u32 i;
+
+	rt_register(rt, false);
+	for (i = 0; i < 3; i++) {
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 2);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_agent_priv(rt->agent)->rmpp_recvs_active,
+			3U);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(rt->agent), 0);
+	rt->agent = NULL;
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+}
+
+/* The port going away with a transfer in progress flushes it too. */
+static void rmpp_recv_port_removal(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 2);
+	kmad_sim_destroy(rt->f->fab);
+	rt->f->fab = NULL;
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+}
+
+/*
+ * Two senders (device 1's QP1 and QP 7) send the same TID at once,
+ * interleaved: two transfers, each ACKed to its sender, each message
+ * whole and its own.
+ */
+static void rmpp_recv_two_senders_same_tid(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad a, b;
+	u32 seg;
+
+	rt_register(rt, false);
+	for (seg = 1; seg <= 3; seg++) {
+		rt_seg(&a, RT_METHOD, RT_TID, seg, 3, 600);
+		rt_inject_from(rt, &a, KT_QPN);
+		rt_seg(&b, RT_METHOD, RT_TID, seg, 2, 300);
+		/* Different bytes from the other sender. */
+		b.data[40] ^= 0xff;
+		if (seg <= 2)
+			rt_inject_from(rt, &b, 7);
+	}
+	/* A: ACK 1, ACK 3 (last); B: ACK 1, ACK 2 (last). */
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 2, 5);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 3, 5);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 2);
+	/* B finished first. */
+	KUNIT_EXPECT_EQ(test, rt->wc[0]->src_qpn, 7U);
+	KUNIT_EXPECT_EQ(test, rt->wc[1]->src_qpn, (u32)KT_QPN);
+	KUNIT_EXPECT_EQ(test, rt->wc[0]->mad_len,
+			(size_t)(256 + 36 + 80 - RT_HDR));
+	rt_expect_msg(rt, 1, RT_METHOD, RT_TID, 3, 600);
+	KUNIT_EXPECT_EQ(test, rt->wc[0]->mad->data[40],
+			(u8)(rt_byte(1, KMAD_MAD_HDR_SIZE + 40) ^ 0xff));
+	KUNIT_EXPECT_EQ(test,
+			((const u8 *)rt->wc[0]->mad)[KMAD_MAD_SIZE +
+						      KMAD_MAD_HDR_SIZE + 40 -
+						      RT_HDR],
+			(u8)(rt_byte(2, KMAD_MAD_HDR_SIZE + 40) ^ 0xff));
+}
+
+/* The destination of the oldest ACK/STOP/ABORT device 0's responder has
+ * on the wire (white box: its send, still SENDING).
+ */
+static void rt_responder_dest(struct rt *rt, struct kmad_dest *dest)
+{
+	struct kmad_agent_priv *resp =
+		rt->f->port[KT_DEV0]->responder[KMAD_QPT_GSI];
+	struct kmad_send_wr *wr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&resp->lock, flags);
+	wr = list_first_entry_or_null(&resp->sends, struct kmad_send_wr,
+				      agent_entry);
+	if (wr)
+		*dest = wr->buf.dest;
+	spin_unlock_irqrestore(&resp->lock, flags);
+	KUNIT_ASSERT_NOT_NULL(rt->f->test, wr);
+}
+
+/*
+ * Segments that came with a GRH are ACKed by GID, to their source GID from
+ * the GID they were sent to; a sender with another source GID (same LID
+ * and QP) is another transfer.
+ */
+static void rmpp_recv_grh(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_sim_rx rx = {
+		.slid = kmad_port_lid(rt->f->port[KT_DEV1]),
+		.src_qpn = KT_QPN,
+		.grh_present = true,
+		.flow_label = 0x4321,
+		.traffic_class = 0x10,
+		.hop_limit = 3,
+	};
+	struct kmad_dest dest;
+	struct kmad_mad mad;
+	int i;
+
+	rt_register(rt, false);
+	KUNIT_ASSERT_EQ(test, kmad_port_query_gid(rt->f->port[KT_DEV0], 0,
+						  &rx.dgid), 0);
+	for (i = 0; i < 2; i++) {
+		rx.sgid.global.subnet_prefix = cpu_to_be64(0xfe80ULL << 48);
+		rx.sgid.global.interface_id = cpu_to_be64(0x1234 + i);
+		rt_seg(&mad, RT_METHOD, RT_TID, 1, RT_SEGS, RT_PAYLEN);
+		KUNIT_ASSERT_EQ(test,
+				kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
+						   &mad, sizeof(mad), &rx), 0);
+		kt_event(rt->f, KT_DEV0);
+		rt_responder_dest(rt, &dest);
+		KUNIT_EXPECT_TRUE(test, dest.grh_present);
+		KUNIT_EXPECT_EQ(test, memcmp(&dest.grh.dgid, &rx.sgid,
+					     sizeof(rx.sgid)), 0);
+		KUNIT_EXPECT_EQ(test, dest.grh.flow_label, 0x4321U);
+		KUNIT_EXPECT_EQ(test, dest.remote_qpn, (u32)KT_QPN);
+		/* A first segment of a new transfer, not a duplicate. */
+		rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	}
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, kmad_agent_priv(rt->agent)->rmpp_recvs_active,
+			2U);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 0);
+}
+
+static struct kunit_case rmpp_recv_cases[] = {
+	KUNIT_CASE(rmpp_recv_registration),
+	KUNIT_CASE(rmpp_recv_single_segment),
+	KUNIT_CASE(rmpp_recv_in_order),
+	KUNIT_CASE(rmpp_recv_duplicate_reacked),
+	KUNIT_CASE(rmpp_recv_out_of_order),
+	KUNIT_CASE(rmpp_recv_sender_ends),
+	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
+	KUNIT_CASE(rmpp_recv_bad_last_segment),
+	KUNIT_CASE(rmpp_recv_limit),
+	KUNIT_CASE(rmpp_recv_idle_timeout),
+	KUNIT_CASE(rmpp_recv_response_matched),
+	KUNIT_CASE(rmpp_recv_response_after_timeout),
+	KUNIT_CASE(rmpp_recv_response_unsolicited),
+	KUNIT_CASE(rmpp_recv_unregister_in_progress),
+	KUNIT_CASE(rmpp_recv_port_removal),
+	KUNIT_CASE(rmpp_recv_two_senders_same_tid),
+	KUNIT_CASE(rmpp_recv_grh),
+	{}
+};
+
+static struct kunit_suite rmpp_recv_suite = {
+	.name = "kmad_rmpp_recv",
+	.init = rt_init,
+	.exit = rt_exit,
+	.test_cases = rmpp_recv_cases,
+};
+
+kunit_test_suites(&rmpp_recv_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kmad's RMPP receiving side");
+MODULE_LICENSE("GPL");
