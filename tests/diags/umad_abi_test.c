@@ -400,6 +400,162 @@ static void t_unsolicited(void)
 	close(cli);
 }
 
+/* Register SA (class 3, version 2) with @rmpp and up to two methods. */
+static int reg_sa(int fd, int rmpp, int m1, int m2)
+{
+	struct ib_user_mad_reg_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.qpn = 1;
+	req.mgmt_class = 0x03;
+	req.mgmt_class_version = 2;
+	req.rmpp_version = rmpp;
+	if (m1)
+		((uint32_t *)req.method_mask)[m1 / 32] |= 1u << (m1 % 32);
+	if (m2)
+		((uint32_t *)req.method_mask)[m2 / 32] |= 1u << (m2 % 32);
+	if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req))
+		return -errno;
+	return req.id;
+}
+
+#define SA_HDR		56
+#define RMPP_DATA_LEN	5000	/* 25 segments of 200 bytes */
+
+/*
+ * An SA MAD of @len bytes (header and data) in @buf, behind a umad header
+ * to @lid: method @method, TID @tid, RMPP Active if @active, data bytes
+ * (from SA_HDR on) a pattern seeded by @seed.
+ */
+static void make_sa(uint8_t *buf, size_t len, int id, int lid, int method,
+		    uint32_t tid, int active, int seed)
+{
+	struct ib_user_mad_hdr *h = (struct ib_user_mad_hdr *)buf;
+	uint8_t *m = buf + HDR;
+	size_t i;
+
+	memset(buf, 0, HDR + len);
+	h->id = id;
+	h->timeout_ms = 1000;
+	h->retries = 3;
+	h->lid = htobe16(lid);
+	h->qpn = htobe32(1);
+	h->qkey = htobe32(0x80010000);
+	m[0] = 1;
+	m[1] = 0x03;
+	m[2] = 2;
+	m[3] = method;
+	*(uint32_t *)(m + 12) = htobe32(tid);
+	*(uint16_t *)(m + 16) = htobe16(0x0011);	/* NodeRecord */
+	m[24] = 1;				/* RMPPVersion */
+	m[25] = 1;				/* DATA */
+	m[26] = active ? 0x07 : 0;		/* Active, First, Last */
+	for (i = SA_HDR; i < len; i++)
+		m[i] = (uint8_t)(i * 7 + seed);
+}
+
+static int sa_data_ok(const uint8_t *m, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = SA_HDR; i < len; i++)
+		if (m[i] != (uint8_t)(i * 7 + seed))
+			return 0;
+	return 1;
+}
+
+/*
+ * Kernel RMPP through the file (ib_umad's rules): registration checks, a
+ * multi-segment response written whole and read reassembled (-ENOSPC
+ * first into a 256-byte buffer), a multi-segment request the other way.
+ * Both files on this port; the MADs loop back through its LID.
+ */
+static void t_rmpp(void)
+{
+	size_t big = HDR + SA_HDR + RMPP_DATA_LEN;
+	int srv = open_port(), cli = open_port(), sid, cid, n, lid;
+	uint8_t *w = calloc(1, big + 64), *r = calloc(1, big + 64);
+	struct ib_user_mad_hdr *rh = (struct ib_user_mad_hdr *)r;
+	struct pkt p;
+
+	CHECK("rmpp_register", srv >= 0 && cli >= 0 && w && r, "open: %m");
+	CHECK("rmpp_register", reg(cli, 1, 0x04, 1, 0) >= 0, "plain: %m");
+	{
+		struct ib_user_mad_reg_req req;
+
+		memset(&req, 0, sizeof(req));
+		req.qpn = 1;
+		req.mgmt_class = 0x04;	/* PerfMgt: no RMPP header */
+		req.mgmt_class_version = 1;
+		req.rmpp_version = 1;
+		CHECK("rmpp_register", ioctl(cli, IB_USER_MAD_REGISTER_AGENT,
+					     &req) && errno == EINVAL,
+		      "PerfMgt with RMPP: %m");
+	}
+	CHECK("rmpp_register", reg_sa(cli, 2, 0x12, 0) == -EINVAL,
+	      "RMPP version 2 accepted");
+	sid = reg_sa(srv, 1, 0x12, 0x14);
+	cid = reg_sa(cli, 1, 0, 0);		/* send-only, kernel RMPP */
+	CHECK("rmpp_register", sid == 0 && cid == 1, "register %d %d", sid,
+	      cid);
+	result("rmpp_register", NULL);
+
+	lid = read_hex(lid_path);
+	/* Too long without RMPP Active, or for an agent without RMPP. */
+	make_sa(w, SA_HDR + RMPP_DATA_LEN, cid, lid, 0x12, 0x60, 0, 1);
+	CHECK("rmpp_write_errors", write(cli, w, big) < 0 && errno == EINVAL,
+	      "long non-RMPP write: %m");
+	make_sa(w, SA_HDR + RMPP_DATA_LEN, 0, lid, 0x12, 0x60, 1, 1);
+	CHECK("rmpp_write_errors", write(cli, w, big) < 0 && errno == EINVAL,
+	      "long write for the PerfMgt agent: %m");
+	result("rmpp_write_errors", NULL);
+
+	/* GetTable (one MAD), answered by a 25-segment GetTableResp. */
+	make_sa(w, MAD, cid, lid, 0x12, 0x61, 0, 0);
+	CHECK("rmpp_response", write(cli, w, HDR + MAD) == HDR + MAD,
+	      "write GetTable: %m");
+	n = wait_read(srv, &p, 5000);
+	CHECK("rmpp_response", n == HDR + MAD && p.mad[3] == 0x12,
+	      "server read %d method %#x", n, p.mad[3]);
+	make_sa(w, SA_HDR + RMPP_DATA_LEN, sid, be16toh(p.hdr.lid), 0x92, 0,
+		1, 3);
+	memcpy(w + HDR + 8, p.mad + 8, 8);	/* the request's TID */
+	CHECK("rmpp_response", write(srv, w, big) == (ssize_t)big,
+	      "write GetTableResp: %m");
+	n = wait_read(cli, &p, 10000);
+	CHECK("rmpp_response", n < 0 && n == -ENOSPC &&
+	      p.hdr.length == big && p.mad[3] == 0x92,
+	      "short read %d (want -ENOSPC), length %u (want %zu)", n,
+	      p.hdr.length, big);
+	n = read(cli, r, big + 64);
+	CHECK("rmpp_response", n == (int)big && rh->status == 0 &&
+	      r[HDR + 3] == 0x92 && sa_data_ok(r + HDR, n - HDR, 3),
+	      "read %d (want %zu) status %u, data %s", n, big, rh->status,
+	      n > 0 && sa_data_ok(r + HDR, n - HDR, 3) ? "ok" : "differs");
+	result("rmpp_response", NULL);
+
+	/* A 25-segment request (GetMulti) the other way. */
+	make_sa(w, SA_HDR + RMPP_DATA_LEN, cid, lid, 0x14, 0x62, 1, 5);
+	w[HDR + 26] = 0x07;
+	CHECK("rmpp_request", write(cli, w, big) == (ssize_t)big,
+	      "write GetMulti: %m");
+	{
+		struct pollfd pfd = { .fd = srv, .events = POLLIN };
+
+		CHECK("rmpp_request", poll(&pfd, 1, 10000) == 1, "no request");
+	}
+	n = read(srv, r, big + 64);
+	CHECK("rmpp_request", n == (int)big && r[HDR + 3] == 0x14 &&
+	      sa_data_ok(r + HDR, n - HDR, 5),
+	      "read %d (want %zu) method %#x, data %s", n, big, r[HDR + 3],
+	      n > 0 && sa_data_ok(r + HDR, n - HDR, 5) ? "ok" : "differs");
+	result("rmpp_request", NULL);
+	free(w);
+	free(r);
+	close(srv);
+	close(cli);
+}
+
 static void t_close_outstanding(void)
 {
 	int fd = open_port(), gsi, i;
@@ -553,6 +709,7 @@ int main(int argc, char **argv)
 	t_read();
 	t_timeout();
 	t_unsolicited();
+	t_rmpp();
 	t_close_outstanding();
 	t_killed_in_read();
 	t_issm();

@@ -14,13 +14,23 @@
  *   REGISTER_AGENT2 implies it.
  * - write(): one header and one MAD of 36 to 256 bytes (shorter MADs are
  *   zero-padded); a request gets the agent's hi_tid in the upper 32 bits
- *   of its TID (kmad does it); timeouts and retries are kmad's.
+ *   of its TID (kmad does it); timeouts and retries are kmad's.  For an
+ *   agent registered with an RMPP version, a MAD of an RMPP class whose
+ *   RMPP header is Active is an RMPP message of any length up to
+ *   %UMAD_MAX_RMPP_LEN: its header (kmad_rmpp_hdr_len() of the class)
+ *   and data, which kmad segments and sends (ib_umad's layout); its
+ *   timeout and retries are the ACK timeout and retries, for a response
+ *   too.
  * - read(): one header and MAD per call: a received MAD (status 0), or a
  *   request that timed out (status ETIMEDOUT, its 24-byte MAD header).  A
  *   buffer too small for the next packet gets -EINVAL and the packet stays
- *   first in the queue.  O_NONBLOCK gives -EAGAIN on an empty queue;
- *   poll() says EPOLLIN when a packet waits, EPOLLERR once the port is
- *   gone.
+ *   first in the queue -- except an RMPP message kmad reassembled (longer
+ *   than 256 bytes): a buffer that holds its first 256 bytes but not all
+ *   of it gets them, with the header whose length says how much is
+ *   needed, and -ENOSPC, and the message stays first in the queue
+ *   (ib_umad's rule, which libibumad's umad_recv() relies on).
+ *   O_NONBLOCK gives -EAGAIN on an empty queue; poll() says EPOLLIN when a
+ *   packet waits, EPOLLERR once the port is gone.
  *
  * Errors, as ib_umad: a write shorter than header + 36 bytes, an agent id
  * of 32 or more, a duplicate outstanding TID: -EINVAL; an id with no
@@ -28,13 +38,17 @@
  * not matching the agent's QP): kmad's error, -EINVAL.  After the port is
  * gone: read and write -EIO, registration -EPIPE.
  *
- * RMPP is not implemented (kmad has none): a registration's rmpp_version
- * is accepted and ignored, and a MAD longer than 256 bytes is refused.
+ * RMPP is kmad's (Documentation/rmpp.rst): a registration's rmpp_version
+ * goes to kmad, which refuses (-EINVAL) one it does not support, as
+ * ib_mad does.  REGISTER_AGENT2's IB_USER_MAD_USER_RMPP (user space does
+ * RMPP itself) is not supported: any flag is -EINVAL, with the supported
+ * flags (none) written back.
  */
 
 #define pr_fmt(fmt) "kmad_umad: " fmt
 
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -59,6 +73,17 @@ struct umad_packet {
 	struct kmad_mad_hdr mad_hdr;
 	u8 mad[];
 };
+
+/*
+ * The longest RMPP message write() takes (header and data); kmad may
+ * refuse a shorter one (kmad_alloc_send_buf_rmpp()).
+ */
+#define UMAD_MAX_RMPP_LEN	(16U << 20)
+
+static void umad_packet_free(struct umad_packet *packet)
+{
+	kvfree(packet);
+}
 
 static size_t umad_hdr_size(const struct umad_file *file)
 {
@@ -129,7 +154,7 @@ static void umad_send_handler(struct kmad_agent *agent,
 		if (!umad_queue_packet(file, agent, packet, false))
 			return;
 	}
-	kfree(packet);
+	umad_packet_free(packet);
 }
 
 /* kmad's recv_handler: a response or an unsolicited MAD for the agent. */
@@ -140,17 +165,18 @@ static void umad_recv_handler(struct kmad_agent *agent,
 	struct umad_file *file = agent->context;
 	struct umad_packet *packet;
 
-	packet = kzalloc(struct_size(packet, mad, KMAD_MAD_SIZE), GFP_KERNEL);
+	/* An RMPP message kmad reassembled may be large: kvzalloc. */
+	packet = kvzalloc(struct_size(packet, mad, wc->mad_len), GFP_KERNEL);
 	if (!packet)
 		goto out_free_recv;
 	/*
 	 * Copied: kmad's receive buffers live in a slab cache without a
 	 * usercopy region, and the receive is given back at once.
 	 */
-	memcpy(packet->mad, wc->mad, KMAD_MAD_SIZE);
+	memcpy(packet->mad, wc->mad, wc->mad_len);
 	packet->is_recv = true;
-	packet->length = KMAD_MAD_SIZE;
-	packet->hdr.length = umad_hdr_size(file) + KMAD_MAD_SIZE;
+	packet->length = wc->mad_len;
+	packet->hdr.length = umad_hdr_size(file) + wc->mad_len;
 	packet->hdr.qpn = cpu_to_be32(wc->src_qpn);
 	packet->hdr.lid = cpu_to_be16(wc->slid);
 	packet->hdr.sl = wc->sl;
@@ -165,7 +191,7 @@ static void umad_recv_handler(struct kmad_agent *agent,
 		packet->hdr.flow_label = cpu_to_be32(wc->grh.flow_label);
 	}
 	if (umad_queue_packet(file, agent, packet, true))
-		kfree(packet);
+		umad_packet_free(packet);
 out_free_recv:
 	kmad_free_recv(wc);
 }
@@ -174,17 +200,29 @@ static ssize_t umad_copy_packet(struct umad_file *file, char __user *buf,
 				struct umad_packet *packet, size_t count)
 {
 	size_t hdr_len = umad_hdr_size(file);
+	size_t len = packet->length;
 	const void *mad;
 
-	if (count < hdr_len + packet->length)
-		return -EINVAL;
+	if (count < hdr_len + len) {
+		/*
+		 * A reassembled RMPP message: its first segment, whose
+		 * header says how long it is, and -ENOSPC (ib_umad's
+		 * copy_recv_mad()).
+		 */
+		if (!packet->is_recv || len <= KMAD_MAD_SIZE ||
+		    count < hdr_len + KMAD_MAD_SIZE)
+			return -EINVAL;
+		len = KMAD_MAD_SIZE;
+	}
 	if (copy_to_user(buf, &packet->hdr, hdr_len))
 		return -EFAULT;
 	mad = packet->is_recv ? (const void *)packet->mad :
 				(const void *)&packet->mad_hdr;
-	if (copy_to_user(buf + hdr_len, mad, packet->length))
+	if (copy_to_user(buf + hdr_len, mad, len))
 		return -EFAULT;
-	return hdr_len + packet->length;
+	if (len < packet->length)
+		return -ENOSPC;
+	return hdr_len + len;
 }
 
 static ssize_t umad_read(struct file *filp, char __user *buf, size_t count,
@@ -223,7 +261,7 @@ static ssize_t umad_read(struct file *filp, char __user *buf, size_t count,
 	/* A failed copy leaves the packet first in the queue. */
 	if (ret < 0)
 		return ret;
-	kfree(packet);
+	umad_packet_free(packet);
 	return ret;
 }
 
@@ -267,6 +305,57 @@ static void umad_hdr_to_dest(const struct umad_file *file,
 	}
 }
 
+/* Does a MAD written for an agent with kernel RMPP start an RMPP message? */
+static bool umad_rmpp_active(const struct kmad_mad *mad)
+{
+	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)mad;
+
+	return kmad_mgmt_class_has_rmpp(mad->mad_hdr.mgmt_class) &&
+	       (kmad_rmpp_flags(&r->rmpp_hdr) & KMAD_RMPP_FLAG_ACTIVE);
+}
+
+/*
+ * An RMPP message of @len bytes at @ubuf (ib_umad's layout: the class's
+ * header, then the data) as a kmad multi-segment send buffer: the header
+ * goes into the first segment (kmad repeats it in the others), the data
+ * is cut into the segments' data areas.  Through a bounce buffer: kmad's
+ * segments are not meant for copy_from_user().
+ */
+static struct kmad_send_buf *umad_rmpp_msg(struct kmad_agent *agent,
+					   const struct kmad_dest *dest,
+					   const struct kmad_mad *first,
+					   const char __user *ubuf, size_t len)
+{
+	unsigned int hdr_len = kmad_rmpp_hdr_len(first->mad_hdr.mgmt_class);
+	size_t seg_data = KMAD_MAD_SIZE - hdr_len, off, n;
+	struct kmad_send_buf *msg;
+	unsigned int seg;
+	u8 *data;
+
+	if (len < hdr_len)
+		return ERR_PTR(-EINVAL);
+	data = kvmalloc(len, GFP_KERNEL);
+	if (!data)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(data, ubuf, len)) {
+		msg = ERR_PTR(-EFAULT);
+		goto out;
+	}
+	msg = kmad_alloc_send_buf_rmpp(agent, dest, hdr_len, len - hdr_len,
+				       GFP_KERNEL);
+	if (IS_ERR(msg))
+		goto out;
+	memcpy(kmad_send_buf_seg(msg, 1), data, hdr_len);
+	for (seg = 1, off = hdr_len; off < len; seg++, off += n) {
+		n = min(len - off, seg_data);
+		memcpy((u8 *)kmad_send_buf_seg(msg, seg) + hdr_len, data + off,
+		       n);
+	}
+out:
+	kvfree(data);
+	return msg;
+}
+
 static ssize_t umad_write(struct file *filp, const char __user *buf,
 			  size_t count, loff_t *pos)
 {
@@ -277,10 +366,11 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	struct kmad_send_buf *msg;
 	struct kmad_dest dest;
 	size_t mad_len;
+	bool rmpp;
 	int ret;
 
 	if (count < hdr_len + KMAD_RMPP_MAD_HDR_SIZE ||
-	    count > hdr_len + KMAD_MAD_SIZE)
+	    count > hdr_len + UMAD_MAX_RMPP_LEN)
 		return -EINVAL;
 	mad_len = count - hdr_len;
 
@@ -296,6 +386,15 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 		ret = -EINVAL;
 		goto err_free_packet;
 	}
+	/*
+	 * Through a buffer of the packet's: kmad's send buffers live in a
+	 * slab cache without a usercopy region.
+	 */
+	if (copy_from_user(packet->mad, buf + hdr_len,
+			   min_t(size_t, mad_len, KMAD_MAD_SIZE))) {
+		ret = -EFAULT;
+		goto err_free_packet;
+	}
 
 	mutex_lock(&file->mutex);
 	agent = umad_get_agent(file, packet->hdr.id);
@@ -303,29 +402,35 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 		ret = -EIO;
 		goto err_unlock;
 	}
+	rmpp = file->agent_rmpp[array_index_nospec(packet->hdr.id,
+						   UMAD_MAX_AGENTS)] &&
+	       umad_rmpp_active((const struct kmad_mad *)packet->mad);
+	if (!rmpp && mad_len > KMAD_MAD_SIZE) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
 	umad_hdr_to_dest(file, &packet->hdr, &dest);
-	msg = kmad_alloc_send_buf(agent, &dest, GFP_KERNEL);
+	if (rmpp)
+		msg = umad_rmpp_msg(agent, &dest,
+				    (const struct kmad_mad *)packet->mad,
+				    buf + hdr_len, mad_len);
+	else
+		msg = kmad_alloc_send_buf(agent, &dest, GFP_KERNEL);
 	if (IS_ERR(msg)) {
 		ret = PTR_ERR(msg);
 		goto err_unlock;
 	}
-	/*
-	 * Through a buffer of the packet's: kmad's send buffers live in a
-	 * slab cache without a usercopy region.
-	 */
-	if (copy_from_user(packet->mad, buf + hdr_len, mad_len)) {
-		ret = -EFAULT;
-		goto err_free_msg;
-	}
-	memcpy(msg->mad, packet->mad, KMAD_MAD_SIZE);
+	if (!rmpp)
+		memcpy(msg->mad, packet->mad, KMAD_MAD_SIZE);
 	msg->timeout_ms = packet->hdr.timeout_ms;
 	msg->retries = packet->hdr.retries;
 	/*
 	 * A response waits for nothing.  libibmad's mad_respond_via() writes
 	 * responses with its default timeout; ib_mad takes that (and later
-	 * reports the response as timed out), kmad refuses it: drop it.
+	 * reports the response as timed out), kmad refuses it: drop it.  An
+	 * RMPP response keeps them: they time its ACKs.
 	 */
-	if (kmad_mad_is_response(&msg->mad->mad_hdr)) {
+	if (!rmpp && kmad_mad_is_response(&msg->mad->mad_hdr)) {
 		msg->timeout_ms = 0;
 		msg->retries = 0;
 	}
@@ -387,6 +492,7 @@ struct umad_reg {
 	u8 mgmt_class;
 	u8 class_version;
 	u8 oui[3];
+	u8 rmpp_version;
 	DECLARE_BITMAP(method_mask, KMAD_METHODS);
 };
 
@@ -430,13 +536,17 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 		req.class_version = reg->class_version;
 		memcpy(req.oui, reg->oui, sizeof(req.oui));
 	}
+	/* kmad checks it (-EINVAL for a class without RMPP), as ib_mad. */
+	req.rmpp_version = reg->rmpp_version;
 	agent = kmad_register_agent(port->kport,
 				    reg->qpn ? KMAD_QPT_GSI : KMAD_QPT_SMI,
-				    req.mgmt_class ? &req : NULL,
+				    req.mgmt_class || req.rmpp_version ?
+				    &req : NULL,
 				    umad_send_handler, umad_recv_handler, file);
 	if (IS_ERR(agent))
 		return PTR_ERR(agent);
 	file->agents[id] = agent;
+	file->agent_rmpp[id] = reg->rmpp_version;
 	return id;
 }
 
@@ -451,6 +561,7 @@ static long umad_reg_agent(struct umad_file *file, void __user *arg)
 	reg.qpn = ureq.qpn;
 	reg.mgmt_class = ureq.mgmt_class;
 	reg.class_version = ureq.mgmt_class_version;
+	reg.rmpp_version = ureq.rmpp_version;
 	memcpy(reg.oui, ureq.oui, sizeof(reg.oui));
 	/* 128 bits as longs: the same bytes on a 64-bit little-endian host. */
 	bitmap_copy(reg.method_mask, (const unsigned long *)ureq.method_mask,
@@ -481,7 +592,7 @@ static long umad_reg_agent2(struct umad_file *file, void __user *arg)
 
 	if (copy_from_user(&ureq, arg, sizeof(ureq)))
 		return -EFAULT;
-	/* kmad has no RMPP: no flag is supported, as the answer says. */
+	/* No flag is supported (not USER_RMPP), as the answer says. */
 	if (ureq.flags) {
 		if (put_user((u32)0, (u32 __user *)(arg +
 				offsetof(struct ib_user_mad_reg_req2, flags))))
@@ -493,6 +604,7 @@ static long umad_reg_agent2(struct umad_file *file, void __user *arg)
 	reg.qpn = ureq.qpn;
 	reg.mgmt_class = ureq.mgmt_class;
 	reg.class_version = ureq.mgmt_class_version;
+	reg.rmpp_version = ureq.rmpp_version;
 	reg.oui[0] = ureq.oui >> 16;
 	reg.oui[1] = ureq.oui >> 8;
 	reg.oui[2] = ureq.oui;
@@ -531,10 +643,13 @@ static long umad_unreg_agent(struct umad_file *file, u32 __user *arg)
 	mutex_lock(&file->port->file_mutex);
 	mutex_lock(&file->mutex);
 	agent = umad_get_agent(file, id);
-	if (agent)
-		file->agents[array_index_nospec(id, UMAD_MAX_AGENTS)] = NULL;
-	else
+	if (agent) {
+		id = array_index_nospec(id, UMAD_MAX_AGENTS);
+		file->agents[id] = NULL;
+		file->agent_rmpp[id] = false;
+	} else {
 		ret = -EINVAL;
+	}
 	mutex_unlock(&file->mutex);
 	/* F dropped: its handlers may be waiting for it. */
 	if (agent)
@@ -624,6 +739,7 @@ static void umad_file_stop(struct umad_file *file, bool dead)
 	mutex_lock(&file->mutex);
 	memcpy(agents, file->agents, sizeof(agents));
 	memset(file->agents, 0, sizeof(file->agents));
+	memset(file->agent_rmpp, 0, sizeof(file->agent_rmpp));
 	if (dead)
 		file->agents_dead = true;
 	mutex_unlock(&file->mutex);
@@ -663,7 +779,7 @@ static int umad_release(struct inode *inode, struct file *filp)
 	/* No agent is left: nothing adds to the lists any more. */
 	WARN_ON(!list_empty(&file->send_list));
 	list_for_each_entry_safe(packet, next, &file->recv_list, list)
-		kfree(packet);
+		umad_packet_free(packet);
 	mutex_destroy(&file->mutex);
 	kfree(file);
 	put_device(&port->dev);

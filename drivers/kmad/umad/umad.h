@@ -97,6 +97,8 @@ struct umad_file {
 	struct list_head port_entry;
 	struct mutex mutex;		/* F */
 	struct kmad_agent *agents[UMAD_MAX_AGENTS];
+	/* F: agents[i] was registered with an RMPP version: kmad does RMPP */
+	bool agent_rmpp[UMAD_MAX_AGENTS];
 	struct list_head recv_list;
 	unsigned int recv_count;
 	wait_queue_head_t recv_wait;
