@@ -54,6 +54,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -65,9 +66,9 @@
 
 #include "trace.h"
 
-static char *run = "rtt,scale,storm";
+static char *run = "rtt,scale,storm,rmpp";
 module_param(run, charp, 0444);
-MODULE_PARM_DESC(run, "benchmarks to run, comma-separated: rtt, scale, storm (default: all)");
+MODULE_PARM_DESC(run, "benchmarks to run, comma-separated: rtt, scale, storm, rmpp (default: all)");
 
 static bool quick;
 module_param(quick, bool, 0444);
@@ -1302,6 +1303,204 @@ out:
 	kfree(s);
 }
 
+/* ---- rmpp: RMPP transfers, an SA GetTable answered by a big response ---- */
+
+#define RMPP_METHOD		0x12	/* SubnAdmGetTable */
+#define RMPP_TIMEOUT_MS		(BENCH_WAIT_S * 1000)
+
+/*
+ * A client on port 0 (send-only, RMPP) asks; a server on port 1 (RMPP,
+ * GetTable) answers every request with @size bytes of data in one RMPP
+ * response.  The client's recv_handler checks the reassembled message
+ * and stamps its arrival.
+ */
+struct bench_rmpp {
+	struct kmad_agent *cli, *srv;
+	size_t size;			/* data bytes per response */
+	atomic64_t done_ns;		/* last reassembled response */
+	atomic_t got, sent, bad;	/* responses, server sends, errors */
+	wait_queue_head_t wq;
+};
+
+static void rmpp_cli_send(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct bench_rmpp *x = agent->context;
+
+	if (wc->status != KMAD_SEND_OK)
+		atomic_inc(&x->bad);
+	kmad_free_send_buf(wc->send_buf);
+}
+
+static void rmpp_cli_recv(struct kmad_agent *agent,
+			  struct kmad_send_buf *request,
+			  struct kmad_recv_wc *wc)
+{
+	struct bench_rmpp *x = agent->context;
+	size_t hdr = KMAD_SA_MAD_HDR_SIZE;
+	const u8 *p = (const u8 *)wc->mad;
+
+	/* The whole message, and its last byte where the server put it. */
+	if (!request || wc->mad_len != hdr + x->size ||
+	    p[wc->mad_len - 1] != (u8)x->size)
+		atomic_inc(&x->bad);
+	atomic64_set(&x->done_ns, ktime_get_ns());
+	atomic_inc(&x->got);
+	wake_up(&x->wq);
+	kmad_free_recv(wc);
+}
+
+static void rmpp_srv_send(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	struct bench_rmpp *x = agent->context;
+
+	if (wc->status != KMAD_SEND_OK)
+		atomic_inc(&x->bad);
+	atomic_inc(&x->sent);
+	wake_up(&x->wq);
+	kmad_free_send_buf(wc->send_buf);
+}
+
+static void rmpp_srv_recv(struct kmad_agent *agent,
+			  struct kmad_send_buf *request,
+			  struct kmad_recv_wc *wc)
+{
+	struct bench_rmpp *x = agent->context;
+	unsigned int hdr = KMAD_SA_MAD_HDR_SIZE, seg, n;
+	struct kmad_send_buf *resp, *tmpl;
+	struct kmad_mad *m;
+
+	tmpl = kmad_create_response(agent, wc, GFP_KERNEL);
+	if (IS_ERR(tmpl))
+		goto bad;
+	resp = kmad_alloc_send_buf_rmpp(agent, &tmpl->dest, hdr, x->size,
+					GFP_KERNEL);
+	if (IS_ERR(resp)) {
+		kmad_free_send_buf(tmpl);
+		goto bad;
+	}
+	m = kmad_send_buf_seg(resp, 1);
+	memcpy(m, tmpl->mad, hdr);
+	kmad_free_send_buf(tmpl);
+	/* Data: zeros but the last byte (the client checks it). */
+	n = kmad_send_buf_seg_count(resp);
+	for (seg = 1; seg <= n; seg++)
+		memset((u8 *)kmad_send_buf_seg(resp, seg) + hdr, 0,
+		       KMAD_MAD_SIZE - hdr);
+	seg = (x->size - 1) / (KMAD_MAD_SIZE - hdr) + 1;
+	((u8 *)kmad_send_buf_seg(resp, seg))[hdr + (x->size - 1) %
+					      (KMAD_MAD_SIZE - hdr)] =
+		(u8)x->size;
+	resp->timeout_ms = 1000;
+	resp->retries = 5;
+	if (kmad_post_send(resp)) {
+		kmad_free_send_buf(resp);
+		goto bad;
+	}
+	kmad_free_recv(wc);
+	return;
+bad:
+	atomic_inc(&x->bad);
+	atomic_inc(&x->sent);
+	wake_up(&x->wq);
+	kmad_free_recv(wc);
+}
+
+/* One GetTable and its @x->size-byte answer: ns from post to arrival. */
+static int rmpp_one(struct bench *b, struct bench_rmpp *x, u32 tid, u64 *ns)
+{
+	struct kmad_dest dest = {
+		.dlid = b->lid[1],
+		.remote_qpn = BENCH_QPN,
+		.remote_qkey = KMAD_QP1_QKEY,
+	};
+	int got = atomic_read(&x->got), sent = atomic_read(&x->sent);
+	struct kmad_send_buf *buf;
+	u64 t0;
+
+	buf = kmad_alloc_send_buf(x->cli, &dest, GFP_KERNEL);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = BENCH_CLASS;
+	buf->mad->mad_hdr.class_version = BENCH_VERSION;
+	buf->mad->mad_hdr.method = RMPP_METHOD;
+	buf->mad->mad_hdr.tid = cpu_to_be64(tid);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SA_ATTR_NODE_REC);
+	buf->timeout_ms = RMPP_TIMEOUT_MS;
+	t0 = ktime_get_ns();
+	if (kmad_post_send(buf)) {
+		kmad_free_send_buf(buf);
+		return -EIO;
+	}
+	if (!wait_event_timeout(x->wq, atomic_read(&x->got) > got &&
+				atomic_read(&x->sent) > sent,
+				BENCH_WAIT_S * HZ))
+		return -ETIMEDOUT;
+	*ns = atomic64_read(&x->done_ns) - t0;
+	return 0;
+}
+
+static void bench_rmpp(struct bench *b, u64 *samples)
+{
+	static const size_t sizes[] = { SZ_64K, SZ_1M };
+	struct kmad_reg_req sreq = {
+		.mgmt_class = BENCH_CLASS,
+		.class_version = BENCH_VERSION,
+		.rmpp_version = KMAD_RMPP_VERSION,
+	};
+	struct kmad_reg_req creq = { .rmpp_version = KMAD_RMPP_VERSION };
+	struct bench_rmpp *x;
+	unsigned int i, r;
+	char params[64];
+	u64 ns;
+	int ret;
+
+	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	if (!x) {
+		bench_error(b, "rmpp: out of memory");
+		return;
+	}
+	init_waitqueue_head(&x->wq);
+	set_bit(RMPP_METHOD, sreq.method_mask);
+	x->srv = kmad_register_agent(b->port[1], KMAD_QPT_GSI, &sreq,
+				     rmpp_srv_send, rmpp_srv_recv, x);
+	x->cli = kmad_register_agent(b->port[0], KMAD_QPT_GSI, &creq,
+				     rmpp_cli_send, rmpp_cli_recv, x);
+	if (IS_ERR(x->srv) || IS_ERR(x->cli)) {
+		bench_error(b, "rmpp: register: %ld %ld", PTR_ERR(x->srv),
+			    PTR_ERR(x->cli));
+		goto out;
+	}
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		x->size = sizes[i];
+		/* One untimed transfer first (caches, address handles). */
+		for (r = 0; r <= repeats; r++) {
+			ret = rmpp_one(b, x, 0x5000 + i * 256 + r, &ns);
+			if (ret) {
+				bench_error(b, "rmpp: %zu bytes: %d", x->size,
+					    ret);
+				goto out;
+			}
+			if (r)
+				samples[r - 1] = div64_u64((u64)x->size *
+							   NSEC_PER_SEC,
+							   max(ns, 1ULL));
+		}
+		snprintf(params, sizeof(params), "\"bytes\":%zu", x->size);
+		bench_result("rmpp_throughput", "bytes_per_s", params, samples,
+			     repeats);
+	}
+	if (atomic_read(&x->bad))
+		bench_error(b, "rmpp: %d transfers went wrong",
+			    atomic_read(&x->bad));
+out:
+	if (!IS_ERR_OR_NULL(x->cli))
+		kmad_unregister_agent(x->cli);
+	if (!IS_ERR_OR_NULL(x->srv))
+		kmad_unregister_agent(x->srv);
+	kfree(x);
+}
+
 /* ---- setup ---- */
 
 static bool bench_wanted(const char *what)
@@ -1393,6 +1592,8 @@ static int __init kmad_bench_init(void)
 		bench_scale(b, samples);
 	if (bench_wanted("storm"))
 		bench_storm(b, samples);
+	if (bench_wanted("rmpp"))
+		bench_rmpp(b, samples);
 	pr_info("done, %d errors\n", b->errors);
 out_teardown:
 	bench_teardown(b);

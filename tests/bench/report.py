@@ -273,6 +273,20 @@ def report(res, machine):
         lines.append(table(rows, ['', 'median [min .. max]']))
         lines.append('')
 
+    rmpp = sorted((r for r in res.results if r['name'] == 'rmpp_throughput'),
+                  key=lambda r: (r['bytes'], r['cpus']))
+    if rmpp:
+        def mbs(v):
+            return f'{v / 1e6:.1f}'
+        rows = [[f'{r["bytes"] // 1024} KiB', str(r['cpus']),
+                 spread(r, mbs)] for r in rmpp]
+        lines.append('RMPP throughput (MB/s): an SA GetTable answered by one '
+                     'RMPP response of that much data (200 bytes a segment); '
+                     'request posted -> whole response reassembled at the '
+                     'requester')
+        lines.append(table(rows, ['payload', 'vCPUs', 'median [min .. max]']))
+        lines.append('')
+
     stalled = stalls(res.results)
     if stalled:
         lines.append('Stalled by the host (not a failure): measurements '
