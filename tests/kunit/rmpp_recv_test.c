@@ -28,6 +28,7 @@
 #define RT_MAX_RECVS	16
 #define RT_MAX_BYTES	(2U << 20)
 #define RT_IDLE_MS	40000
+#define RT_LINGER_MS	10000
 #define RT_MAX_KEPT	4
 
 struct rt {
@@ -416,6 +417,36 @@ static void rmpp_recv_duplicate_reacked(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
 	rt_expect_msg(rt, 0, RT_METHOD, RT_TID, RT_SEGS, RT_PAYLEN);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 3);
+}
+
+/*
+ * A finished transfer lingers 10 s: the same transfer sent again is ACKed
+ * and not delivered again (as ib_mad); after 10 s it is a new transfer.
+ */
+static void rmpp_recv_done_lingers(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad mad;
+
+	rt_register(rt, false);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 1);
+	kmad_sim_advance_clock(rt->f->fab, RT_LINGER_MS - 1000);
+	kt_settle(rt->f);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 1);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 1);
+	kmad_sim_advance_clock(rt->f->fab, 1000);
+	kt_settle(rt->f);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 1);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 2);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 0);
 }
 
 /* A segment past the next expected is dropped and the last good ACKed;
@@ -916,6 +947,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_single_segment),
 	KUNIT_CASE(rmpp_recv_in_order),
 	KUNIT_CASE(rmpp_recv_duplicate_reacked),
+	KUNIT_CASE(rmpp_recv_done_lingers),
 	KUNIT_CASE(rmpp_recv_out_of_order),
 	KUNIT_CASE(rmpp_recv_sender_ends),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
