@@ -297,6 +297,8 @@ struct sim_node {
  *	and destroy_ah() with &kmad_sim_config.ah (I).
  * @ah_held: held create_ah() calls, &struct sim_ah_req, oldest first (F).
  * @ah_stats: per HCA, &struct kmad_sim_ah_stats counters (A).
+ * @netlist_dir: its directory in kmad_sim's debugfs, or an error
+ *	pointer (netlist.c; set after the fabric is built, read at destroy).
  * @num_hcas: HCA nodes, which come first in @nodes (I).
  * @num_nodes: all nodes (I).
  * @nodes: the nodes (I).
@@ -317,6 +319,7 @@ struct kmad_sim_fabric {
 	struct kmad_provider_ops ops_buf;
 	struct list_head ah_held;
 	atomic64_t (*ah_stats)[4];
+	struct dentry *netlist_dir;
 	unsigned int num_hcas;
 	unsigned int num_nodes;
 	struct sim_node *nodes[];
@@ -481,6 +484,10 @@ int kmad_sim_fattree_check(const struct kmad_sim_config *cfg);
 void kmad_sim_topo_free(struct kmad_sim_fabric *fab);
 bool kmad_sim_phys_up(const struct sim_port *port);
 void kmad_sim_link_update_locked(struct sim_port *port, u8 up_state);
+
+/* netlist.c */
+void kmad_sim_netlist_add(struct kmad_sim_fabric *fab);
+void kmad_sim_netlist_remove(struct kmad_sim_fabric *fab);
 
 /* route.c */
 void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt);
