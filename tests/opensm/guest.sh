@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of `make opensm` (tests/opensm/opensm.sh).  Loads kmad_sim with the
-# topology of /kmad/opensm.conf, kmad_umad and kmad_opensm_link, prints
+# topology of /kmad/opensm.conf and kmad_umad, prints
 # kmad_sim's ibsim netlist, then runs Debian's OpenSM twice on the same
 # fabric and the same tools against each:
 #
 #   side kmad:  OpenSM on sim0 port 1 through kmad_umad and kmad_sim;
-#               then a cable is cut and mended (kmad_opensm_link);
+#               then a cable is cut and mended (kmad_sim's parameter
+#               "link");
 #   side ibsim: ibsim on the netlist, OpenSM and the tools with
 #               libumad2sim.so preloaded (no kernel involved).
 #
@@ -154,9 +155,8 @@ if [ "$(uname -r)" != "$KVER" ]; then
 	finish
 fi
 # shellcheck disable=SC2086 # the arguments are words on purpose
-if ! modprobe kmad_sim $SIM_ARGS || ! modprobe kmad_umad ||
-   ! modprobe kmad_opensm_link; then
-	say "FAILED: modprobe kmad_sim $SIM_ARGS, kmad_umad, kmad_opensm_link"
+if ! modprobe kmad_sim $SIM_ARGS || ! modprobe kmad_umad; then
+	say "FAILED: modprobe kmad_sim $SIM_ARGS, kmad_umad"
 	finish
 fi
 say "kmad_sim $SIM_ARGS"
@@ -188,7 +188,7 @@ sweeps() { grep -c 'INITIATING HEAVY SWEEP' /tmp/osm-kmad.log; }
 n=$(sweeps)
 up=$(grep -c 'SUBNET UP' /tmp/osm-kmad.log)
 say "kmad: link $LINK cut at $(now)s"
-echo "$LINK:down" > /sys/module/kmad_opensm_link/parameters/link
+echo "$LINK down" > /sys/module/kmad_sim/parameters/link
 run kmad ibstat "$LAST_HCA" 1
 if wait_log /tmp/osm-kmad.log 'INITIATING HEAVY SWEEP' $((n + 1)) "$LINK_S"; then
 	say "kmad: OpenSM swept the cut at $(now)s"
@@ -201,7 +201,7 @@ n=$(sweeps)
 up=$(grep -c 'SUBNET UP' /tmp/osm-kmad.log)
 t1=$(now)
 say "kmad: link $LINK mended at ${t1}s"
-echo "$LINK:up" > /sys/module/kmad_opensm_link/parameters/link
+echo "$LINK up" > /sys/module/kmad_sim/parameters/link
 i=0
 while ! ibstat "$LAST_HCA" 1 | grep -q 'State: Active' && [ $i -lt $((LINK_S * 5)) ]; do
 	sleep 0.2
@@ -238,7 +238,7 @@ cd / || finish
 say "ibsim: side took from ${t0}s to $(now)s"
 
 echo 7 > /proc/sys/kernel/printk
-for m in kmad_opensm_link kmad_umad kmad_sim kmad; do
+for m in kmad_umad kmad_sim kmad; do
 	rmmod "$m" || say "FAILED: rmmod $m"
 done
 if grep -q '^kmad' /proc/modules; then
