@@ -91,7 +91,7 @@ diags:
 
 # Debian's OpenSM on kmad_sim's fabric through kmad_umad, and over ibsim on
 # the same fabric: see tests/opensm/opensm.sh and Documentation/opensm.rst.
-# OPENSM_SAQUERY=0: the multi-MAD saquery check over kmad not counted
+# OPENSM_SAQUERY=0: the saquery checks over kmad that need RMPP not counted
 # (temporary, until kmad has RMPP).  OPENSM_SIM_ARGS: more kmad_sim
 # parameters.
 opensm:

@@ -25,13 +25,14 @@
 #
 # Environment:
 #   OPENSM_TOPO='<kmad_sim parameters>'  the fabric (default: a tree of four
-#                           one-port HCAs under two leaves)
+#                           one-port HCAs under two leaves; the checks
+#                           assume one-port HCAs and an HCA named sim3)
 #   OPENSM_SIM_ARGS='...'   more kmad_sim parameters; "sm=0" (the SM-less
 #                           mode) is added when kmad_sim has it
 #   OPENSM_SAQUERY=0        TEMPORARY, until kmad has RMPP: the saquery
-#                           checks that need several MADs (the whole
-#                           NodeRecord table) over kmad are still run and
-#                           printed, but not counted as failures
+#                           checks over kmad whose answers need RMPP (the
+#                           NodeRecord table, the PathRecords) are still
+#                           run and printed, but not counted as failures
 #   KMAD_OPENSM_TIMEOUT=<s> hard limit for the guest (default 420)
 #   KMAD_OPENSM_VERBOSE=1   show the whole kernel boot log
 set -euo pipefail
