@@ -16,7 +16,8 @@
  *
  * A fabric is a small InfiniBand subnet: HCAs (kmad devices with one or
  * two ports) and switches, cabled by a topology, with static LIDs and
- * linear forwarding tables computed when it is built, and firmware on
+ * linear forwarding tables computed when it is built (or none, for a
+ * subnet manager to assign: &kmad_sim_config.no_sm), and firmware on
  * every port (an SMA on QP0 and a PMA on QP1) that answers Get and Set
  * requests before kmad sees them.  Documentation/simulated-fabric.rst
  * describes the topologies, the LID plan, routing and the firmware.
@@ -194,6 +195,14 @@ struct kmad_sim_node_info {
  *	completes with %KMAD_WC_LOC_ERR) and goes to the port whose GID is
  *	its DGID.
  * @ah: address handles, &enum kmad_sim_ah.
+ * @no_sm: an SM-less fabric: no LID plan and no forwarding tables.  Every
+ *	LID and MasterSMLID is 0, every LFT entry discards (LinearFDBTop 0),
+ *	and cabled ports come up Init with PortPhysicalState LinkUp, so that
+ *	a subnet manager (OpenSM, over kmad_umad; or a test by directed
+ *	route) has to assign LIDs, program the switches and bring the ports
+ *	to Armed and Active through the SMA.  LID-routed MADs then follow
+ *	the LFTs it programmed.  false (0): the static plan, every port
+ *	Active, as if an SM had done that already.
  */
 struct kmad_sim_config {
 	const char *name;
@@ -213,6 +222,7 @@ struct kmad_sim_config {
 	void *qp_created_arg;
 	enum kmad_link_layer link_layer;
 	enum kmad_sim_ah ah;
+	bool no_sm;
 };
 
 /**

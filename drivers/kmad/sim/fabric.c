@@ -482,6 +482,7 @@ struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 			goto err_remove_nodes;
 	}
 	mutex_unlock(&fab->devices_mutex);
+	kmad_sim_netlist_add(fab);
 	return fab;
 
 err_remove_nodes:
@@ -509,6 +510,7 @@ void kmad_sim_destroy(struct kmad_sim_fabric *fab)
 
 	if (IS_ERR_OR_NULL(fab))
 		return;
+	kmad_sim_netlist_remove(fab);
 	mutex_lock(&fab->devices_mutex);
 	for (i = fab->num_hcas; i--; )
 		sim_node_remove(fab, fab->nodes[i]);

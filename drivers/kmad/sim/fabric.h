@@ -79,6 +79,7 @@ enum sim_port_state {
 };
 
 enum sim_phys_state {
+	SIM_PHYS_SLEEP = 1,
 	SIM_PHYS_POLLING = 2,
 	SIM_PHYS_DISABLED = 3,
 	SIM_PHYS_LINKUP = 5,
@@ -177,6 +178,10 @@ enum sim_pce {
  * @vl_stall_hoq: VLStallCount (bits 7-5) and HOQLife (4-0).
  * @op_vls: OperationalVLs.
  * @subnet_timeout: SubnetTimeOut.
+ * @vl_high_limit: VLHighLimit.
+ * @enforce: PartitionEnforcementInbound, PartitionEnforcementOutbound,
+ *	FilterRawInbound, FilterRawOutbound (bits 3-0 of byte 43).
+ * @err_thresholds: LocalPhyErrors (bits 7-4) and OverrunErrors (3-0).
  */
 struct sim_pinfo {
 	u64 mkey;
@@ -194,6 +199,9 @@ struct sim_pinfo {
 	u8 vl_stall_hoq;
 	u8 op_vls;
 	u8 subnet_timeout;
+	u8 vl_high_limit;
+	u8 enforce;
+	u8 err_thresholds;
 };
 
 struct sim_node;
@@ -207,6 +215,7 @@ struct sim_node;
  * @cable_up: the cable works; kmad_sim_set_link() changes it on both
  *	ends (F).
  * @disabled: PortPhysicalState was set to Disabled (F).
+ * @asleep: PortPhysicalState was set to Sleep (F).
  * @state: PortState, &enum sim_port_state; port 0 is always Active (F).
  * @pi: the rest of PortInfo (F).
  * @cap_set: CapabilityMask bits set by kmad_port_modify_cap(), e.g. IsSM
@@ -227,6 +236,7 @@ struct sim_port {
 	struct sim_port *peer;
 	bool cable_up;
 	bool disabled;
+	bool asleep;
 	u8 state;
 	struct sim_pinfo pi;
 	u32 cap_set;
@@ -297,6 +307,8 @@ struct sim_node {
  *	and destroy_ah() with &kmad_sim_config.ah (I).
  * @ah_held: held create_ah() calls, &struct sim_ah_req, oldest first (F).
  * @ah_stats: per HCA, &struct kmad_sim_ah_stats counters (A).
+ * @netlist_dir: its directory in kmad_sim's debugfs, or an error
+ *	pointer (netlist.c; set after the fabric is built, read at destroy).
  * @num_hcas: HCA nodes, which come first in @nodes (I).
  * @num_nodes: all nodes (I).
  * @nodes: the nodes (I).
@@ -317,6 +329,7 @@ struct kmad_sim_fabric {
 	struct kmad_provider_ops ops_buf;
 	struct list_head ah_held;
 	atomic64_t (*ah_stats)[4];
+	struct dentry *netlist_dir;
 	unsigned int num_hcas;
 	unsigned int num_nodes;
 	struct sim_node *nodes[];
@@ -481,6 +494,11 @@ int kmad_sim_fattree_check(const struct kmad_sim_config *cfg);
 void kmad_sim_topo_free(struct kmad_sim_fabric *fab);
 bool kmad_sim_phys_up(const struct sim_port *port);
 void kmad_sim_link_update_locked(struct sim_port *port, u8 up_state);
+u8 kmad_sim_link_up_state(const struct kmad_sim_fabric *fab);
+
+/* netlist.c */
+void kmad_sim_netlist_add(struct kmad_sim_fabric *fab);
+void kmad_sim_netlist_remove(struct kmad_sim_fabric *fab);
 
 /* route.c */
 void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt);

@@ -164,6 +164,7 @@ u16 kmad_sim_pma(struct sim_port *in, struct kmad_mad *mad);
 
 /* topo.c */
 void kmad_sim_link_bounce_locked(struct sim_port *port);
-void kmad_sim_port_set_state_locked(struct sim_port *port, u8 state);
+void kmad_sim_port_set_state_locked(struct sim_port *port, u8 state,
+				    bool subn_set);
 
 #endif /* KMAD_SIM_FW_H */

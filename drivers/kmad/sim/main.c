@@ -4,7 +4,15 @@
  *
  * At load, unless topology=none, builds the default fabric "sim" from the
  * module parameters (by default a pair: devices sim0 and sim1); destroys
- * it at unload.
+ * it at unload.  sm=0 builds it SM-less (no LIDs, no routes, ports Init)
+ * for a subnet manager to bring up; the write-only parameter "link" takes
+ * a link of it down or up at run time (fault injection):
+ *
+ *	echo "sw1:3 down" > /sys/module/kmad_sim/parameters/link
+ *
+ * Locking: the module's parameter lock (kernel_param_lock()), held by the
+ * kernel around a parameter write, guards sim_default_fabric against the
+ * exit that clears it.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -52,6 +60,11 @@ static char *link_layer = "ib";
 module_param(link_layer, charp, 0444);
 MODULE_PARM_DESC(link_layer,
 		 "default fabric: \"ib\" (InfiniBand, default) or \"eth\" (RoCE: LID 0, no QP0, every MAD GID-routed)");
+
+static bool sm = true;
+module_param(sm, bool, 0444);
+MODULE_PARM_DESC(sm,
+		 "default fabric: 1 (default): static LIDs and routes, every port Active, as if a subnet manager had run; 0: SM-less, every LID 0, empty forwarding tables, ports Init (LinkUp) for a subnet manager to bring up");
 
 static char *faults = "";
 module_param(faults, charp, 0444);
@@ -115,6 +128,7 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 		       link_layer);
 		return -EINVAL;
 	}
+	cfg->no_sm = !sm;
 	cfg->hcas = hcas;
 	cfg->leaves = leaves;
 	cfg->hca_ports = hca_ports;
@@ -156,6 +170,59 @@ static int sim_dead_link(struct kmad_sim_fabric *fab, char *val)
 		return -EINVAL;
 	return kmad_sim_set_link(fab, node, port, false);
 }
+
+/*
+ * The "link" parameter: "<node>:<port> up" or "<node>:<port> down" takes
+ * that link of the default fabric up or down as kmad_sim_set_link() does
+ * (the ports go Down; back up they are Init on an SM-less fabric, Active
+ * otherwise; a switch end sets SwitchInfo.PortStateChange).
+ */
+static int sim_link_set(const char *val, const struct kernel_param *kp)
+{
+	char *buf, *sp, *word;
+	unsigned int node;
+	bool up;
+	u8 port;
+	int ret = -EINVAL;
+
+	if (!sim_default_fabric)
+		return -ENODEV;
+	buf = kstrndup(val, 64, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	sp = strim(buf);
+	word = strsep(&sp, " ");
+	if (!sp)
+		goto out;
+	sp = strim(sp);
+	if (sysfs_streq(sp, "up"))
+		up = true;
+	else if (sysfs_streq(sp, "down"))
+		up = false;
+	else
+		goto out;
+	sp = strrchr(word, ':');
+	if (!sp)
+		goto out;
+	*sp++ = '\0';
+	if (kstrtou8(sp, 10, &port) ||
+	    sim_find_node(sim_default_fabric, word, &node))
+		goto out;
+	ret = kmad_sim_set_link(sim_default_fabric, node, port, up);
+out:
+	if (ret)
+		pr_err("link=%s: expected \"<node>:<port> up|down\" naming a cabled port (%d)\n",
+		       val, ret);
+	kfree(buf);
+	return ret;
+}
+
+static const struct kernel_param_ops sim_link_ops = {
+	.set = sim_link_set,
+};
+module_param_cb(link, &sim_link_ops, NULL, 0200);
+MODULE_PARM_DESC(link,
+		 "default fabric, write-only: \"<node>:<port> up|down\" (node: sim1, sw0, simsw0...) takes a link down or brings it back (fault injection)");
 
 /* Apply the faults= parameter to the default fabric. */
 static int sim_apply_faults(struct kmad_sim_fabric *fab, const char *spec)
@@ -230,13 +297,21 @@ static int __init kmad_sim_init(void)
 		kmad_sim_destroy(fab);
 		return ret;
 	}
+	kernel_param_lock(THIS_MODULE);
 	sim_default_fabric = fab;
+	kernel_param_unlock(THIS_MODULE);
 	return 0;
 }
 
 static void __exit kmad_sim_exit(void)
 {
-	kmad_sim_destroy(sim_default_fabric);
+	struct kmad_sim_fabric *fab;
+
+	kernel_param_lock(THIS_MODULE);
+	fab = sim_default_fabric;
+	sim_default_fabric = NULL;
+	kernel_param_unlock(THIS_MODULE);
+	kmad_sim_destroy(fab);
 }
 
 module_init(kmad_sim_init);

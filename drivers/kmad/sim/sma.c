@@ -33,6 +33,13 @@
 
 /* PortInfo.CapabilityMask.IsSM, the one bit kmad_port_modify_cap() sets. */
 #define SIM_PORT_CAP_IS_SM	0x00000002
+/*
+ * IsClientReregistrationSupported: an SM-less fabric's endports take the
+ * ClientReregister bit (OpenSM sets it only where this is advertised).
+ */
+#define SIM_PORT_CAP_CLIENT_REREG	0x02000000
+/* PortInfo byte 51: ClientReregister (bit 7), SubnetTimeOut (4-0). */
+#define SIM_PI_CLIENT_REREG	0x80
 
 /* SLtoVLMappingTable: 16 SLs of 4 bits. */
 #define SIM_SL2VL_BYTES		8
@@ -52,6 +59,20 @@ struct sma_req {
 static bool sim_endport(const struct sim_port *port)
 {
 	return !sim_is_switch(port->node) || !port->num;
+}
+
+/*
+ * Tell kmad that an HCA port's addresses, P_Keys or GIDs may have changed,
+ * or that its clients must reregister, as a driver reports a port event.
+ */
+static void sma_port_changed(struct sim_port *port)
+{
+	struct kmad_port_attr now = {};
+
+	if (sim_is_switch(port->node) || port->node->state != SIM_DEV_LIVE)
+		return;
+	kmad_sim_pinfo_attr(&port->pi, &now);
+	kmad_device_port_changed(port->node->kdev, port->num, &now);
 }
 
 static u16 sma_node_desc(struct sma_req *r)
@@ -153,6 +174,8 @@ static u16 sma_guid_info(struct sma_req *r)
 		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
 	for (i = 1; r->set && i < SIM_GUIDS; i++)
 		port->guids[i] = get_unaligned_be64(r->data + 8 * i);
+	if (r->set)
+		sma_port_changed(port);
 	for (i = 0; i < SIM_GUIDS; i++)
 		put_unaligned_be64(port->guids[i], r->data + 8 * i);
 	return KMAD_MAD_STATUS_SUCCESS;
@@ -199,6 +222,8 @@ static u16 sma_pkey_table(struct sma_req *r)
 	pkeys = port->pkeys + block * SIM_PKEY_BLOCK;
 	for (i = 0; r->set && i < SIM_PKEY_BLOCK; i++)
 		pkeys[i] = get_unaligned_be16(r->data + 2 * i);
+	if (r->set)
+		sma_port_changed(port);
 	for (i = 0; i < SIM_PKEY_BLOCK; i++)
 		put_unaligned_be16(pkeys[i], r->data + 2 * i);
 	return KMAD_MAD_STATUS_SUCCESS;
@@ -210,6 +235,8 @@ static u8 sma_phys_state(const struct sim_port *port)
 		return SIM_PHYS_LINKUP;
 	if (port->disabled)
 		return SIM_PHYS_DISABLED;
+	if (port->asleep)
+		return SIM_PHYS_SLEEP;
 	return kmad_sim_phys_up(port) ? SIM_PHYS_LINKUP : SIM_PHYS_POLLING;
 }
 
@@ -218,6 +245,7 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 	const struct sim_pinfo *pi = &port->pi;
 	bool end = sim_endport(port);
 	u8 *d = r->data;
+	u32 cap = SIM_PORT_CAP_MASK;
 	u64 qkey_viol;
 
 	memset(d, 0, KMAD_SMP_DATA_SIZE);
@@ -226,8 +254,9 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		put_unaligned_be64(pi->gid_prefix, d + SIM_PI_GID_PREFIX);
 		put_unaligned_be16(pi->lid, d + SIM_PI_LID);
 		put_unaligned_be16(pi->sm_lid, d + SIM_PI_SM_LID);
-		put_unaligned_be32(SIM_PORT_CAP_MASK | port->cap_set,
-				   d + SIM_PI_CAP_MASK);
+		if (port->node->fab->cfg.no_sm)
+			cap |= SIM_PORT_CAP_CLIENT_REREG;
+		put_unaligned_be32(cap | port->cap_set, d + SIM_PI_CAP_MASK);
 		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
 		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
 		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
@@ -247,10 +276,12 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 				  pi->speed_enabled;
 	d[SIM_PI_MTU_SMSL] |= pi->neighbor_mtu << 4;
 	d[SIM_PI_VLCAP_INIT] = SIM_PORT_VL_CAP << 4;
+	d[SIM_PI_VL_HIGH_LIMIT] = pi->vl_high_limit;
 	d[SIM_PI_INITREPLY_MTUCAP] = SIM_PORT_MTU_CAP;
 	d[SIM_PI_VLSTALL_HOQ] = pi->vl_stall_hoq;
-	d[SIM_PI_OPVLS_ENF] = pi->op_vls << 4;
+	d[SIM_PI_OPVLS_ENF] = pi->op_vls << 4 | pi->enforce;
 	d[SIM_PI_RESP_TIME] = SIM_PORT_RESP_TIME;
+	d[SIM_PI_ERR_THRESHOLDS] = pi->err_thresholds;
 }
 
 /*
@@ -269,7 +300,32 @@ static bool sma_enable_field(u8 val, u8 all, u8 supported, u8 *field)
 	return true;
 }
 
-/* Is a Set of PortState to @state allowed from the port's state now? */
+/*
+ * A Set of PortPhysicalState (IBTA 14.2.5.6): 0 no change; Sleep and
+ * Disabled take the link down (the port reads Sleep or Disabled, its peer
+ * Polling) until a Set of Polling; Polling on a port whose link is up
+ * makes it retrain: both ends go Down and come back Init.
+ */
+static void sma_set_phys_state(struct sim_port *port, u8 phys)
+{
+	bool was_up = kmad_sim_phys_up(port);
+
+	if (!phys)
+		return;
+	port->disabled = phys == SIM_PHYS_DISABLED;
+	port->asleep = phys == SIM_PHYS_SLEEP;
+	if (phys == SIM_PHYS_POLLING && was_up)
+		kmad_sim_link_bounce_locked(port);
+	else
+		kmad_sim_link_update_locked(port, SIM_PS_INIT);
+}
+
+/*
+ * Is a Set of PortState to @state allowed from the port's state now?
+ * IBTA 14.2.5.6: 0 (no change) and Down always; Armed from Init; Active
+ * from Armed; the same state again is no change.  Init cannot be set, and
+ * anything else (5-15) is reserved: invalid attribute value.
+ */
 static bool sma_state_ok(const struct sim_port *port, u8 state)
 {
 	switch (state) {
@@ -312,8 +368,7 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	}
 	if (port->num) {
 		ok = ok && sma_state_ok(port, state) &&
-		     (!phys || phys == SIM_PHYS_POLLING ||
-		      phys == SIM_PHYS_DISABLED) &&
+		     phys <= SIM_PHYS_DISABLED &&
 		     (!downdef || downdef <= SIM_PHYS_POLLING);
 	}
 	ok = ok && sma_enable_field(d[SIM_PI_WIDTH_ENABLED], 0xff,
@@ -326,6 +381,9 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 
 	pi.neighbor_mtu = mtu;
 	pi.vl_stall_hoq = d[SIM_PI_VLSTALL_HOQ];
+	pi.vl_high_limit = d[SIM_PI_VL_HIGH_LIMIT];
+	pi.enforce = d[SIM_PI_OPVLS_ENF] & 0xf;
+	pi.err_thresholds = d[SIM_PI_ERR_THRESHOLDS];
 	if (vls)
 		pi.op_vls = vls;
 	if (downdef)
@@ -334,16 +392,22 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	port->pi = pi;
 	if (!port->num)
 		return KMAD_MAD_STATUS_SUCCESS;
-	/* An HCA driver reports a new LID or SM LID as a port event. */
-	kmad_sim_report_port_locked(port, &was);
-	if (phys) {
-		port->disabled = phys == SIM_PHYS_DISABLED;
-		kmad_sim_link_update_locked(port, SIM_PS_INIT);
-	}
-	if (state == SIM_PS_DOWN && kmad_sim_phys_up(port))
+	/*
+	 * An HCA driver reports a new LID or SM LID as a port event, and a
+	 * ClientReregister (IBTA 14.4.11) as one even if nothing changed.
+	 */
+	if (sim_endport(port) && d[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG &&
+	    port->node->fab->cfg.no_sm)
+		sma_port_changed(port);
+	else
+		kmad_sim_report_port_locked(port, &was);
+	sma_set_phys_state(port, phys);
+	/* A Down retrains the link (unless Polling above already did). */
+	if (state == SIM_PS_DOWN && kmad_sim_phys_up(port) &&
+	    phys != SIM_PHYS_POLLING)
 		kmad_sim_link_bounce_locked(port);
 	else if (state == SIM_PS_ARMED || state == SIM_PS_ACTIVE)
-		kmad_sim_port_set_state_locked(port, state);
+		kmad_sim_port_set_state_locked(port, state, true);
 	return KMAD_MAD_STATUS_SUCCESS;
 }
 

@@ -22,6 +22,11 @@
  * port 1 of HCA i has LID i + 1 as in a pair.  Switch j:
  * 1 + H * P + j.  Every endport's MasterSMLID is 1 (HCA 0, port 1).
  *
+ * SM-less (&kmad_sim_config.no_sm): none of this plan.  Every LID and
+ * MasterSMLID is 0, every LFT entry 255 with LinearFDBTop 0, and every
+ * cabled port comes up Init (PortPhysicalState LinkUp): a subnet manager
+ * finds the fabric by directed route and programs it through the SMA.
+ *
  * Forwarding.  Each switch's LFT sends every LID of the fabric out of the
  * first port of a shortest path to the port that owns it (a breadth-first
  * search over the switches, lowest port number first among equals); its
@@ -29,11 +34,18 @@
  * LinearFDBTop is the highest LID of the fabric.
  *
  * Link states.  A link is up when its cable is (kmad_sim_set_link()) and
- * neither end is Disabled (PortInfo.PortPhysicalState).  Both ends of a
- * link that goes down are Down, and count it in LinkDownedCounter.  A link
- * that comes back up through kmad_sim_set_link() is Active at both ends,
- * as if a subnet manager had brought it up; through a PortInfo Set it is
- * Init, and the SM moves it to Armed and Active, as on a real subnet.
+ * neither end is Disabled or asleep (PortInfo.PortPhysicalState).  Both
+ * ends of a link that goes down are Down, and count it in
+ * LinkDownedCounter.  A link that comes back up through
+ * kmad_sim_set_link() is Active at both ends, as if a subnet manager had
+ * brought it up (SM-less: Init, as on a real subnet); through a PortInfo
+ * Set it is Init, and the SM moves it to Armed and Active.
+ *
+ * SwitchInfo.PortStateChange (IBTA 14.2.5.4) is set when a port of the
+ * switch changes state by the link state machine (the link went down or
+ * came up: Down to Init, or to Active above, and any state to Down), never
+ * by a SubnSet of PortState (Armed, Active, or Down on the port itself);
+ * an SM clears it by writing 1.
  *
  * Locks: F guards the link and PortInfo fields (fabric.h); building runs
  * before the fabric is visible.
@@ -140,7 +152,7 @@ static void sim_port_init(struct sim_node *node, u8 num)
 	port->num = num;
 	port->state = num ? SIM_PS_DOWN : SIM_PS_ACTIVE;
 	port->pi.gid_prefix = SIM_GID_PREFIX;
-	port->pi.sm_lid = endport ? SIM_SM_LID : 0;
+	port->pi.sm_lid = endport && !node->fab->cfg.no_sm ? SIM_SM_LID : 0;
 	port->pi.width_enabled = SIM_PORT_WIDTHS;
 	port->pi.speed_enabled = SIM_PORT_SPEEDS;
 	port->pi.down_default = SIM_PHYS_POLLING;
@@ -190,7 +202,7 @@ static int sim_node_new(struct kmad_sim_fabric *fab, unsigned int index,
 	return 0;
 }
 
-/* Plug a cable between two ports; both come up Active. */
+/* Plug a cable between two ports; both come up (Active, or Init SM-less). */
 static void sim_cable(struct kmad_sim_fabric *fab, unsigned int a, u8 pa,
 		      unsigned int b, u8 pb)
 {
@@ -201,8 +213,15 @@ static void sim_cable(struct kmad_sim_fabric *fab, unsigned int a, u8 pa,
 	y->peer = x;
 	x->cable_up = true;
 	y->cable_up = true;
-	x->state = SIM_PS_ACTIVE;
-	y->state = SIM_PS_ACTIVE;
+	x->state = kmad_sim_link_up_state(fab);
+	y->state = x->state;
+	/* SM-less: as after power-up, each switch saw its ports come up. */
+	if (fab->cfg.no_sm) {
+		if (sim_is_switch(x->node))
+			x->node->life_state |= SIM_SI_PORT_STATE_CHANGE;
+		if (sim_is_switch(y->node))
+			y->node->life_state |= SIM_SI_PORT_STATE_CHANGE;
+	}
 }
 
 /* fattree: spines, then leaves, each leaf cabled to every spine. */
@@ -408,7 +427,7 @@ int kmad_sim_topo_build(struct kmad_sim_fabric *fab)
 	int ret;
 
 	ret = sim_build_nodes(fab);
-	if (ret)
+	if (ret || fab->cfg.no_sm)
 		return ret;
 	sim_assign_lids(fab);
 	return sim_compute_lfts(fab);
@@ -437,32 +456,48 @@ void kmad_sim_topo_free(struct kmad_sim_fabric *fab)
  *
  * Context: F held.
  * Return: true if it is cabled, the cable works and neither end is
- * disabled.
+ * disabled or asleep.
  */
 bool kmad_sim_phys_up(const struct sim_port *port)
 {
 	return port->peer && port->cable_up && !port->disabled &&
-	       !port->peer->disabled;
+	       !port->asleep && !port->peer->disabled && !port->peer->asleep;
+}
+
+/**
+ * kmad_sim_link_up_state() - the PortState a port takes when its link
+ * comes up by itself (kmad_sim_set_link(), building).
+ * @fab: the fabric.
+ *
+ * Return: Active, as if an SM were there, or Init on an SM-less fabric.
+ */
+u8 kmad_sim_link_up_state(const struct kmad_sim_fabric *fab)
+{
+	return fab->cfg.no_sm ? SIM_PS_INIT : SIM_PS_ACTIVE;
 }
 
 /**
  * kmad_sim_port_set_state_locked() - change a physical port's PortState.
  * @port: the port.
  * @state: &enum sim_port_state.
+ * @subn_set: the change is a SubnSet of PortState on this port, not the
+ *	link state machine's.
  *
- * Going Down counts in LinkDownedCounter; any change on a switch sets its
- * SwitchInfo.PortStateChange.
+ * Going Down counts in LinkDownedCounter.  A change by the link state
+ * machine on a switch sets its SwitchInfo.PortStateChange; a SubnSet's
+ * does not (IBTA 14.2.5.4).
  *
  * Context: F held.
  */
-void kmad_sim_port_set_state_locked(struct sim_port *port, u8 state)
+void kmad_sim_port_set_state_locked(struct sim_port *port, u8 state,
+				    bool subn_set)
 {
 	if (port->state == state)
 		return;
 	if (port->state != SIM_PS_DOWN && state == SIM_PS_DOWN)
 		sim_ctr_add(port, SIM_CTR_LINK_DOWNED, 1);
 	port->state = state;
-	if (sim_is_switch(port->node))
+	if (sim_is_switch(port->node) && !subn_set)
 		port->node->life_state |= SIM_SI_PORT_STATE_CHANGE;
 }
 
@@ -471,9 +506,9 @@ static void sim_port_update_locked(struct sim_port *port, u8 up_state)
 	bool up = kmad_sim_phys_up(port);
 
 	if (!up)
-		kmad_sim_port_set_state_locked(port, SIM_PS_DOWN);
+		kmad_sim_port_set_state_locked(port, SIM_PS_DOWN, false);
 	else if (port->state == SIM_PS_DOWN)
-		kmad_sim_port_set_state_locked(port, up_state);
+		kmad_sim_port_set_state_locked(port, up_state, false);
 }
 
 /**
@@ -503,8 +538,8 @@ void kmad_sim_link_update_locked(struct sim_port *port, u8 up_state)
 void kmad_sim_link_bounce_locked(struct sim_port *port)
 {
 	lockdep_assert_held(&port->node->fab->lock);
-	kmad_sim_port_set_state_locked(port, SIM_PS_DOWN);
-	kmad_sim_port_set_state_locked(port->peer, SIM_PS_DOWN);
+	kmad_sim_port_set_state_locked(port, SIM_PS_DOWN, true);
+	kmad_sim_port_set_state_locked(port->peer, SIM_PS_DOWN, false);
 	kmad_sim_link_update_locked(port, SIM_PS_INIT);
 }
 
@@ -604,8 +639,9 @@ EXPORT_SYMBOL_GPL(kmad_sim_link_peer);
  * @up: false: the link goes down: both ends are Down (PortInfo) and count
  *	it in LinkDownedCounter, and every MAD that would cross the link is
  *	lost (dropped_link at its sender, PortXmitDiscards at the port).
- *	true: the link comes back, and both ends are Active again unless one
- *	is Disabled.
+ *	true: the link comes back, and both ends are Active again (Init on an
+ *	SM-less fabric, for the SM to bring up) unless one is Disabled or
+ *	asleep.  Either way a switch end sets SwitchInfo.PortStateChange.
  *
  * Context: any.
  * Return: 0; -ENOTCONN if no cable is plugged in; -EINVAL.
@@ -623,7 +659,7 @@ int kmad_sim_set_link(struct kmad_sim_fabric *fab, unsigned int node,
 	spin_lock_irqsave(&fab->lock, flags);
 	p->cable_up = up;
 	p->peer->cable_up = up;
-	kmad_sim_link_update_locked(p, SIM_PS_ACTIVE);
+	kmad_sim_link_update_locked(p, kmad_sim_link_up_state(fab));
 	spin_unlock_irqrestore(&fab->lock, flags);
 	return 0;
 }

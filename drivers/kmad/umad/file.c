@@ -534,7 +534,13 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 	if (reg->mgmt_class && any_method) {
 		req.mgmt_class = reg->mgmt_class;
 		req.class_version = reg->class_version;
-		memcpy(req.oui, reg->oui, sizeof(req.oui));
+		/*
+		 * Only vendor range 2 has an OUI, and ib_mad reads it only
+		 * there; libibumad's umad_register() sends the OpenIB OUI
+		 * with every class (OpenSM's SMI, SA and PerfMgr agents).
+		 */
+		if (kmad_mgmt_class_is_vendor_range2(reg->mgmt_class))
+			memcpy(req.oui, reg->oui, sizeof(req.oui));
 	}
 	/* kmad checks it (-EINVAL for a class without RMPP), as ib_mad. */
 	req.rmpp_version = reg->rmpp_version;

@@ -1,0 +1,249 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of `make opensm` (tests/opensm/opensm.sh).  Loads kmad_sim with the
+# topology of /kmad/opensm.conf and kmad_umad, prints
+# kmad_sim's ibsim netlist, then runs Debian's OpenSM twice on the same
+# fabric and the same tools against each:
+#
+#   side kmad:  OpenSM on sim0 port 1 through kmad_umad and kmad_sim;
+#               then a cable is cut and mended (kmad_sim's parameter
+#               "link");
+#   side ibsim: ibsim on the netlist, OpenSM and the tools with
+#               libumad2sim.so preloaded (no kernel involved).
+#
+# Each tool run is printed between "=== cmd: <side> <command>" and
+# "=== rc: <exit status>"; OpenSM's log between "=== osmlog: <side>" and
+# "=== osmlog end".  The verdict is check.py's, on the host, over the
+# console log.  No `set -e`: if /init exits the kernel panics, so the
+# script always ends with finish(), which powers off.
+# shellcheck shell=dash
+
+/bin/busybox --install -s /bin
+mount -t devtmpfs devtmpfs /dev
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /var
+mkdir -p /var/log /var/cache/opensm /var/run /tmp/osm-kmad /tmp/osm-ibsim \
+	/tmp/ibsim-run
+export PATH=/sbin:/bin
+
+# shellcheck source=/dev/null
+. /kmad/opensm.conf
+
+say() { echo "kmad-opensm: $*"; }
+finish() {
+	say "end"
+	sync
+	poweroff -f
+}
+now() { cut -d' ' -f1 /proc/uptime; }
+# run <side> <command...>: the command and its output between markers.
+run() {
+	local side=$1 rc
+	shift
+	echo "=== cmd: $side $*"
+	"$@" 2>&1
+	rc=$?
+	echo "=== rc: $rc"
+}
+# wait_log <file> <pattern> <count> <seconds>: until <pattern> appears
+# <count> times in <file>; 0 if it did, 1 after <seconds> or as soon as
+# OpenSM ($osm_pid) has exited.
+wait_log() {
+	local i=0 n
+	while :; do
+		n=$(grep -c "$2" "$1" 2>/dev/null)
+		[ "${n:-0}" -ge "$3" ] && break
+		[ $i -ge $(($4 * 5)) ] && return 1
+		kill -0 "$osm_pid" 2>/dev/null || return 1
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 0
+}
+# OpenSM's options on both sides: log level ERROR + INFO + VERBOSE (the
+# sweep banners), flushed after each line (-d 2), a sweep every 2 s.
+OSM_OPTS="-d 2 -D 0x07 -s 2"
+# start_opensm <side> <port GUID>: OpenSM in the background, log in
+# /tmp/osm-<side>.log; sets osm_pid and osm_t0.
+start_opensm() {
+	rm -f "/tmp/osm-$1.log"
+	osm_t0=$(now)
+	say "$1: opensm -g $2 $OSM_OPTS started at ${osm_t0}s"
+	# shellcheck disable=SC2086
+	OSM_CACHE_DIR=/tmp/osm-$1 OSM_TMP_DIR=/tmp/osm-$1 \
+		opensm -g "$2" $OSM_OPTS -f "/tmp/osm-$1.log" \
+		--dump_files_dir "/tmp/osm-$1" > "/tmp/osm-$1.out" 2>&1 &
+	osm_pid=$!
+}
+# wait_subnet_up <side>: up to SUBNET_UP_S seconds for "SUBNET UP".
+wait_subnet_up() {
+	if wait_log "/tmp/osm-$1.log" 'SUBNET UP' 1 "$SUBNET_UP_S"; then
+		say "$1: SUBNET UP seen at $(now)s (OpenSM started at ${osm_t0}s)"
+	else
+		say "$1: no SUBNET UP within ${SUBNET_UP_S}s"
+		cat "/tmp/osm-$1.out"
+	fi
+}
+stop_opensm() {
+	kill "$osm_pid" 2>/dev/null
+	wait "$osm_pid"
+	echo "=== osmlog: $1"
+	cat "/tmp/osm-$1.log"
+	echo "=== osmlog end"
+}
+# LIDs of the fabric as OpenSM assigned them: from `ibnetdiscover -p`,
+# "<CA|SW> <lid>" of each end of each link ("SW 6 1 0x... 4x QDR - CA 1 1
+# 0x... ( ... )"), sorted and unique.
+lids_of() {
+	awk '{ print $1, $2; print $8, $9 }' "$1" | sort -u
+}
+# tools <side> <ca args>: the checks common to both sides.
+tools() {
+	local side=$1 ca=$2 a b
+	# shellcheck disable=SC2086
+	{
+	run "$side" sminfo $ca
+	run "$side" ibnetdiscover $ca
+	run "$side" ibnetdiscover $ca -p
+	ibnetdiscover $ca -p > "/tmp/ports-$side" 2>/dev/null
+	sw_lids=$(lids_of "/tmp/ports-$side" | awk '$1 == "SW" { print $2 }')
+	ca_lids=$(lids_of "/tmp/ports-$side" | awk '$1 == "CA" { print $2 }')
+	for lid in $sw_lids; do
+		run "$side" ibroute $ca "$lid"
+	done
+	# Every cabled port, switch and HCA: Active?
+	for lid in $sw_lids; do
+		# shellcheck disable=SC2013 # port numbers, one word each
+		for p in $(awk -v l="$lid" '$1 == "SW" && $2 == l { print $3 }
+			$8 == "SW" && $9 == l { print $10 }' "/tmp/ports-$side" |
+			sort -un); do
+			run "$side" smpquery $ca portinfo "$lid" "$p"
+		done
+	done
+	for lid in $ca_lids; do
+		run "$side" smpquery $ca portinfo "$lid"
+	done
+	for a in $ca_lids; do
+		for b in $ca_lids; do
+			[ "$a" = "$b" ] && continue
+			run "$side" ibtracert $ca "$a" "$b"
+		done
+	done
+	# NodeRecords one LID at a time (a single-MAD answer each), then the
+	# whole table (several MADs: RMPP).
+	for lid in $ca_lids $sw_lids; do
+		run "$side" saquery $ca NR "$lid"
+	done
+	run "$side" saquery $ca NR
+	# PathRecords between every pair of HCA ports (one record each).
+	for a in $ca_lids; do
+		for b in $ca_lids; do
+			[ "$a" = "$b" ] && continue
+			run "$side" saquery $ca PR --slid "$a" --dlid "$b"
+		done
+	done
+	}
+}
+
+say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+if [ "$(uname -r)" != "$KVER" ]; then
+	say "FAILED: modules were built for $KVER, the kernel is $(uname -r)"
+	finish
+fi
+# shellcheck disable=SC2086 # the arguments are words on purpose
+if ! modprobe kmad_sim $SIM_ARGS || ! modprobe kmad_umad; then
+	say "FAILED: modprobe kmad_sim $SIM_ARGS, kmad_umad"
+	finish
+fi
+say "kmad_sim $SIM_ARGS"
+net=/sys/kernel/debug/kmad_sim/sim/ibsim.net
+if ! cp "$net" /tmp/ibsim.net; then
+	say "FAILED: no $net"
+	finish
+fi
+echo "=== netlist"
+cat /tmp/ibsim.net
+echo "=== netlist end"
+sm_guid=$(ibstat -p sim0 | head -n 1)
+say "sim0 port 1 GUID $sm_guid"
+
+# Side kmad.
+t0=$(now)
+run kmad ibstat
+# OpenSM's registrations one by one (a diagnostic: OpenSM's log only says
+# that one failed).
+/bin/umad_reg_probe 0
+start_opensm kmad "$sm_guid"
+wait_subnet_up kmad
+dmesg | grep -i 'umad\|kmad' | tail -n 5
+run kmad ibstat
+ca="-C sim0 -P 1"
+tools kmad "$ca"
+# The cable of the last HCA's port 1: cut, swept, mended, swept back.
+sweeps() { grep -c 'INITIATING HEAVY SWEEP' /tmp/osm-kmad.log; }
+n=$(sweeps)
+up=$(grep -c 'SUBNET UP' /tmp/osm-kmad.log)
+say "kmad: link $LINK cut at $(now)s"
+echo "$LINK down" > /sys/module/kmad_sim/parameters/link
+run kmad ibstat "$LAST_HCA" 1
+if wait_log /tmp/osm-kmad.log 'INITIATING HEAVY SWEEP' $((n + 1)) "$LINK_S"; then
+	say "kmad: OpenSM swept the cut at $(now)s"
+else
+	say "kmad: OpenSM did not sweep within ${LINK_S}s of the cut"
+fi
+# The heavy sweep that saw the cut must end before the mend.
+wait_log /tmp/osm-kmad.log 'SUBNET UP' $((up + 1)) "$LINK_S"
+n=$(sweeps)
+up=$(grep -c 'SUBNET UP' /tmp/osm-kmad.log)
+t1=$(now)
+say "kmad: link $LINK mended at ${t1}s"
+echo "$LINK up" > /sys/module/kmad_sim/parameters/link
+i=0
+while ! ibstat "$LAST_HCA" 1 | grep -q 'State: Active' && [ $i -lt $((LINK_S * 5)) ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+say "kmad: $LAST_HCA port 1 Active again at $(now)s (mended at ${t1}s)"
+if wait_log /tmp/osm-kmad.log 'SUBNET UP' $((up + 1)) "$LINK_S"; then
+	say "kmad: OpenSM swept the mend: SUBNET UP at $(now)s"
+else
+	say "kmad: no SUBNET UP within ${LINK_S}s of the mend"
+fi
+run kmad ibstat "$LAST_HCA" 1
+stop_opensm kmad
+say "kmad: side took from ${t0}s to $(now)s"
+
+# Side ibsim: the same fabric from the netlist, in user space.
+t0=$(now)
+cd /tmp/ibsim-run || finish
+ibsim -s -n /tmp/ibsim.net > /tmp/ibsim.out 2>&1 &
+ibsim_pid=$!
+sleep 1
+export LD_PRELOAD=$UMAD2SIM
+start_opensm ibsim "$sm_guid"
+wait_subnet_up ibsim
+tools ibsim ""
+stop_opensm ibsim
+unset LD_PRELOAD
+kill "$ibsim_pid"
+wait "$ibsim_pid"
+echo "=== ibsim output"
+cat /tmp/ibsim.out
+echo "=== ibsim output end"
+cd / || finish
+say "ibsim: side took from ${t0}s to $(now)s"
+
+echo 7 > /proc/sys/kernel/printk
+for m in kmad_umad kmad_sim kmad; do
+	rmmod "$m" || say "FAILED: rmmod $m"
+done
+if grep -q '^kmad' /proc/modules; then
+	say "FAILED: still loaded: $(grep '^kmad' /proc/modules | cut -d' ' -f1 | tr '\n' ' ')"
+else
+	say "modules unloaded"
+fi
+finish
