@@ -428,7 +428,13 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 	if (reg->mgmt_class && any_method) {
 		req.mgmt_class = reg->mgmt_class;
 		req.class_version = reg->class_version;
-		memcpy(req.oui, reg->oui, sizeof(req.oui));
+		/*
+		 * libibumad's umad_register() sends the OpenIB OUI with
+		 * every class; ib_mad looks at the OUI in vendor range 2
+		 * only, and kmad refuses one elsewhere: pass it there only.
+		 */
+		if (kmad_mgmt_class_is_vendor_range2(reg->mgmt_class))
+			memcpy(req.oui, reg->oui, sizeof(req.oui));
 	}
 	agent = kmad_register_agent(port->kport,
 				    reg->qpn ? KMAD_QPT_GSI : KMAD_QPT_SMI,
