@@ -193,6 +193,21 @@ static void t_register_limits(void)
 	id = reg(fd, 1, 0x09, 1, 0x01);
 	CHECK("register_overlap", id == -EBUSY, "second: %d", id);
 	result("register_overlap", NULL);
+	/*
+	 * As libibumad's umad_register() asks (OpenSM's SM agent): a class
+	 * outside vendor range 2 with the OpenIB OUI, which ib_umad ignores.
+	 */
+	memset(&req, 0, sizeof(req));
+	req.qpn = 0;
+	req.mgmt_class = 0x81;
+	req.mgmt_class_version = 1;
+	req.oui[1] = 0x14;
+	req.oui[2] = 0x05;
+	req.method_mask[0] |= 1u << 0x05;		/* Trap */
+	CHECK("register_oui_ignored",
+	      !ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req) && req.id == 6,
+	      "class 0x81 with the OpenIB OUI: %m (id %u)", req.id);
+	result("register_oui_ignored", NULL);
 	close(fd);
 }
 

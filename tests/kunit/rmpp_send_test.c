@@ -717,6 +717,52 @@ static void rmpp_ack_from_other_peer(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* Two RMPP responses with one TID (two requesters may pick the same):
+ * not in the TID table, so both post; each ACK ends the one to the peer
+ * it came from.
+ */
+static void rmpp_same_tid_two_peers(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const u64 tid = 0xbeef000000000007ULL;
+	const u16 other = kmad_port_lid(f->port[KT_DEV1]) + 7;
+	struct kmad_send_buf *a = rt_buf(f, rt_sa_agent,
+					 KMAD_METHOD_GET_TABLE_RESP, tid, 100,
+					 0, 0);
+	struct kmad_send_buf *b = rt_buf(f, rt_sa_agent,
+					 KMAD_METHOD_GET_TABLE_RESP, tid, 100,
+					 0, 0);
+	struct kmad_mad seg1, ack;
+	struct kmad_rmpp_mad *r = (struct kmad_rmpp_mad *)&ack;
+
+	b->dest.dlid = other;
+	kt_post(f, a);
+	kt_post(f, b);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 2U);
+	rt_tx(f, a, 1, &seg1);
+	rt_tx(f, b, 1, &seg1);
+
+	/* The ACK from the other requester ends b, not a. */
+	ack = seg1;
+	r->mad_hdr.method ^= KMAD_METHOD_RESP;
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_ACK;
+	r->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE;
+	r->rmpp_hdr.seg_num = cpu_to_be32(1);
+	r->rmpp_hdr.paylen_newwin = cpu_to_be32(1);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &ack,
+					      sizeof(ack), other, KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, b, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, kt_state(a, NULL), KMAD_SS_WAIT_RESP);
+
+	rt_ack(f, &seg1, 1, 1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, a, KMAD_SEND_OK);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
 /* 1 MiB: 5243 segments of 200 bytes in pages; the first 20 go out with
  * segment 1's header and their own data, across the page boundary.
  */
@@ -846,6 +892,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_request_response_timeout),
 	KUNIT_CASE(rmpp_response_send),
 	KUNIT_CASE(rmpp_ack_from_other_peer),
+	KUNIT_CASE(rmpp_same_tid_two_peers),
 	KUNIT_CASE(rmpp_one_mib),
 	KUNIT_CASE(rmpp_api_einval),
 	{}

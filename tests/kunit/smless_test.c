@@ -564,6 +564,88 @@ static void smless_link_fault(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 1ULL);
 }
 
+/* A kmad client counting port_changed calls for HCA 1's port. */
+struct sl_client {
+	struct kmad_client client;
+	char dev[24];
+	atomic_t changed;
+};
+
+static int sl_client_add(struct kmad_client *client, struct kmad_port *port,
+			 void **data)
+{
+	struct sl_client *c = container_of(client, struct sl_client, client);
+
+	return strcmp(kmad_port_dev_name(port), c->dev) ? -ENODEV : 0;
+}
+
+static void sl_client_remove(struct kmad_client *client,
+			     struct kmad_port *port, void *data)
+{
+}
+
+static void sl_client_changed(struct kmad_client *client,
+			      struct kmad_port *port, void *data)
+{
+	struct sl_client *c = container_of(client, struct sl_client, client);
+
+	atomic_inc(&c->changed);
+}
+
+/* The case's client, unregistered by sl_exit() if an assertion ended it. */
+static struct sl_client *sl_current;
+
+static void sl_exit(struct kunit *test)
+{
+	if (sl_current)
+		kmad_unregister_client(&sl_current->client);
+	sl_current = NULL;
+	sn_exit(test);
+}
+
+static int sl_changes(struct sn *s, struct sl_client *c)
+{
+	kmad_device_flush(kmad_sim_device(s->fab, 1));
+	return atomic_read(&c->changed);
+}
+
+/*
+ * What an HCA driver reports as a port event reaches kmad's clients:
+ * ClientReregister (with nothing else changed), a new GidPrefix, a
+ * P_KeyTable Set; a Set that changes none of it does not.
+ */
+static void smless_port_events(struct kunit *test)
+{
+	struct sn *s = sl_setup(test, 2);
+	u8 keys[KMAD_SMP_DATA_SIZE] = { 0xff, 0xff, 0x80, 0x07 };
+	struct sl_client *c;
+	struct kmad_mad mad;
+
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	snprintf(c->dev, sizeof(c->dev), "%s1", s->name);
+	c->client.name = "kmad_smless_test";
+	c->client.add = sl_client_add;
+	c->client.remove = sl_client_remove;
+	c->client.port_changed = sl_client_changed;
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&c->client), 0);
+	sl_current = c;
+
+	KUNIT_EXPECT_EQ(test, sl_pi_set(s, &to_hca1, 0, 51, 0, 0, &mad), 0);
+	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 0);
+	KUNIT_EXPECT_EQ(test, sl_pi_set(s, &to_hca1, 0, 51, 0x80, 0x80, &mad),
+			0);
+	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[51] & 0x80, 0);
+	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 1);
+	KUNIT_EXPECT_EQ(test, sl_pi_set(s, &to_hca1, 0, 15, 0xff, 0x99, &mad),
+			0);
+	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[15], 0x99);
+	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 2);
+	KUNIT_EXPECT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_PKEY_TABLE, 0,
+				    keys, &mad), 0);
+	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 3);
+}
+
 static struct kunit_case smless_cases[] = {
 	KUNIT_CASE(smless_boot),
 	KUNIT_CASE(smless_port_states),
@@ -572,12 +654,13 @@ static struct kunit_case smless_cases[] = {
 	KUNIT_CASE(smless_phys_state),
 	KUNIT_CASE(smless_pkey_table),
 	KUNIT_CASE(smless_link_fault),
+	KUNIT_CASE(smless_port_events),
 	{}
 };
 
 static struct kunit_suite smless_suite = {
 	.name = "kmad_smless",
-	.exit = sn_exit,
+	.exit = sl_exit,
 	.test_cases = smless_cases,
 };
 

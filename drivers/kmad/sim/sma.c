@@ -351,6 +351,7 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	struct sim_pinfo pi = port->pi;
 	struct kmad_port_attr was;
 	const u8 *d = r->data;
+	bool gid_changed;
 	bool ok = true;
 
 	if (sim_endport(port)) {
@@ -389,15 +390,17 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	if (downdef)
 		pi.down_default = downdef;
 	kmad_sim_pinfo_attr(&port->pi, &was);
+	gid_changed = pi.gid_prefix != port->pi.gid_prefix;
 	port->pi = pi;
 	if (!port->num)
 		return KMAD_MAD_STATUS_SUCCESS;
 	/*
-	 * An HCA driver reports a new LID or SM LID as a port event, and a
-	 * ClientReregister (IBTA 14.4.11) as one even if nothing changed.
+	 * An HCA driver reports a new LID, SM LID or GID prefix as a port
+	 * event, and a ClientReregister (IBTA 14.4.11) as one even if
+	 * nothing changed.
 	 */
-	if (sim_endport(port) && d[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG &&
-	    port->node->fab->cfg.no_sm)
+	if (gid_changed || (sim_endport(port) && port->node->fab->cfg.no_sm &&
+			    d[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG))
 		sma_port_changed(port);
 	else
 		kmad_sim_report_port_locked(port, &was);
