@@ -471,6 +471,7 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	struct kmad_port *port = agent->qpi->port;
 	const struct kmad_recv_priv *recv = out->recv;
 	struct rmpp_recv *rr = out->fresh;
+	u32 paylen;
 
 	lockdep_assert_held(&agent->lock);
 	/* A response to no outstanding request: one MAD, unmatched. */
@@ -501,6 +502,17 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		rmpp_ctl(out, &recv->mad, KMAD_RMPP_TYPE_ACK,
 			 KMAD_RMPP_STATUS_SUCCESS, 1, 1);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_REASSEMBLED);
+		/*
+		 * Its length is what its PayloadLength says, as ib_mad's
+		 * get_mad_len() has it (a PathRecord GetTableResp of one
+		 * record is 120 bytes, not 256: saquery counts the records
+		 * by it); a PayloadLength above one segment's is read as a
+		 * full segment.
+		 */
+		paylen = be32_to_cpu(rmpp_hdr(recv)->paylen_newwin);
+		out->recv->wc.mad_len = paylen <= KMAD_RMPP_SEG_PAYLOAD ?
+					KMAD_RMPP_MAD_HDR_SIZE + paylen :
+					KMAD_MAD_SIZE;
 		out->done = out->recv;
 		out->recv = NULL;
 		return;
