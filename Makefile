@@ -21,8 +21,7 @@
 #                           (KERNEL=debug: on make check's debug kernel)
 #   make opensm             Debian's OpenSM over kmad_umad and kmad_sim, stock
 #                           kernel, in QEMU, side by side with OpenSM over
-#                           ibsim on the same fabric (OPENSM_SAQUERY=0:
-#                           temporary, see Documentation/opensm.rst)
+#                           ibsim on the same fabric
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -91,11 +90,9 @@ diags:
 
 # Debian's OpenSM on kmad_sim's fabric through kmad_umad, and over ibsim on
 # the same fabric: see tests/opensm/opensm.sh and Documentation/opensm.rst.
-# OPENSM_SAQUERY=0: the saquery checks over kmad that need RMPP not counted
-# (temporary, until kmad has RMPP).  OPENSM_SIM_ARGS: more kmad_sim
-# parameters.
+# OPENSM_SIM_ARGS: more kmad_sim parameters.
 opensm:
-	@OPENSM_SAQUERY='$(OPENSM_SAQUERY)' OPENSM_SIM_ARGS='$(OPENSM_SIM_ARGS)' \
+	@OPENSM_SIM_ARGS='$(OPENSM_SIM_ARGS)' \
 		$(CURDIR)/tests/opensm/opensm.sh
 
 lint:

@@ -39,14 +39,11 @@ that passed; each that does not is one more failure.  Prints a
 side-by-side table with OpenSM's timings and a last line
 "N passed, N failed"; exits 1 on any failure.
 
-OPENSM_SAQUERY=0 (temporary, until kmad has RMPP): the kmad side's
-checks whose answers need RMPP ("NodeRecord all", and "PathRecord": one
+The answers to "NodeRecord all" (several MADs) and "PathRecord" (one
 record in a MAD with room for three, whose length only the RMPP header
-gives) are still run and printed, but not counted.  On the ibsim side
-"NodeRecord all" is never counted: ibsim has no RMPP (its result is
-printed).
+gives) need RMPP: kmad does it.  On the ibsim side "NodeRecord all" is
+never counted: ibsim has no RMPP (its result is printed).
 """
-import os
 import re
 import sys
 from datetime import datetime
@@ -583,10 +580,6 @@ def evaluate(log):
     return out
 
 
-# The checks whose answers need RMPP (several MADs, or one MAD whose
-# length only the RMPP header gives: a PathRecord answer is one record in
-# a MAD with room for three, and without RMPP saquery sees three).
-RMPP = ('nr_all', 'pr')
 # A failure that is the reference's limit, not kmad's: shown, not counted.
 EXCUSED = {
     ('ibsim', 'nr_all'): 'ibsim has no RMPP, not counted',
@@ -594,16 +587,12 @@ EXCUSED = {
 
 
 def counted(side, key):
-    """Whether a check's failure counts (OPENSM_SAQUERY=0: see above)."""
-    if (side, key) in EXCUSED:
-        return False
-    return not (side == 'kmad' and key in RMPP and
-                os.environ.get('OPENSM_SAQUERY', '1') == '0')
+    """Whether a check's failure counts (not a reference's limit)."""
+    return (side, key) not in EXCUSED
 
 
 def uncounted_why(side, key):
-    return EXCUSED.get((side, key),
-                       'not counted: OPENSM_SAQUERY=0, needs RMPP in kmad')
+    return EXCUSED[side, key]
 
 
 def failures(sides):
@@ -699,9 +688,7 @@ def main():
                 cells.append('ok: ' + text)
             elif counted(s, key):
                 failed += 1
-                why = ' (needs RMPP in kmad)' if s == 'kmad' and key in RMPP \
-                    else ''
-                cells.append('FAILED%s: %s' % (why, text))
+                cells.append('FAILED: %s' % text)
             else:
                 cells.append('FAILED (%s): %s' % (uncounted_why(s, key),
                                                   text))

@@ -29,10 +29,6 @@
 #                           assume one-port HCAs and an HCA named sim3)
 #   OPENSM_SIM_ARGS='...'   more kmad_sim parameters; "sm=0" (the SM-less
 #                           mode) is added when kmad_sim has it
-#   OPENSM_SAQUERY=0        TEMPORARY, until kmad has RMPP: the saquery
-#                           checks over kmad whose answers need RMPP (the
-#                           NodeRecord table, the PathRecords) are still
-#                           run and printed, but not counted as failures
 #   KMAD_OPENSM_TIMEOUT=<s> hard limit for the guest (default 420)
 #   KMAD_OPENSM_VERBOSE=1   show the whole kernel boot log
 set -euo pipefail
@@ -181,4 +177,4 @@ say "guest ran ${qemu_guest_s}s (qemu exit $qemu_rc)"
 # 5. The verdict: the checks, the table, then "N passed, N failed" as the
 #    last line (.ci/run adds it to its own count).
 say "make opensm took $((SECONDS - start_all))s until the verdict (console log: $out/console.log)"
-exec env OPENSM_SAQUERY="${OPENSM_SAQUERY:-1}" python3 "$here/check.py" "$out/console.log"
+exec python3 "$here/check.py" "$out/console.log"
