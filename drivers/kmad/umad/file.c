@@ -542,7 +542,14 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 		if (kmad_mgmt_class_is_vendor_range2(reg->mgmt_class))
 			memcpy(req.oui, reg->oui, sizeof(req.oui));
 	}
-	/* kmad checks it (-EINVAL for a class without RMPP), as ib_mad. */
+	/*
+	 * kmad checks it (-EINVAL for a class without RMPP), as ib_mad;
+	 * a class registered without methods is a send-only kmad agent,
+	 * which kmad lets do RMPP: check its class here, as ib_mad does.
+	 */
+	if (reg->rmpp_version && reg->mgmt_class &&
+	    !kmad_mgmt_class_has_rmpp(reg->mgmt_class))
+		return -EINVAL;
 	req.rmpp_version = reg->rmpp_version;
 	agent = kmad_register_agent(port->kport,
 				    reg->qpn ? KMAD_QPT_GSI : KMAD_QPT_SMI,
