@@ -1176,12 +1176,16 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 		attr->grh.hop_limit = KMAD_ETH_HOP_LIMIT;
 }
 
-/* Is @mad an RMPP ACK, STOP or ABORT (rmpp.h)? */
-static bool send_is_rmpp_ctl(const struct kmad_mad *mad)
+/*
+ * Is @wr an RMPP ACK, STOP or ABORT (rmpp.h)?  Never an RMPP send from
+ * kmad_alloc_send_buf_rmpp(): kmad writes its RMPP header (DATA) when it
+ * transmits, whatever type the ULP left in it.
+ */
+static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
 {
-	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)mad;
+	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)&wr->mad;
 
-	return kmad_rmpp_active(mad) &&
+	return !wr->rmpp && kmad_rmpp_active(&wr->mad) &&
 	       r->rmpp_hdr.rmpp_type != KMAD_RMPP_TYPE_DATA;
 }
 
@@ -1281,7 +1285,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 */
 	expects_resp = buf->timeout_ms && !kmad_mad_is_response(hdr);
 	tid = be64_to_cpu(hdr->tid);
-	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(&wr->mad) &&
+	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(wr) &&
 	    !agent->internal)
 		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
 	if (expects_resp && kmad_tid_find(&agent->tids, tid)) {

@@ -17,7 +17,10 @@
  * Checked: every post gets exactly one send_handler call; a send that
  * ended OK had its response, whole and right, handed to recv_handler
  * with it as the request (and only such a send); every reassembled
- * message the server took was whole and right; nothing is left behind
+ * message the server took was whole and right; a send ends
+ * REMOTE_ABORT only when a receiver had more transfers than
+ * kmad.rmpp_max_recvs and sent STOP (RESX) -- the threads post faster
+ * than the transfers end, so both sides reach it; nothing is left behind
  * (the suite's exit unregisters and destroys the fabric: the debug
  * kernel's kmemleak and DEBUG_OBJECTS watch the rest).
  */
@@ -269,7 +272,9 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 	};
 	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
 	unsigned int i, j, total = RR_THREADS * RR_SENDS;
-	unsigned int ok = 0, timeouts = 0, canceled = 0, other = 0;
+	unsigned int ok = 0, timeouts = 0, canceled = 0, aborted = 0;
+	unsigned int other = 0;
+	s64 resx;
 	struct rr_ctx *ctx;
 
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
@@ -347,6 +352,9 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 			case KMAD_SEND_CANCELED:
 				canceled++;
 				break;
+			case KMAD_SEND_REMOTE_ABORT:
+				aborted++;
+				break;
 			default:
 				other++;
 				break;
@@ -360,20 +368,21 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 			rs->buf = NULL;
 		}
 	}
-	kunit_info(test, "%u sends: %u ok, %u timed out, %u canceled, %u other; server answered %d, found %d wrong\n",
-		   total, ok, timeouts, canceled, other,
+	kunit_info(test, "%u sends: %u ok, %u timed out, %u canceled, %u stopped, %u other; server answered %d, found %d wrong\n",
+		   total, ok, timeouts, canceled, aborted, other,
 		   atomic_read(&ctx->srv_taken), atomic_read(&ctx->srv_bad));
-	for (i = 0; i < 2; i++)
-		for (j = 0; j < KMAD_PSTAT_COUNT; j++)
-			if (atomic64_read(&ctx->port[i]->stats[j]))
-				kunit_info(test, "port %u stat %u: %lld\n", i, j,
-					   atomic64_read(&ctx->port[i]->stats[j]));
+	resx = atomic64_read(&ctx->port[KT_DEV0]->stats[KMAD_PSTAT_RMPP_RESX]) +
+	       atomic64_read(&ctx->port[KT_DEV1]->stats[KMAD_PSTAT_RMPP_RESX]);
+	kunit_info(test, "%u stopped by the receiver, %lld STOP RESX sent (more than kmad.rmpp_max_recvs transfers at once)\n",
+		   aborted, resx);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->srv_bad), 0);
 	/* Losses cost retries, not transfers, at these rates. */
 	KUNIT_EXPECT_GE(test, ok, (total - canceled) * 3 / 4);
 	if (!cancel)
 		KUNIT_EXPECT_EQ(test, canceled, 0U);
 	KUNIT_EXPECT_EQ(test, other, 0U);
+	/* A transfer the receiver stopped: only for lack of room. */
+	KUNIT_EXPECT_LE(test, (s64)aborted, resx);
 }
 
 static void rr_exit(struct kunit *test)
