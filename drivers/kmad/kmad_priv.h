@@ -374,6 +374,25 @@ enum kmad_agent_stat {
 };
 
 /**
+ * struct kmad_flow - an agent's solicited flow control (flow.c).
+ *
+ * A solicited send (kmad_flow_is_solicited(): a request of the SA, CM or
+ * SMP classes posted with a timeout, not RMPP-active) holds one of the
+ * agent's @limit slots while it waits for its response: SENDING or
+ * WAIT_RESP, retries included.  A post that finds the slots taken, or
+ * older sends already waiting, waits BACKLOG on @backlog, in posting
+ * order, and is handed to its QP when a slot frees.
+ */
+struct kmad_flow {
+	unsigned int limit;		/* A: slots; 0: no limit */
+	unsigned int outstanding;	/* A: slots held */
+	unsigned int backlogged;	/* A: sends on @backlog */
+	unsigned int backlog_max;	/* A: most on @backlog at once */
+	u64 backlog_total;		/* A: sends that waited there */
+	struct list_head backlog;	/* A: BACKLOG sends, oldest first */
+};
+
+/**
  * struct kmad_agent_priv - an agent and everything it has in flight.
  *
  * Lifetime: @refs starts at 1 for the registration.  Every posted send
@@ -428,12 +447,17 @@ struct kmad_agent_priv {
 	u64 timeout_late_max;			/* A: jiffies from a final
 						 * deadline to its callback
 						 */
+	struct kmad_flow flow;			/* A: solicited flow control */
 };
 
 /**
  * enum kmad_send_state - where a posted send is; see
  * Documentation/send-lifecycle.rst for the diagram.
  * @KMAD_SS_INIT: allocated (or completed and reusable), not posted.
+ * @KMAD_SS_BACKLOG: posted, solicited, waiting for a flow control slot
+ *	on its agent's backlog (flow.c); not given to the QP, no deadline,
+ *	its TID reserved but matched by no response.  References: 2, the
+ *	ones it holds once SENDING.
  * @KMAD_SS_SENDING: handed to the QP; its send completion is pending.
  *	References: 2 if it expects a response, else 1.
  * @KMAD_SS_EARLY_RESP: its response arrived before its send completion
@@ -447,6 +471,7 @@ struct kmad_agent_priv {
  */
 enum kmad_send_state {
 	KMAD_SS_INIT,
+	KMAD_SS_BACKLOG,
 	KMAD_SS_SENDING,
 	KMAD_SS_EARLY_RESP,
 	KMAD_SS_WAIT_RESP,
@@ -502,8 +527,9 @@ struct kmad_recv_priv;
  *   its QP again, so a send that timed out keeps its deadline until its
  *   callback (for the lateness kmad_agent_get_stats() reports);
  * - its small fields are bytes and bit-fields of bytes.  A byte is
- *   written under one lock only: @refs and @expects_resp share one (A),
- *   @hw and @hw_status another (Q), and @state and @status (A) stand
+ *   written under one lock only: @refs, @expects_resp and @solicited
+ *   share one (A), @hw and @hw_status another (Q), and @state and
+ *   @status (A) stand
  *   between them, so that no bit-field of one lock shares a byte with
  *   one of the other.
  */
@@ -520,6 +546,10 @@ struct kmad_send_wr {
 		 * deadline, kept after it for the lateness
 		 */
 		struct kmad_wheel_entry deadline_node;
+		/* A: agent->flow.backlog while BACKLOG, when the send is
+		 * on no QP list; overlaps @qp_entry only
+		 */
+		struct list_head backlog_entry;
 		struct {
 			/* Q: overflow, replay, failed or ah_wait */
 			struct list_head qp_entry;
@@ -534,6 +564,9 @@ struct kmad_send_wr {
 						 * them
 						 */
 	u8 expects_resp:1;			/* A: posted with a timeout */
+	u8 solicited:1;				/* A: flow controlled
+						 * (kmad_flow_is_solicited())
+						 */
 	u8 state;				/* A: enum kmad_send_state */
 	u8 status;				/* A: enum kmad_send_status,
 						 * the outcome once decided
@@ -550,6 +583,8 @@ static_assert(offsetof(struct kmad_send_wr, deadline_node.expires) +
 	      sizeof(u64) <= offsetof(struct kmad_send_wr, early_resp));
 static_assert(offsetof(struct kmad_send_wr, qp_entry) ==
 	      offsetof(struct kmad_send_wr, deadline_node));
+static_assert(offsetof(struct kmad_send_wr, backlog_entry) ==
+	      offsetof(struct kmad_send_wr, qp_entry));
 
 /**
  * struct kmad_recv_priv - a receive buffer and, once received, the
@@ -610,6 +645,19 @@ int kmad_agent_tables_init(struct kmad_agent_priv *agent);
 void kmad_agent_tables_destroy(struct kmad_agent_priv *agent);
 const char *kmad_send_state_name(enum kmad_send_state state);
 
+void kmad_send_drain_backlog(struct kmad_agent_priv *agent);
+
+/* flow.c */
+void kmad_flow_init(struct kmad_agent_priv *agent);
+bool kmad_flow_is_solicited(const struct kmad_agent_priv *agent,
+			    const struct kmad_send_wr *wr);
+bool kmad_flow_admit(struct kmad_agent_priv *agent, struct kmad_send_wr *wr);
+bool kmad_flow_account(struct kmad_send_wr *wr, enum kmad_send_state old,
+		       enum kmad_send_state new);
+struct kmad_send_wr *kmad_flow_next(struct kmad_agent_priv *agent);
+struct seq_file;
+void kmad_flow_show(struct seq_file *m, struct kmad_agent_priv *agent);
+
 /* agent.c */
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
@@ -658,12 +706,12 @@ void kmad_recv_free(struct kmad_recv_priv *recv);
 void kmad_debugfs_device_add(struct kmad_device *dev);
 void kmad_debugfs_device_remove(struct kmad_device *dev);
 #if IS_ENABLED(CONFIG_KUNIT)
-struct seq_file;
 /* What the port<N>/stats and port<N>/sends files show; m->private is the
  * port.  Exported to KUnit tests only.
  */
 int kmad_debugfs_stats_show(struct seq_file *m, void *v);
 int kmad_debugfs_sends_show(struct seq_file *m, void *v);
+int kmad_debugfs_flow_show(struct seq_file *m, void *v);
 #endif
 
 /* This port as a node for the SMI's directed-route checks. */
