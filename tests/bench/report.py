@@ -273,6 +273,23 @@ def report(res, machine):
         lines.append(table(rows, ['', 'median [min .. max]']))
         lines.append('')
 
+    flows = sorted((r for r in res.results if r['name'] == 'flow_burst'),
+                   key=lambda r: (r.get('cpus', 0), not r['limit']))
+    if flows:
+        rows = [[f'{r["n"]} answered Gets at once, limit '
+                 f'{r["limit"] or "none"}',
+                 spread(r, lambda v: f'{v:.0f}')] for r in flows]
+        unlimited = [r for r in flows if not r['limit']]
+        limited = [r for r in flows if r['limit']]
+        if unlimited and limited and unlimited[0]['median']:
+            ratio = limited[0]['median'] / unlimited[0]['median']
+            ratios['flow_burst_limited_vs_none'] = ratio
+            rows.append(['  limited : none', f'{ratio:.2f}'])
+        lines.append('Solicited flow control: round trips per second of a '
+                     'burst, the backlog draining as responses come back')
+        lines.append(table(rows, ['', 'median [min .. max]']))
+        lines.append('')
+
     stalled = stalls(res.results)
     if stalled:
         lines.append('Stalled by the host (not a failure): measurements '
