@@ -39,8 +39,9 @@
  *
  * Limits: an agent takes its limit when it registers, from the module
  * parameter of its class (flow_limit_sa, flow_limit_cm, flow_limit_smp;
- * flow_limit_send_only for a send-only agent; an agent of any other class
- * has none), and kmad_agent_set_flow_limit() changes it at any time.  The
+ * flow_limit_send_only for a send-only agent; an agent of any other class,
+ * or without a recv_handler, has none), and kmad_agent_set_flow_limit()
+ * changes it at any time.  The
  * defaults are the ones upstream gets from its default receive queue of
  * 512: a quarter (128) for CM, SMP and send-only agents, a 32nd (16) for
  * the SA.  0 is "no limit".
@@ -78,6 +79,9 @@ MODULE_PARM_DESC(flow_limit_send_only,
 /* The limit an agent registering for @agent->reg starts with. */
 static unsigned int flow_default_limit(const struct kmad_agent_priv *agent)
 {
+	/* No recv_handler, no responses to wait for (as upstream). */
+	if (!agent->agent.recv_handler)
+		return 0;
 	if (agent->send_only)
 		return READ_ONCE(flow_limit_send_only);
 	switch (agent->reg.mgmt_class) {

@@ -441,7 +441,8 @@ void kmad_agent_get_stats(struct kmad_agent *agent,
  * one frees: only then is it sent and does its timeout start.  Limits per
  * agent from kmad's module parameters flow_limit_sa (16), flow_limit_cm,
  * flow_limit_smp and flow_limit_send_only (128), by registered class;
- * other classes have none.  0 is no limit.
+ * other classes, and agents without a recv_handler, have none.  0 is no
+ * limit.
  */
 void kmad_agent_set_flow_limit(struct kmad_agent *agent, unsigned int limit);
 

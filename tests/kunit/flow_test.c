@@ -494,6 +494,12 @@ static void flow_default_limits(struct kunit *test)
 				    rows[i].limit, "class %#x", rows[i].cls);
 		kmad_unregister_agent(a);
 	}
+	/* Without a recv_handler no response can come back: none. */
+	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, NULL,
+				kt_send_handler, NULL, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_EXPECT_EQ(test, kmad_agent_priv(a)->flow.limit, 0U);
+	kmad_unregister_agent(a);
 }
 
 /* The debugfs flow file shows the agent's limit, slots and backlog. */
