@@ -12,7 +12,8 @@
  *      state.
  *   A: kmad_agent_priv.lock (irq-safe spinlock): everything about the
  *      agent's sends: their state, references, TID table, deadline wheel,
- *      done list, and the agent's own state.
+ *      done list, flow control slots and backlog, and the agent's own
+ *      state.
  *   H: kmad_ah_cache.lock (irq-safe spinlock): a port's address handle
  *      cache, its entries' state, users and lists.  Taken under Q (a send
  *      looks its handle up as it is queued); nothing is taken under it.

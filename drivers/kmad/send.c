@@ -1238,8 +1238,9 @@ EXPORT_SYMBOL_GPL(kmad_post_send);
  * @buf: the send.
  *
  * If its outcome is not decided yet, the send ends as
- * %KMAD_SS_CANCELED: at once if it was waiting for a response, or at its
- * send completion if the hardware still holds it.  From this call on no
+ * %KMAD_SS_CANCELED: at once if it was waiting for a response or for a
+ * flow control slot (never sent, then), or at its send completion if the
+ * hardware still holds it.  From this call on no
  * response matches it.  The callback never runs inside this call.
  *
  *
