@@ -252,6 +252,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	INIT_LIST_HEAD(&agent->rmpp_recvs);
 	agent->timer_at = U64_MAX;
 	INIT_DELAYED_WORK(&agent->work, kmad_agent_work);
+	kmad_flow_init(agent);
 
 	ret = kmad_agent_tables_init(agent);
 	if (ret)

@@ -5,6 +5,8 @@
  *           size, each QP's hardware number, one line of counters per
  *           agent
  *   sends   every outstanding send: agent, TID, state, refs, deadline
+ *   flow    solicited flow control, one line per agent: its limit, the
+ *           slots held, the sends backlogged now, at most, and in all
  */
 
 #include <kunit/visibility.h>
@@ -138,6 +140,21 @@ VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 EXPORT_SYMBOL_IF_KUNIT(kmad_debugfs_sends_show);
 DEFINE_SHOW_ATTRIBUTE(kmad_debugfs_sends);
 
+VISIBLE_IF_KUNIT int kmad_debugfs_flow_show(struct seq_file *m, void *v)
+{
+	struct kmad_port *port = m->private;
+	struct kmad_agent_priv *agent;
+
+	seq_puts(m, "agent qp class limit outstanding backlog backlog_max backlogged\n");
+	rcu_read_lock();
+	list_for_each_entry_rcu(agent, &port->agents, port_entry)
+		kmad_flow_show(m, agent);
+	rcu_read_unlock();
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(kmad_debugfs_flow_show);
+DEFINE_SHOW_ATTRIBUTE(kmad_debugfs_flow);
+
 void kmad_debugfs_device_add(struct kmad_device *dev)
 {
 	char name[16];
@@ -153,6 +170,8 @@ void kmad_debugfs_device_add(struct kmad_device *dev)
 				    &kmad_debugfs_stats_fops);
 		debugfs_create_file("sends", 0444, port->debugfs, port,
 				    &kmad_debugfs_sends_fops);
+		debugfs_create_file("flow", 0444, port->debugfs, port,
+				    &kmad_debugfs_flow_fops);
 	}
 }
 

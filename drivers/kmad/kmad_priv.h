@@ -12,7 +12,8 @@
  *      state.
  *   A: kmad_agent_priv.lock (irq-safe spinlock): everything about the
  *      agent's sends: their state, references, TID table, deadline wheel,
- *      done list, and the agent's own state.
+ *      done list, flow control slots and backlog, and the agent's own
+ *      state.
  *   H: kmad_ah_cache.lock (irq-safe spinlock): a port's address handle
  *      cache, its entries' state, users and lists.  Taken under Q (a send
  *      looks its handle up as it is queued); nothing is taken under it.
@@ -392,6 +393,25 @@ enum kmad_agent_stat {
 };
 
 /**
+ * struct kmad_flow - an agent's solicited flow control (flow.c).
+ *
+ * A solicited send (kmad_flow_is_solicited(): a request of the SA, CM or
+ * SMP classes posted with a timeout, not RMPP-active) holds one of the
+ * agent's @limit slots while it waits for its response: SENDING or
+ * WAIT_RESP, retries included.  A post that finds the slots taken, or
+ * older sends already waiting, waits BACKLOG on @backlog, in posting
+ * order, and is handed to its QP when a slot frees.
+ */
+struct kmad_flow {
+	unsigned int limit;		/* A: slots; 0: no limit */
+	unsigned int outstanding;	/* A: slots held */
+	unsigned int backlogged;	/* A: sends on @backlog */
+	unsigned int backlog_max;	/* A: most on @backlog at once */
+	u64 backlog_total;		/* A: sends that waited there */
+	struct list_head backlog;	/* A: BACKLOG sends, oldest first */
+};
+
+/**
  * struct kmad_agent_priv - an agent and everything it has in flight.
  *
  * Lifetime: @refs starts at 1 for the registration.  Every posted send
@@ -456,12 +476,17 @@ struct kmad_agent_priv {
 						 * done (rmpp_recv.c)
 						 */
 	unsigned int rmpp_recvs_active;		/* A: those in progress */
+	struct kmad_flow flow;			/* A: solicited flow control */
 };
 
 /**
  * enum kmad_send_state - where a posted send is; see
  * Documentation/send-lifecycle.rst for the diagram.
  * @KMAD_SS_INIT: allocated (or completed and reusable), not posted.
+ * @KMAD_SS_BACKLOG: posted, solicited, waiting for a flow control slot
+ *	on its agent's backlog (flow.c); not given to the QP, no deadline,
+ *	its TID reserved but matched by no response.  References: 2, the
+ *	ones it holds once SENDING.
  * @KMAD_SS_SENDING: handed to the QP; its send completion is pending.
  *	References: 2 if it expects a response or is an RMPP send (whose
  *	transfer must end too), else 1.  An RMPP send stays SENDING from
@@ -478,6 +503,7 @@ struct kmad_agent_priv {
  */
 enum kmad_send_state {
 	KMAD_SS_INIT,
+	KMAD_SS_BACKLOG,
 	KMAD_SS_SENDING,
 	KMAD_SS_EARLY_RESP,
 	KMAD_SS_WAIT_RESP,
@@ -536,8 +562,9 @@ struct kmad_recv_priv;
  *   that embeds this one, its segment 1 being @mad, and says so in
  *   @rmpp: a single-MAD send pays nothing for RMPP;
  * - its small fields are bytes and bit-fields of bytes.  A byte is
- *   written under one lock only: @refs and @expects_resp share one (A),
- *   @hw and @hw_status another (Q), and @state and @status (A) stand
+ *   written under one lock only: @refs, @expects_resp and @solicited
+ *   share one (A), @hw and @hw_status another (Q), and @state and
+ *   @status (A) stand
  *   between them, so that no bit-field of one lock shares a byte with
  *   one of the other.
  */
@@ -554,6 +581,10 @@ struct kmad_send_wr {
 		 * deadline, kept after it for the lateness
 		 */
 		struct kmad_wheel_entry deadline_node;
+		/* A: agent->flow.backlog while BACKLOG, when the send is
+		 * on no QP list; overlaps @qp_entry only
+		 */
+		struct list_head backlog_entry;
 		struct {
 			/* Q: overflow, replay, failed or ah_wait */
 			struct list_head qp_entry;
@@ -575,6 +606,9 @@ struct kmad_send_wr {
 						 * struct kmad_rmpp_send
 						 * (rmpp_send.c)
 						 */
+	u8 solicited:1;				/* A: flow controlled
+						 * (kmad_flow_is_solicited())
+						 */
 	u8 state;				/* A: enum kmad_send_state */
 	u8 status;				/* A: enum kmad_send_status,
 						 * the outcome once decided
@@ -591,6 +625,8 @@ static_assert(offsetof(struct kmad_send_wr, deadline_node.expires) +
 	      sizeof(u64) <= offsetof(struct kmad_send_wr, early_resp));
 static_assert(offsetof(struct kmad_send_wr, qp_entry) ==
 	      offsetof(struct kmad_send_wr, deadline_node));
+static_assert(offsetof(struct kmad_send_wr, backlog_entry) ==
+	      offsetof(struct kmad_send_wr, qp_entry));
 
 /**
  * struct kmad_recv_priv - a receive buffer and, once received, the
@@ -666,6 +702,19 @@ void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on);
 struct kmad_mad *kmad_rmpp_send_wire_mad(struct kmad_send_wr *wr);
 void kmad_rmpp_send_free(struct kmad_send_wr *wr);
 
+void kmad_send_drain_backlog(struct kmad_agent_priv *agent);
+
+/* flow.c */
+void kmad_flow_init(struct kmad_agent_priv *agent);
+bool kmad_flow_is_solicited(const struct kmad_agent_priv *agent,
+			    const struct kmad_send_wr *wr);
+bool kmad_flow_admit(struct kmad_agent_priv *agent, struct kmad_send_wr *wr);
+bool kmad_flow_account(struct kmad_send_wr *wr, enum kmad_send_state old,
+		       enum kmad_send_state new);
+struct kmad_send_wr *kmad_flow_next(struct kmad_agent_priv *agent);
+struct seq_file;
+void kmad_flow_show(struct seq_file *m, struct kmad_agent_priv *agent);
+
 /* agent.c */
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
@@ -720,12 +769,12 @@ void kmad_rmpp_recv_flush(struct kmad_agent_priv *agent);
 void kmad_debugfs_device_add(struct kmad_device *dev);
 void kmad_debugfs_device_remove(struct kmad_device *dev);
 #if IS_ENABLED(CONFIG_KUNIT)
-struct seq_file;
 /* What the port<N>/stats and port<N>/sends files show; m->private is the
  * port.  Exported to KUnit tests only.
  */
 int kmad_debugfs_stats_show(struct seq_file *m, void *v);
 int kmad_debugfs_sends_show(struct seq_file *m, void *v);
+int kmad_debugfs_flow_show(struct seq_file *m, void *v);
 #endif
 
 /* This port as a node for the SMI's directed-route checks. */

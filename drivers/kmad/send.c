@@ -13,12 +13,15 @@
  *   response        kmad_send_response()                   CQ drain
  *   timeout         agent_expire()                         agent work
  *   cancel/flush    send_cancel_locked()                   caller context
+ *   slot freed      kmad_send_drain_backlog()              any of the above
  *
  * References, as in the 2004 design: a send that expects a response holds
  * two (send completion, response-or-timeout), one without a timeout.
  * Cancel drops the response reference only if a timeout was set.  The
  * callback runs when the count reaches zero, which can only happen after
- * the send completion dropped its reference.
+ * the send completion dropped its reference, or, for a send canceled or
+ * flushed from the flow control backlog (BACKLOG: its two references taken
+ * at post, never given to the QP), at once.
  *
  * Timeouts: one delayed work per agent, queued for the next time the
  * agent's timing wheel (wheel.c: O(1) add, remove and expiry, exact to the
@@ -36,6 +39,7 @@
 
 static const char *const kmad_send_state_names[KMAD_SS_NR_STATES] = {
 	[KMAD_SS_INIT] = "init",
+	[KMAD_SS_BACKLOG] = "backlog",
 	[KMAD_SS_SENDING] = "sending",
 	[KMAD_SS_EARLY_RESP] = "early_resp",
 	[KMAD_SS_WAIT_RESP] = "wait_resp",
@@ -46,7 +50,12 @@ static const char *const kmad_send_state_names[KMAD_SS_NR_STATES] = {
 /* The only transitions a send may make; see Documentation/. */
 static const bool kmad_send_allowed[KMAD_SS_NR_STATES][KMAD_SS_NR_STATES] = {
 	[KMAD_SS_INIT] = {
+		[KMAD_SS_BACKLOG] = true,	/* no flow control slot */
 		[KMAD_SS_SENDING] = true,
+	},
+	[KMAD_SS_BACKLOG] = {
+		[KMAD_SS_SENDING] = true,	/* a slot freed */
+		[KMAD_SS_DONE] = true,		/* canceled or flushed */
 	},
 	[KMAD_SS_SENDING] = {
 		[KMAD_SS_SENDING] = true,	/* an RMPP send's next segment */
@@ -93,6 +102,8 @@ static unsigned int send_expected_refs(const struct kmad_send_wr *wr,
 				       enum kmad_send_state state)
 {
 	switch (state) {
+	case KMAD_SS_BACKLOG:	/* the two it will hold SENDING */
+		return 2;
 	case KMAD_SS_SENDING:
 		return send_has_outcome_ref(wr) ? 2 : 1;
 	case KMAD_SS_EARLY_RESP:	/* send completion */
@@ -116,6 +127,17 @@ static bool send_matchable(const struct kmad_send_wr *wr,
 	       (state == KMAD_SS_WAIT_RESP || state == KMAD_SS_SENDING);
 }
 
+/*
+ * Whether the send in @state is in the TID table: matchable, or BACKLOG,
+ * whose TID is reserved (a post of the same TID is -EBUSY) but which no
+ * response matches (it has not been sent).
+ */
+static bool send_holds_tid(const struct kmad_send_wr *wr,
+			   enum kmad_send_state state)
+{
+	return send_matchable(wr, state) || state == KMAD_SS_BACKLOG;
+}
+
 static bool send_on_agent_list(enum kmad_send_state state)
 {
 	return state != KMAD_SS_INIT && state != KMAD_SS_DONE;
@@ -137,10 +159,10 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
 }
 
 /*
- * Move @wr in or out of the agent's TID table (matchable states) and
+ * Move @wr in or out of the agent's TID table (send_holds_tid()) and
  * deadline wheel (WAIT_RESP) as it goes from its state to @new.  Returns
- * 0, or -EEXIST when entering a matchable state would duplicate an
- * outstanding TID.
+ * 0, or -EEXIST when entering the table would duplicate an outstanding
+ * TID.
  */
 static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
@@ -149,8 +171,8 @@ static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 	bool was_match, is_match;
 	int ret;
 
-	was_match = send_matchable(wr, old);
-	is_match = send_matchable(wr, new);
+	was_match = send_holds_tid(wr, old);
+	is_match = send_holds_tid(wr, new);
 	if (!was_match && is_match) {
 		ret = kmad_tid_add(&agent->tids, &wr->tid);
 		if (ret)
@@ -177,8 +199,8 @@ static int send_set_tables(struct kmad_send_wr *wr, enum kmad_send_state new)
 static int send_tables_emptied(struct kmad_send_wr *wr,
 			       enum kmad_send_state new)
 {
-	if (WARN_ONCE((!send_matchable(wr, wr->state) &&
-		       send_matchable(wr, new)) || new == KMAD_SS_WAIT_RESP,
+	if (WARN_ONCE((!send_holds_tid(wr, wr->state) &&
+		       send_holds_tid(wr, new)) || new == KMAD_SS_WAIT_RESP,
 		      "kmad: send tid %#llx: %s -> %s after its agent's flush\n",
 		      wr->tid.tid, kmad_send_state_name(wr->state),
 		      kmad_send_state_name(new)))
@@ -191,14 +213,20 @@ static int send_tables_emptied(struct kmad_send_wr *wr,
  *
  * The caller has already adjusted wr->refs for the event; this checks the
  * transition and the count, and moves the send in or out of the TID table
- * (matchable states), the deadline wheel (WAIT_RESP) and the agent's send
- * list (posted and not DONE).  Returns 0, or -EEXIST when entering a
- * matchable state would duplicate an outstanding TID (post only).
+ * (send_holds_tid()), the deadline wheel (WAIT_RESP), the agent's send
+ * list (posted and not DONE) and its flow control backlog (BACKLOG), and
+ * takes or frees its flow control slot (kmad_flow_account()).  A send that
+ * frees a slot hands the oldest backlogged send of the agent to its QP,
+ * here (kmad_send_drain_backlog(): that send's own move, BACKLOG ->
+ * SENDING, frees nothing, so this recurses once at most).  Returns 0, or
+ * -EEXIST when entering the TID table would duplicate an outstanding TID
+ * (post only).
  */
 static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
 	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 	enum kmad_send_state old = wr->state;
+	bool drain;
 	int ret;
 
 	lockdep_assert_held(&agent->lock);
@@ -235,8 +263,34 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 		wr->early_resp = NULL;
 		wr->ah = NULL;
 	}
+	drain = kmad_flow_account(wr, old, new);
 	wr->state = new;
+	if (drain)
+		kmad_send_drain_backlog(agent);
 	return 0;
+}
+
+/**
+ * kmad_send_drain_backlog() - hand backlogged sends to the QP while the
+ * agent's flow control has slots for them, oldest first.
+ * @agent: the agent.
+ *
+ * Context: the agent lock held, in any context that ends a send or
+ * changes the limit (flow.c lists them); interrupts may be off.  Takes Q
+ * (kmad_qp_send()) under A, the legend's order; a send the QP cannot take
+ * fails from the CQ drain, not here, so no send ends inside this call.
+ */
+void kmad_send_drain_backlog(struct kmad_agent_priv *agent)
+{
+	struct kmad_send_wr *wr;
+
+	lockdep_assert_held(&agent->lock);
+	while ((wr = kmad_flow_next(agent))) {
+		if (send_set_state(wr, KMAD_SS_SENDING))
+			break;	/* warned; do not spin on it */
+		trace_kmad_post(wr);
+		kmad_qp_send(agent->qpi, wr);
+	}
 }
 
 static void send_put_ref(struct kmad_send_wr *wr)
@@ -564,8 +618,9 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	spin_lock_irqsave(&agent->lock, flags);
 	ent = kmad_tid_find(&agent->tids, tid);
 	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
-	/* Same TID and class; from whichever LID. */
-	if (!wr || wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
+	/* Same TID and class; from whichever LID; sent (not BACKLOG). */
+	if (!wr || !send_matchable(wr, wr->state) ||
+	    wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
 		spin_unlock_irqrestore(&agent->lock, flags);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		kmad_recv_free(recv);
@@ -651,6 +706,15 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 	case KMAD_SS_WAIT_RESP:
 		trace_kmad_cancel(wr);
 		send_put_ref(wr);			/* response */
+		wr->status = status;
+		send_set_state(wr, KMAD_SS_DONE);
+		send_defer_done(wr);
+		return 0;
+	case KMAD_SS_BACKLOG:
+		/* Never given to the QP: it ends here, never sent. */
+		trace_kmad_cancel(wr);
+		send_put_ref(wr);			/* response */
+		send_put_ref(wr);			/* send completion */
 		wr->status = status;
 		send_set_state(wr, KMAD_SS_DONE);
 		send_defer_done(wr);
@@ -1201,7 +1265,10 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * AttributeModifier set) keeps the requester's TID and may not have a
  * timeout.  With @buf->timeout_ms set, the send waits for a response
  * matching its TID and class, resending up to @buf->retries times with the
- * same TID.  Exactly one send_handler call follows a 0 return.
+ * same TID.  Exactly one send_handler call follows a 0 return.  A
+ * solicited request (flow.c) that finds its agent's flow control slots
+ * taken is accepted and waits on the agent's backlog (BACKLOG) until one
+ * frees; its timeout starts only once it is sent.
  *
  * A buffer from kmad_alloc_send_buf_rmpp() is sent by RMPP
  * (Documentation/rmpp.rst): segment by segment in windows, until the
@@ -1305,8 +1372,11 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	/* Segment 1 goes first; the transfer's state starts over. */
 	if (wr->rmpp)
 		kmad_rmpp_send_start(wr);
-	/* Cannot fail: the TID is free, checked under this lock. */
-	ret = send_set_state(wr, KMAD_SS_SENDING);
+	/* Cannot fail: the TID is free, checked under this lock.  With no
+	 * flow control slot free it waits on the backlog (flow.c).
+	 */
+	ret = send_set_state(wr, kmad_flow_admit(agent, wr) ?
+				 KMAD_SS_SENDING : KMAD_SS_BACKLOG);
 	if (ret) {
 		wr->refs = 0;
 		ret = ret == -EEXIST ? -EBUSY : ret;
@@ -1321,7 +1391,8 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	 * it back.  Queued later, it could reach a QP that port teardown
 	 * has already stopped, whose drain kmad_qp_destroy() cancels.
 	 */
-	kmad_qp_send(agent->qpi, wr);
+	if (wr->state == KMAD_SS_SENDING)
+		kmad_qp_send(agent->qpi, wr);
 	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return 0;
@@ -1338,8 +1409,9 @@ EXPORT_SYMBOL_GPL(kmad_post_send);
  * @buf: the send.
  *
  * If its outcome is not decided yet, the send ends as
- * %KMAD_SS_CANCELED: at once if it was waiting for a response, or at its
- * send completion if the hardware still holds it.  From this call on no
+ * %KMAD_SS_CANCELED: at once if it was waiting for a response or for a
+ * flow control slot (never sent, then), or at its send completion if the
+ * hardware still holds it.  From this call on no
  * response matches it.  The callback never runs inside this call.
  *
  *
@@ -1375,7 +1447,8 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  *	kmad_cancel_send()).
  *
  * A send waiting for its response gets a new deadline @timeout_ms from
- * now; one still being sent uses @timeout_ms once its send completes.
+ * now; one still being sent, or still on the flow control backlog, uses
+ * @timeout_ms once its send completes.
  * Either way @buf->timeout_ms becomes @timeout_ms (as ib_modify_mad()
  * sets send_buf.timeout_ms): it is the send's timeout, of which kmad
  * keeps no copy.
@@ -1405,6 +1478,9 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	rcu_read_lock();
 	spin_lock_irqsave(&agent->lock, flags);
 	switch (wr->state) {
+	case KMAD_SS_BACKLOG:	/* solicited: it has a timeout */
+		buf->timeout_ms = timeout_ms;
+		break;
 	case KMAD_SS_SENDING:
 		if (wr->expects_resp)
 			buf->timeout_ms = timeout_ms;

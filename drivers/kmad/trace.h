@@ -55,7 +55,10 @@ DECLARE_EVENT_CLASS(kmad_send_class,
 		  __entry->refs, __entry->status, __entry->retries_left)
 );
 
-/* kmad_post_send() accepted the send (state sending). */
+/* kmad_post_send() accepted the send (state sending, or backlog when it
+ * waits for a flow control slot); a backlogged send fires it again,
+ * state sending, as it leaves the backlog for its QP.
+ */
 DEFINE_EVENT(kmad_send_class, kmad_post,
 	TP_PROTO(const struct kmad_send_wr *wr), TP_ARGS(wr));
 /* The hardware completed the send (state before the transition). */

@@ -443,6 +443,19 @@ struct kmad_agent_stats {
 void kmad_agent_get_stats(struct kmad_agent *agent,
 			  struct kmad_agent_stats *stats);
 
+/*
+ * Solicited flow control (Documentation/send-lifecycle.rst): a request
+ * with a timeout of the SA, CM or SMP class (not RMPP-active) holds one of
+ * its agent's slots until its response, timeout, cancel or error; a post
+ * with no slot free is accepted (0) and waits, in posting order, until
+ * one frees: only then is it sent and does its timeout start.  Limits per
+ * agent from kmad's module parameters flow_limit_sa (16), flow_limit_cm,
+ * flow_limit_smp and flow_limit_send_only (128), by registered class;
+ * other classes, and agents without a recv_handler, have none.  0 is no
+ * limit.
+ */
+void kmad_agent_set_flow_limit(struct kmad_agent *agent, unsigned int limit);
+
 struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 					  const struct kmad_dest *dest,
 					  gfp_t gfp);

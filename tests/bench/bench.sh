@@ -78,7 +78,7 @@ boot() {
 
 rm -f "$out"/console-*.log "$out/results.json"
 boot 1 rtt
-boot 2 rtt,scale,storm,rmpp
+boot 2 rtt,scale,storm,rmpp,flow
 
 rxe_args=()
 if [ "${RXE:-1}" != 0 ]; then

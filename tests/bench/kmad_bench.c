@@ -42,6 +42,16 @@
  *            outstanding.
  *   storm    STORM_N sends that all time out after one retry; STORM_N
  *            sends canceled at once.
+ *   flow     FLOW_N requests posted at once, all answered, through a
+ *            solicited flow control limit of FLOW_LIMIT (the SA default)
+ *            and without one: round trips per second, the backlog
+ *            draining as responses come back, and the resends it took
+ *            (without a limit, a burst larger than the receive queues
+ *            loses MADs, which time out and are sent again).
+ *
+ * Every requester agent but flow's runs without solicited flow control
+ * (kmad_agent_set_flow_limit(0)): rtt, scale and storm measure the send
+ * path with all their sends outstanding at once, as before it existed.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -66,9 +76,9 @@
 
 #include "trace.h"
 
-static char *run = "rtt,scale,storm,rmpp";
+static char *run = "rtt,scale,storm,rmpp,flow";
 module_param(run, charp, 0444);
-MODULE_PARM_DESC(run, "benchmarks to run, comma-separated: rtt, scale, storm, rmpp (default: all)");
+MODULE_PARM_DESC(run, "benchmarks to run, comma-separated: rtt, scale, storm, rmpp, flow (default: all)");
 
 static bool quick;
 module_param(quick, bool, 0444);
@@ -111,6 +121,15 @@ MODULE_PARM_DESC(repeats, "repeats of every measurement (default 5, at least 1)"
 #define STORM_N_QUICK		4096
 #define STORM_TIMEOUT_MS	1000
 #define STORM_TIMEOUT_MS_QUICK	200
+
+#define FLOW_N			4096
+#define FLOW_N_QUICK		1024
+#define FLOW_LIMIT		16
+/* A burst above the responder's receive queue loses requests without
+ * flow control: they are sent again after this, up to FLOW_RETRIES times.
+ */
+#define FLOW_TIMEOUT_MS		2000
+#define FLOW_RETRIES		8
 
 static const unsigned int scale_n[] = { 16, 256, 4096, 65536 };
 static const unsigned int scale_n_quick[] = { 16, 256, 4096 };
@@ -307,6 +326,8 @@ static struct bench_client *client_create(struct bench *b)
 		kfree(c);
 		return ERR_PTR(ret);
 	}
+	/* No solicited flow control unless a benchmark sets it (above). */
+	kmad_agent_set_flow_limit(c->agent, 0);
 	return c;
 }
 
@@ -1501,6 +1522,73 @@ out:
 	kfree(x);
 }
 
+/* ---- flow: a burst through solicited flow control ---- */
+
+/*
+ * Post @n answered Gets at once from a new client whose flow control
+ * limit is @limit (0: none), and wait for every callback.  Returns round
+ * trips per second from the first post to the last callback, 0 on error;
+ * *@resent: the resends after a timeout it took.
+ */
+static u64 flow_burst(struct bench *b, unsigned int n, unsigned int limit,
+		      u64 *resent)
+{
+	struct kmad_agent_stats st;
+	struct bench_client *c;
+	u64 t0, ns = 0;
+	unsigned int i;
+
+	c = client_create(b);
+	if (IS_ERR(c)) {
+		bench_error(b, "client_create: %ld", PTR_ERR(c));
+		return 0;
+	}
+	kmad_agent_set_flow_limit(c->agent, limit);
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		if (!client_send(c, b->lid[1], FLOW_TIMEOUT_MS, FLOW_RETRIES,
+				 true))
+			break;
+	if (i == n && !client_wait(c, n)) {
+		ns = max_t(u64, atomic64_read(&c->last_cb_ns), t0 + 1) - t0;
+		if (client_status(c, KMAD_SEND_OK) != n) {
+			bench_error(b, "flow burst: %llu of %u OK",
+				    client_status(c, KMAD_SEND_OK), n);
+			ns = 0;
+		}
+	}
+	kmad_agent_get_stats(c->agent, &st);
+	*resent = st.retries;
+	client_destroy(c);
+	return ns ? div64_u64((u64)n * NSEC_PER_SEC, ns) : 0;
+}
+
+static void bench_flow(struct bench *b, u64 *samples)
+{
+	static const unsigned int limits[] = { FLOW_LIMIT, 0 };
+	unsigned int n = quick ? FLOW_N_QUICK : FLOW_N;
+	char params[64];
+	unsigned int i, r;
+	u64 *resent;
+
+	resent = kcalloc(repeats, sizeof(*resent), GFP_KERNEL);
+	if (!resent) {
+		bench_error(b, "flow: out of memory");
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(limits); i++) {
+		for (r = 0; r < repeats; r++)
+			samples[r] = flow_burst(b, n, limits[i], &resent[r]);
+		snprintf(params, sizeof(params), "\"n\":%u,\"limit\":%u", n,
+			 limits[i]);
+		bench_result("flow_burst", "round_trips_per_s", params,
+			     samples, repeats);
+		bench_result("flow_burst_resent", "sends", params, resent,
+			     repeats);
+	}
+	kfree(resent);
+}
+
 /* ---- setup ---- */
 
 static bool bench_wanted(const char *what)
@@ -1594,6 +1682,8 @@ static int __init kmad_bench_init(void)
 		bench_storm(b, samples);
 	if (bench_wanted("rmpp"))
 		bench_rmpp(b, samples);
+	if (bench_wanted("flow"))
+		bench_flow(b, samples);
 	pr_info("done, %d errors\n", b->errors);
 out_teardown:
 	bench_teardown(b);

@@ -285,6 +285,30 @@ def report(res, machine):
                      'request posted -> whole response reassembled at the '
                      'requester')
         lines.append(table(rows, ['payload', 'vCPUs', 'median [min .. max]']))
+    flows = sorted((r for r in res.results if r['name'] == 'flow_burst'),
+                   key=lambda r: (r.get('cpus', 0), not r['limit']))
+    if flows:
+        rows = []
+        for r in flows:
+            rows.append([f'{r["n"]} answered Gets at once, limit '
+                         f'{r["limit"] or "none"}',
+                         spread(r, lambda v: f'{v:.0f}')])
+            resent = [x for x in res.results
+                      if x['name'] == 'flow_burst_resent' and
+                      x['limit'] == r['limit'] and
+                      x.get('cpus') == r.get('cpus')]
+            if resent:
+                rows.append(['  resent after a timeout (lost)',
+                             spread(resent[0], lambda v: f'{v:.0f}')])
+        unlimited = [r for r in flows if not r['limit']]
+        limited = [r for r in flows if r['limit']]
+        if unlimited and limited and unlimited[0]['median']:
+            ratio = limited[0]['median'] / unlimited[0]['median']
+            ratios['flow_burst_limited_vs_none'] = ratio
+            rows.append(['  limited : none', f'{ratio:.2f}'])
+        lines.append('Solicited flow control: round trips per second of a '
+                     'burst, the backlog draining as responses come back')
+        lines.append(table(rows, ['', 'median [min .. max]']))
         lines.append('')
 
     stalled = stalls(res.results)

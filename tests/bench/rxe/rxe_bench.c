@@ -625,6 +625,10 @@ static int km_open(struct rb_req *r)
 				km_recv_handler, r);
 	if (IS_ERR(a))
 		return PTR_ERR(a);
+	/* Like the stock kernel's ib_mad beside it: no solicited flow
+	 * control, all N outstanding at once.
+	 */
+	kmad_agent_set_flow_limit(a, 0);
 	r->agent = a;
 	return 0;
 }
