@@ -124,16 +124,12 @@ void kmad_flow_init(struct kmad_agent_priv *agent)
 bool kmad_flow_is_solicited(const struct kmad_agent_priv *agent,
 			    const struct kmad_send_wr *wr)
 {
-	const struct kmad_rmpp_mad *rmpp = (const void *)&wr->mad;
 	u8 cls = wr->mad.mad_hdr.mgmt_class;
 
 	lockdep_assert_held(&agent->lock);
 	if (!wr->buf.timeout_ms || kmad_mad_is_response(&wr->mad.mad_hdr))
 		return false;
-	if (wr->rmpp || (agent->reg.rmpp_version &&
-			 kmad_mgmt_class_has_rmpp(cls) &&
-			 (kmad_rmpp_flags(&rmpp->rmpp_hdr) &
-			  KMAD_RMPP_FLAG_ACTIVE)))
+	if (wr->rmpp || (agent->reg.rmpp_version && kmad_rmpp_active(&wr->mad)))
 		return false;
 	return cls == KMAD_MGMT_CLASS_SUBN_ADM || cls == KMAD_MGMT_CLASS_CM ||
 	       cls == KMAD_MGMT_CLASS_SUBN_LID_ROUTED ||

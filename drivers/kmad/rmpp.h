@@ -13,19 +13,6 @@ struct kmad_agent_priv;
 struct kmad_recv_priv;
 
 /*
- * kmad_rmpp_active() - is @mad an RMPP packet kmad handles for an agent
- * registered with an RMPP version?  Its class has the RMPP header and the
- * header's Active flag is set.
- */
-static inline bool kmad_rmpp_active(const struct kmad_mad *mad)
-{
-	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)mad;
-
-	return kmad_mgmt_class_has_rmpp(mad->mad_hdr.mgmt_class) &&
-	       (kmad_rmpp_flags(&r->rmpp_hdr) & KMAD_RMPP_FLAG_ACTIVE);
-}
-
-/*
  * The receiving side (rmpp_recv.c).
  *
  * kmad_rmpp_recv() - an RMPP-active MAD arrived for @agent (registered with

@@ -974,6 +974,23 @@ static inline u8 kmad_rmpp_flags(const struct kmad_rmpp_hdr *rmpp)
 }
 
 /**
+ * kmad_rmpp_active() - is @mad an RMPP packet (a segment, ACK, STOP or
+ *	ABORT)?
+ * @mad: a MAD.
+ *
+ * Return: true if its class has the RMPP header (kmad_mgmt_class_has_rmpp())
+ * and the header's Active flag is set: what kmad handles as RMPP for an
+ * agent registered with an RMPP version.
+ */
+static inline bool kmad_rmpp_active(const struct kmad_mad *mad)
+{
+	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)mad;
+
+	return kmad_mgmt_class_has_rmpp(mad->mad_hdr.mgmt_class) &&
+	       (kmad_rmpp_flags(&r->rmpp_hdr) & KMAD_RMPP_FLAG_ACTIVE);
+}
+
+/**
  * kmad_rmpp_resp_time() - RRespTime of an RMPP header
  * @rmpp: RMPP header
  *

@@ -305,15 +305,6 @@ static void umad_hdr_to_dest(const struct umad_file *file,
 	}
 }
 
-/* Does a MAD written for an agent with kernel RMPP start an RMPP message? */
-static bool umad_rmpp_active(const struct kmad_mad *mad)
-{
-	const struct kmad_rmpp_mad *r = (const struct kmad_rmpp_mad *)mad;
-
-	return kmad_mgmt_class_has_rmpp(mad->mad_hdr.mgmt_class) &&
-	       (kmad_rmpp_flags(&r->rmpp_hdr) & KMAD_RMPP_FLAG_ACTIVE);
-}
-
 /*
  * An RMPP message of @len bytes at @ubuf (ib_umad's layout: the class's
  * header, then the data) as a kmad multi-segment send buffer: the header
@@ -404,7 +395,7 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	}
 	rmpp = file->agent_rmpp[array_index_nospec(packet->hdr.id,
 						   UMAD_MAX_AGENTS)] &&
-	       umad_rmpp_active((const struct kmad_mad *)packet->mad);
+	       kmad_rmpp_active((const struct kmad_mad *)packet->mad);
 	if (!rmpp && mad_len > KMAD_MAD_SIZE) {
 		ret = -EINVAL;
 		goto err_unlock;
