@@ -164,6 +164,11 @@ static int serve(const struct opts *o)
 		ret = umad_recv(fd, in, &len, 200);
 		if (ret == -ETIMEDOUT || ret == -EINTR)
 			continue;
+		/* libibumad's poll() interrupted by the stop signal comes
+		 * back as -EIO (errno EINTR): the end, not an error.
+		 */
+		if (ret < 0 && stop)
+			break;
 		if (ret < 0) {
 			fprintf(stderr, "umad_peer: serve: umad_recv: %s\n", strerror(-ret));
 			bad++;
