@@ -378,6 +378,22 @@ static int fakeib_create_ah(struct ib_ah *ibah,
 	return 0;
 }
 
+/* ib_mad matches a response to its request with it (rcv_has_same_gid()). */
+static int fakeib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	struct fakeib_ah *ah = to_fah(ibah);
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_dlid(attr, ah->dlid);
+	rdma_ah_set_sl(attr, ah->sl);
+	rdma_ah_set_port_num(attr, 1);
+	if (ah->has_grh)
+		rdma_ah_set_grh(attr, &ah->dgid, ah->flow_label, ah->sgid_index,
+				ah->hop_limit, ah->traffic_class);
+	return 0;
+}
+
 static int fakeib_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	return 0;
@@ -980,6 +996,7 @@ static const struct ib_device_ops fakeib_ops = {
 	.poll_cq = fakeib_poll_cq,
 	.post_recv = fakeib_post_recv,
 	.post_send = fakeib_post_send,
+	.query_ah = fakeib_query_ah,
 	.query_device = fakeib_query_device,
 	.query_gid = fakeib_query_gid,
 	.query_pkey = fakeib_query_pkey,
