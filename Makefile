@@ -22,6 +22,10 @@
 #   make opensm             Debian's OpenSM over kmad_umad and kmad_sim, stock
 #                           kernel, in QEMU, side by side with OpenSM over
 #                           ibsim on the same fabric
+#   make fakeib             kmad_fakeib's InfiniBand link layer devices, stock
+#                           kernel, in QEMU: infiniband-diags over ib_mad,
+#                           kmad_ib bound to them, GSI round trips
+#                           (KERNEL=debug: on make check's debug kernel)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -48,8 +52,8 @@ KMAD_KCONFIG = CONFIG_KMAD=m CONFIG_KMAD_SIM=m CONFIG_KMAD_EXAMPLE=m \
 	CONFIG_KMAD_DISCOVER_KUNIT_TEST=$(kunit_in_kdir)
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) $(KMAD_KCONFIG)
 
-.PHONY: all modules modules_install check bench run interop diags opensm lint \
-	fuzz fuzz-replay clean help
+.PHONY: all modules modules_install check bench run interop diags opensm fakeib \
+	lint fuzz fuzz-replay clean help
 
 all: modules
 
@@ -95,6 +99,12 @@ opensm:
 	@OPENSM_SIM_ARGS='$(OPENSM_SIM_ARGS)' \
 		$(CURDIR)/tests/opensm/opensm.sh
 
+# kmad_fakeib (tests/fakeib/): fake ib_core devices with an InfiniBand link
+# layer, checked with infiniband-diags and kmad_ib.  See tests/fakeib/fakeib.sh
+# and Documentation/testing.rst.  KERNEL=debug: on make check's debug kernel.
+fakeib:
+	@KERNEL='$(KERNEL)' $(CURDIR)/tests/fakeib/fakeib.sh
+
 lint:
 	@$(CURDIR)/tests/lint.sh
 
@@ -115,4 +125,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,30p' Makefile
+	@sed -n '3,34p' Makefile

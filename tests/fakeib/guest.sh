@@ -1,0 +1,227 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of `make fakeib`'s initramfs (tests/fakeib/fakeib.sh).  Loads
+# ib_core, ib_umad, ib_cm and kmad_fakeib (two devices, fakeib0 LID 1 and
+# fakeib1 LID 2), runs Debian's infiniband-diags against them through
+# ib_umad and ib_mad, then kmad and kmad_ib and kmad_interop's GSI cases
+# from fakeib0 to fakeib1, and unloads everything.  One line per check:
+#   fakeib: <check>: ok|FAILED <detail>
+# repeated at the end between "kmad-fakeib: results begin" and "results
+# end" with the console quiet.  /kmad/fakeib.conf sets KVER and CHECKS.
+#
+# No `set -e`: if /init exits the kernel panics, so every step checks its
+# own result and the script always ends with finish(), which powers off.
+# shellcheck shell=dash
+
+/bin/busybox --install -s /bin
+mount -t devtmpfs devtmpfs /dev
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+export PATH=/sbin:/bin
+
+# shellcheck source=/dev/null
+. /kmad/fakeib.conf
+
+say() { echo "kmad-fakeib: $*"; }
+result() {
+	echo "fakeib: $1: $2"
+	echo "fakeib: $1: $2" >> /tmp/results
+}
+kmemleak_scan() {	# as tests/interop/guest.sh: the debug kernel only
+	[ -e /sys/kernel/debug/kmemleak ] || return 0
+	say "kmemleak scan"
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak
+	leaks=$(cat /sys/kernel/debug/kmemleak)
+	[ -n "$leaks" ] || return 0
+	say "kmemleak report follows"
+	echo "$leaks" | while IFS= read -r line; do
+		echo "$line" > /dev/kmsg
+	done
+}
+finish() {
+	kmemleak_scan
+	echo 4 > /proc/sys/kernel/printk
+	say "results begin"
+	[ ! -f /tmp/results ] || cat /tmp/results
+	say "results end"
+	say "end"
+	sync
+	poweroff -f
+}
+# run <command...>: its output indented on the console and in /tmp/out,
+# its exit code in $rc.
+run() {
+	say "\$ $*"
+	"$@" > /tmp/out 2>&1
+	rc=$?
+	sed 's/^/    /' /tmp/out
+	say "exit $rc"
+}
+has() { grep -q "$1" /tmp/out; }
+mark() { echo "kmad-fakeib: mark $1" > /dev/kmsg; }
+since() { dmesg | sed -n "/kmad-fakeib: mark $1\$/,\$p"; }
+# bounded <seconds> <command...>: its exit code, or 124 if it still runs.
+bounded() {
+	bt=$1
+	shift
+	rm -f /tmp/bounded.rc
+	("$@"; echo $? > /tmp/bounded.rc) &
+	while [ ! -s /tmp/bounded.rc ]; do
+		if [ "$bt" -le 0 ]; then
+			say "still running after its time: $*"
+			return 124
+		fi
+		sleep 1
+		bt=$((bt - 1))
+	done
+	return "$(cat /tmp/bounded.rc)"
+}
+sysattr() { cat "/sys/class/infiniband/$1/$2" 2>/dev/null; }
+
+say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs; checks: $CHECKS"
+if [ "$(uname -r)" != "$KVER" ]; then
+	result load "FAILED modules were built for $KVER, the kernel is $(uname -r)"
+	finish
+fi
+echo 7 > /proc/sys/kernel/printk
+
+# ---- load: ib_core's modules and kmad_fakeib.
+for m in ib_core ib_umad ib_cm kmad_fakeib; do
+	if ! modprobe "$m"; then
+		result load "FAILED modprobe $m"
+		finish
+	fi
+done
+if [ -d /sys/class/infiniband/fakeib0 ] && [ -d /sys/class/infiniband/fakeib1 ]; then
+	result load "ok fakeib0 and fakeib1 registered with ib_core ($(ls /sys/class/infiniband_mad | grep -c umad) umad ports)"
+else
+	result load "FAILED /sys/class/infiniband has: $(ls /sys/class/infiniband)"
+	finish
+fi
+
+# ---- sysfs: what ib_core shows of the ports.
+bad=
+for d in 0 1; do
+	lid=$((d + 1))
+	ll=$(sysattr "fakeib$d" ports/1/link_layer)
+	st=$(sysattr "fakeib$d" ports/1/state)
+	ps=$(sysattr "fakeib$d" ports/1/phys_state)
+	l=$(sysattr "fakeib$d" ports/1/lid)
+	pk=$(sysattr "fakeib$d" ports/1/pkeys/0)
+	gid=$(sysattr "fakeib$d" ports/1/gids/0)
+	say "fakeib$d: link_layer $ll, state $st, phys_state $ps, lid $l, pkey $pk, gid $gid"
+	[ "$ll" = InfiniBand ] || bad="$bad fakeib$d link_layer '$ll';"
+	[ "$st" = "4: ACTIVE" ] || bad="$bad fakeib$d state '$st';"
+	[ "$ps" = "5: LinkUp" ] || bad="$bad fakeib$d phys_state '$ps';"
+	[ "$l" = "0x$lid" ] || bad="$bad fakeib$d lid '$l';"
+	[ "$pk" = 0xffff ] || bad="$bad fakeib$d pkey '$pk';"
+	[ "$gid" = "fe80:0000:0000:0000:0002:c903:00fa:000$((2 * d + 1))" ] ||
+		bad="$bad fakeib$d gid '$gid';"
+done
+if [ -z "$bad" ]; then
+	result sysfs "ok link layer InfiniBand, ACTIVE/LinkUp, LIDs 1 and 2, P_Key 0xffff, GIDs fe80::<port GUID>"
+else
+	result sysfs "FAILED$bad"
+fi
+
+# ---- ibstat: libibumad's view through ib_umad's sysfs.
+run ibstat fakeib0
+if [ "$rc" = 0 ] && has "Link layer: InfiniBand" && has "State: Active" &&
+   has "Physical state: LinkUp" && has "Base lid: 1\$" && has "SM lid: 1\$" &&
+   has "Port GUID: 0x0002c90300fa0001"; then
+	result ibstat "ok fakeib0 port 1: Active, LinkUp, Base lid 1, SM lid 1, Link layer InfiniBand"
+else
+	result ibstat "FAILED exit $rc: $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')"
+fi
+
+# ---- smpquery: a LID-routed SubnGet(NodeInfo) from fakeib0's QP0 (ib_umad,
+# ib_mad) to LID 2.  fakeib has no process_mad and nothing on fakeib1 is an
+# SMA, so fakeib1's ib_mad answers GetResp with status 0x000c (unsupported
+# method/attribute; generate_unmatched_resp): smpquery must fail with that
+# status, not with a timeout.  To LID 9, which no port has, it must time
+# out instead: the answer above came over the wire, not from fakeib0.
+run smpquery -e -C fakeib0 -P 1 -t 500 nodeinfo 2
+s_rc=$rc
+s_out=$(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')
+s_ok=0
+[ "$rc" != 0 ] && grep -qi "status 0xc\|status 0x000c\|status: 0xc" /tmp/out && s_ok=1
+run smpquery -e -C fakeib0 -P 1 -t 200 nodeinfo 9
+n_out=$(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')
+n_ok=0
+[ "$rc" != 0 ] && ! grep -qi "status 0x" /tmp/out && grep -qi "timed out" /tmp/out && n_ok=1
+if [ "$s_ok" = 1 ] && [ "$n_ok" = 1 ]; then
+	result smpquery "ok nodeinfo 2: MAD status 0xc from fakeib1's ib_mad (no SMA); nodeinfo 9: no answer"
+else
+	result smpquery "FAILED nodeinfo 2 (exit $s_rc): $s_out / nodeinfo 9 (exit $rc): $n_out"
+fi
+
+# ---- perfquery: PerfMgt Get(ClassPortInfo) on QP1 to LID 2: no PMA there
+# either (no process_mad, no agent), so status 0x000c again.
+run perfquery -e -C fakeib0 -P 1 -t 500 2 1
+if [ "$rc" != 0 ] && grep -qi "status 0xc\|status 0x000c\|status: 0xc" /tmp/out; then
+	result perfquery "ok LID 2 port 1: MAD status 0xc from fakeib1's ib_mad (no PMA)"
+else
+	result perfquery "FAILED exit $rc: $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')"
+fi
+
+# ---- kmad-bind: kmad and kmad_ib make kmad devices of both.
+mark 1
+for m in kmad kmad_ib; do
+	modprobe "$m" || say "modprobe $m failed"
+done
+sleep 1
+since 1 | grep 'kmad' | sed 's/^/    /'
+bad=
+for d in fakeib0 fakeib1; do
+	since 1 | grep -q "kmad_ib: $d: kmad device with 1 port(s) (InfiniBand)" ||
+		bad="$bad no 'kmad_ib: $d: kmad device with 1 port(s) (InfiniBand)';"
+	since 1 | grep -q "kmad_ib: $d port 1: kmad's QP1 is UD QP [0-9]" ||
+		bad="$bad no 'kmad_ib: $d port 1: kmad's QP1 is UD QP';"
+done
+if [ -z "$bad" ]; then
+	qps=$(since 1 | sed -n "s/.*kmad_ib: \(fakeib[0-9]\) port 1: kmad's QP1 is UD QP \([0-9]*\).*/\1 QP \2/p" | tr '\n' ',')
+	result kmad-bind "ok kmad_ib bound fakeib0 and fakeib1 as InfiniBand kmad devices ($qps)"
+else
+	result kmad-bind "FAILED$bad"
+fi
+
+# ---- gsi/*: kmad_interop's cases from fakeib0 to fakeib1: a kmad agent's
+# Gets answered by ib_mad (unsupported), by ibmad_peer's ib_mad agent, by
+# a kmad agent on fakeib1; and Gets to a dead QPN timing out.
+mark 2
+if ! modprobe ibmad_peer dev=fakeib1; then
+	say "modprobe ibmad_peer failed"
+fi
+bounded 200 modprobe kmad_interop dev=fakeib0 peer=fakeib1 \
+	cases=ibmad_unsupported,ibmad_peer,kmad_kmad,timeout_retry
+i_rc=$?
+since 2 | grep 'kmad_interop' | sed 's/^/    /'
+for c in ibmad_unsupported ibmad_peer kmad_kmad timeout_retry; do
+	line=$(since 2 | grep -m1 "kmad_interop: $c: \(ok\|FAILED\)" |
+	       sed 's/.*kmad_interop: [a-z_]*: //')
+	case "$line" in
+	ok*) result "gsi/$c" "$line" ;;
+	"") result "gsi/$c" "FAILED no result line from kmad_interop (modprobe exit $i_rc)" ;;
+	*) result "gsi/$c" "$line" ;;
+	esac
+done
+
+# ---- unload: everything, in dependency order; no device may be left.
+bad=
+for m in kmad_interop ibmad_peer kmad_ib kmad kmad_fakeib ib_cm ib_umad; do
+	grep -q "^$m " /proc/modules || continue
+	bounded 60 rmmod "$m" || bad="$bad rmmod $m failed;"
+done
+[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
+	bad="$bad left in /sys/class/infiniband: $(ls /sys/class/infiniband);"
+if [ -z "$bad" ]; then
+	result unload "ok kmad_interop, ibmad_peer, kmad_ib, kmad, kmad_fakeib, ib_cm, ib_umad unloaded; no device left"
+else
+	result unload "FAILED$bad"
+fi
+finish
