@@ -16,7 +16,7 @@ fail=0
 mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
 	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'samples/*.c' 'samples/*.h' \
 	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' \
-	'tests/interop/*.c' |
+	'tests/interop/*.c' 'tests/fakeib/*.c' |
 	grep -v -e '/trace\.h$' -e '^tests/interop/umad_peer\.c$')
 echo ">> checkpatch --strict on ${#files[@]} files"
 if ! (cd "$root" && "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
@@ -46,13 +46,14 @@ rm -f "$log"
 
 # kmad_ib needs a kernel with InfiniBand.  The debug kernel has it
 # (tests/qemu/config/debug.config): the build above checked kmad_ib, and
-# the interop test modules (ibmad_peer, kmad_interop) and the rxe bench
-# module (tests/bench/rxe) get their own sparse and W=1 build against it
+# the interop test modules (ibmad_peer, kmad_interop), the rxe bench
+# module (tests/bench/rxe) and the fake IB device (tests/fakeib) get their
+# own sparse and W=1 build against it
 # here.  If it has none, sparse and W=1 check
 # kmad_ib and the test modules against the stock headers, in a throwaway
 # copy of the tree.
 if grep -qs '^CONFIG_INFINIBAND=[ym]' "$kdir/.config"; then
-	for dir in tests/interop tests/bench/rxe; do
+	for dir in tests/interop tests/bench/rxe tests/fakeib; do
 		[ -f "$root/$dir/Kbuild" ] || continue
 		echo ">> sparse (C=2) and W=1 build of $dir against $kdir"
 		log=$(mktemp)
