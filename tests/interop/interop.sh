@@ -84,11 +84,7 @@ die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)";
 if [ "$kernel" = stock ]; then
 	say "checking packages (tests/qemu/deps.sh interop)"
 	"$qemu_dir/deps.sh" interop
-	hdr_pkg=$(stock_headers_pkg)
-	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-	kver=${hdr_pkg#linux-headers-}
-	kdir=/usr/src/$hdr_pkg
-	vmlinuz=/boot/vmlinuz-$kver
+	stock_kernel
 	[[ $(dpkg-query -W -f='${Depends}' linux-image-amd64) == *"linux-image-$kver"* ]] ||
 		die "linux-image-amd64 does not match the headers ($kver)"
 	modroot=
@@ -105,26 +101,14 @@ else
 	make -s -C "$kdir" INSTALL_MOD_PATH="$modroot" modules_install > /dev/null ||
 		die "modules_install of $kdir"
 fi
-[ -d "$kdir" ] || die "$kdir missing"
-[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+kernel_check
 [ -d "$modroot/lib/modules/$kver/kernel" ] || die "$modroot/lib/modules/$kver/kernel missing"
 say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
 modinfo=(/sbin/modinfo -k "$kver")
 [ -z "$modroot" ] || modinfo+=(-b "$modroot")
 
 # 2. Build in a copy of the tree (objects survive between runs).
-src=$out/src
-"$qemu_dir/copy-tree.sh" "$root" "$src"
-build_log=$out/build.log
-: > "$build_log"
-build() {
-	local what=$1
-	shift
-	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
-}
-say "building kmad against $kdir in $src"
-t0=$SECONDS
-build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+harness_build_kmad "$root" "$out"
 # Only what this build made: modules.order lists it.  The copy keeps the
 # objects of modules whose source is gone (another branch's kmad_ib.ko).
 built() {	# built <modules.order> <module>: its path, if listed
@@ -164,7 +148,7 @@ if [ "$bench" = 1 ]; then
 fi
 build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
-say "built in $((SECONDS - t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
+say "built in $((SECONDS - build_t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
 
 # 3. The initramfs.
 stage=$out/initramfs
