@@ -230,6 +230,7 @@ fi
 	[ "$bench" != 1 ] || printf 'RXE_BENCH=1\nRXE_BENCH_ARGS=%q\n' "$bench_args"
 } > "$stage/kmad/interop.conf"
 cp "$here/guest.sh" "$stage/init"
+cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"

@@ -132,6 +132,7 @@ add_prog "$src/tests/opensm/umad_reg_probe" /bin/umad_reg_probe
 add_lib /lib/x86_64-linux-gnu/libgcc_s.so.1
 [ -d /etc/infiniband-diags ] && cp -r /etc/infiniband-diags "$stage/etc/"
 cp "$here/guest.sh" "$stage/init"
+cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
 for f in modules.order modules.builtin modules.builtin.modinfo; do

@@ -150,6 +150,7 @@ rm -rf "$stage"
 mkdir -p "$stage"/{bin,dev,proc,sys,tmp,kmad} "$stage/lib/modules/$kver/updates/kmad"
 cp /bin/busybox "$stage/bin/busybox"
 cp "$here/run-init.sh" "$stage/init"
+cp "$here/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
 # depmod wants these; none of the stock kernel's modules are in the guest.
