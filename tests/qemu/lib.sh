@@ -3,8 +3,8 @@
 #
 # Shell functions shared by the QEMU harnesses (tests/qemu/run.sh,
 # tests/interop/interop.sh, and through it tests/bench/rxe/;
-# tests/diags/diags.sh; tests/opensm/opensm.sh; tests/qemu/initramfs.sh).
-# Source it from bash:
+# tests/diags/diags.sh; tests/opensm/opensm.sh; tests/qemu/initramfs.sh;
+# tests/lint.sh).  Source it from bash:
 #
 #   . "$root/tests/qemu/lib.sh"
 
