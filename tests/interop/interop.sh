@@ -17,7 +17,7 @@
 #      libraries ldd names, the stock modules rxe needs (and what
 #      modinfo says they depend on) with a modules.dep from the host's
 #      depmod, kmad's modules in updates/kmad, tests/interop/guest.sh as
-#      /init;
+#      /init (and tests/qemu/guest-lib.sh, which it sources);
 #   4. boot /boot/vmlinuz-<stock> in QEMU (TCG, 2 vCPUs, hard timeout);
 #      the guest creates rxe0/rxe1 on a veth pair and runs the exchanges,
 #      one "interop: <name>: ok|FAILED|SKIPPED ..." line each;
