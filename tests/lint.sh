@@ -8,6 +8,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tests/qemu/lib.sh
+. "$root/tests/qemu/lib.sh"
 "$root/tests/qemu/deps.sh" lint
 kdir=$("$root/tests/qemu/kernel.sh" debug | tail -n 1)
 ksrc=$(readlink -f "$kdir/source")
@@ -67,8 +69,7 @@ if grep -qs '^CONFIG_INFINIBAND=[ym]' "$kdir/.config"; then
 		rm -f "$log"
 	done
 else
-	hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
-		  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
+	hdr_pkg=$(stock_headers_pkg 2>/dev/null)
 	stock=/usr/src/$hdr_pkg
 	if [ -n "$hdr_pkg" ] && grep -qs '^CONFIG_INFINIBAND=[ym]' "$stock/.config"; then
 		echo ">> sparse (C=2) and W=1 build of kmad_ib against $stock"

@@ -79,34 +79,18 @@ if [ ${#need[@]} -ne 0 ]; then
 fi
 
 if [ "$kernel" = stock ]; then
-	hdr_pkg=$(stock_headers_pkg)
-	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-	kver=${hdr_pkg#linux-headers-}
-	kdir=/usr/src/$hdr_pkg
-	vmlinuz=/boot/vmlinuz-$kver
+	stock_kernel
 else
 	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) ||
 		die "building the debug kernel (tests/qemu/kernel.sh debug)"
 	kver=$(cat "$kdir/include/config/kernel.release")
 	vmlinuz=$kdir/arch/x86/boot/bzImage
 fi
-[ -d "$kdir" ] || die "$kdir missing"
-[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+kernel_check
 say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
 
 # 2. Build in a copy of the tree.
-src=$out/src
-"$qemu_dir/copy-tree.sh" "$root" "$src"
-build_log=$out/build.log
-: > "$build_log"
-build() {
-	local what=$1
-	shift
-	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
-}
-say "building kmad against $kdir in $src"
-t0=$SECONDS
-build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+harness_build_kmad "$root" "$out"
 kos=()
 for m in kmad kmad_sim kmad_umad kmad_discover; do
 	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
@@ -122,7 +106,7 @@ fi
 kos+=("$src/tests/diags/kmad_diags_fabric.ko")
 build umad_abi_test gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/diags/umad_abi_test" "$src/tests/diags/umad_abi_test.c"
-say "built in $((SECONDS - t0))s: ${kos[*]##*/} umad_abi_test"
+say "built in $((SECONDS - build_t0))s: ${kos[*]##*/} umad_abi_test"
 
 # 3. The initramfs: busybox, the tools as Debian ships them, their
 #    libraries (and glibc's loader) at their own paths.

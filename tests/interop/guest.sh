@@ -20,12 +20,9 @@
 # with finish(), which powers off.
 # shellcheck shell=dash
 
-/bin/busybox --install -s /bin
-mount -t devtmpfs devtmpfs /dev
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmpfs /tmp
+# shellcheck source=tests/qemu/guest-lib.sh
+. /kmad/guest-lib.sh
+guest_mounts
 
 # shellcheck source=/dev/null
 . /kmad/interop.conf

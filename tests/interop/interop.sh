@@ -17,7 +17,7 @@
 #      libraries ldd names, the stock modules rxe needs (and what
 #      modinfo says they depend on) with a modules.dep from the host's
 #      depmod, kmad's modules in updates/kmad, tests/interop/guest.sh as
-#      /init;
+#      /init (and tests/qemu/guest-lib.sh, which it sources);
 #   4. boot /boot/vmlinuz-<stock> in QEMU (TCG, 2 vCPUs, hard timeout);
 #      the guest creates rxe0/rxe1 on a veth pair and runs the exchanges,
 #      one "interop: <name>: ok|FAILED|SKIPPED ..." line each;
@@ -84,11 +84,7 @@ die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)";
 if [ "$kernel" = stock ]; then
 	say "checking packages (tests/qemu/deps.sh interop)"
 	"$qemu_dir/deps.sh" interop
-	hdr_pkg=$(stock_headers_pkg)
-	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-	kver=${hdr_pkg#linux-headers-}
-	kdir=/usr/src/$hdr_pkg
-	vmlinuz=/boot/vmlinuz-$kver
+	stock_kernel
 	[[ $(dpkg-query -W -f='${Depends}' linux-image-amd64) == *"linux-image-$kver"* ]] ||
 		die "linux-image-amd64 does not match the headers ($kver)"
 	modroot=
@@ -105,26 +101,14 @@ else
 	make -s -C "$kdir" INSTALL_MOD_PATH="$modroot" modules_install > /dev/null ||
 		die "modules_install of $kdir"
 fi
-[ -d "$kdir" ] || die "$kdir missing"
-[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+kernel_check
 [ -d "$modroot/lib/modules/$kver/kernel" ] || die "$modroot/lib/modules/$kver/kernel missing"
 say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
 modinfo=(/sbin/modinfo -k "$kver")
 [ -z "$modroot" ] || modinfo+=(-b "$modroot")
 
 # 2. Build in a copy of the tree (objects survive between runs).
-src=$out/src
-"$qemu_dir/copy-tree.sh" "$root" "$src"
-build_log=$out/build.log
-: > "$build_log"
-build() {
-	local what=$1
-	shift
-	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
-}
-say "building kmad against $kdir in $src"
-t0=$SECONDS
-build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+harness_build_kmad "$root" "$out"
 # Only what this build made: modules.order lists it.  The copy keeps the
 # objects of modules whose source is gone (another branch's kmad_ib.ko).
 built() {	# built <modules.order> <module>: its path, if listed
@@ -164,7 +148,7 @@ if [ "$bench" = 1 ]; then
 fi
 build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
-say "built in $((SECONDS - t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
+say "built in $((SECONDS - build_t0))s: ibmad_peer.ko umad_peer ${kos[*]##*/}"
 
 # 3. The initramfs.
 stage=$out/initramfs
@@ -246,6 +230,7 @@ fi
 	[ "$bench" != 1 ] || printf 'RXE_BENCH=1\nRXE_BENCH_ARGS=%q\n' "$bench_args"
 } > "$stage/kmad/interop.conf"
 cp "$here/guest.sh" "$stage/init"
+cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"

@@ -19,12 +19,9 @@
 # script always ends with finish(), which powers off.
 # shellcheck shell=dash
 
-/bin/busybox --install -s /bin
-mount -t devtmpfs devtmpfs /dev
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmpfs /tmp
+# shellcheck source=tests/qemu/guest-lib.sh
+. /kmad/guest-lib.sh
+guest_mounts
 mount -t tmpfs tmpfs /var
 mkdir -p /var/log /var/cache/opensm /var/run /tmp/osm-kmad /tmp/osm-ibsim \
 	/tmp/ibsim-run
@@ -34,11 +31,6 @@ export PATH=/sbin:/bin
 . /kmad/opensm.conf
 
 say() { echo "kmad-opensm: $*"; }
-finish() {
-	say "end"
-	sync
-	poweroff -f
-}
 now() { cut -d' ' -f1 /proc/uptime; }
 # run <side> <command...>: the command and its output between markers.
 run() {

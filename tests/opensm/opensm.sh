@@ -67,28 +67,12 @@ if [ ${#need[@]} -ne 0 ]; then
 fi
 [ -r "$UMAD2SIM" ] || die "$UMAD2SIM missing"
 
-hdr_pkg=$(stock_headers_pkg)
-[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-kver=${hdr_pkg#linux-headers-}
-kdir=/usr/src/$hdr_pkg
-vmlinuz=/boot/vmlinuz-$kver
-[ -d "$kdir" ] || die "$kdir missing"
-[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+stock_kernel
+kernel_check
 say "stock kernel $kver: $vmlinuz, build tree $kdir"
 
 # 2. Build in a copy of the tree.
-src=$out/src
-"$qemu_dir/copy-tree.sh" "$root" "$src"
-build_log=$out/build.log
-: > "$build_log"
-build() {
-	local what=$1
-	shift
-	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
-}
-say "building kmad against $kdir in $src"
-t0=$SECONDS
-build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+harness_build_kmad "$root" "$out"
 kos=()
 for m in kmad kmad_sim kmad_umad; do
 	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
@@ -97,7 +81,7 @@ for m in kmad kmad_sim kmad_umad; do
 done
 build umad_reg_probe gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/opensm/umad_reg_probe" "$src/tests/opensm/umad_reg_probe.c"
-say "built in $((SECONDS - t0))s: ${kos[*]##*/} umad_reg_probe"
+say "built in $((SECONDS - build_t0))s: ${kos[*]##*/} umad_reg_probe"
 
 /sbin/modinfo -F parm "${kos[1]}" | grep -q '^link:' ||
 	die "kmad_sim has no \"link\" parameter (fault injection)"
@@ -148,6 +132,7 @@ add_prog "$src/tests/opensm/umad_reg_probe" /bin/umad_reg_probe
 add_lib /lib/x86_64-linux-gnu/libgcc_s.so.1
 [ -d /etc/infiniband-diags ] && cp -r /etc/infiniband-diags "$stage/etc/"
 cp "$here/guest.sh" "$stage/init"
+cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
 for f in modules.order modules.builtin modules.builtin.modinfo; do

@@ -3,8 +3,8 @@
 #
 # Shell functions shared by the QEMU harnesses (tests/qemu/run.sh,
 # tests/interop/interop.sh, and through it tests/bench/rxe/;
-# tests/diags/diags.sh; tests/qemu/initramfs.sh).  Source it
-# from bash:
+# tests/diags/diags.sh; tests/opensm/opensm.sh; tests/qemu/initramfs.sh;
+# tests/lint.sh).  Source it from bash:
 #
 #   . "$root/tests/qemu/lib.sh"
 
@@ -86,4 +86,59 @@ harness_build() {
 stock_headers_pkg() {
 	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
 		grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1
+}
+
+# The functions below call the caller's say <message> and die <message>
+# (each harness prints its own prefix and verdict line when it gives up).
+
+# stock_kernel
+#
+# Sets kver, kdir and vmlinuz for Debian's stock kernel: the version
+# linux-headers-amd64 depends on (stock_headers_pkg), its headers in
+# /usr/src and its image in /boot.  Dies when the version cannot be told;
+# kernel_check checks that the two are there.
+stock_kernel() {
+	local pkg
+
+	pkg=$(stock_headers_pkg)
+	[ -n "$pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
+	kver=${pkg#linux-headers-}
+	kdir=/usr/src/$pkg
+	vmlinuz=/boot/vmlinuz-$kver
+}
+
+# kernel_check
+#
+# Dies unless $kdir (the build tree) is a directory and $vmlinuz (the
+# image) is readable.
+kernel_check() {
+	[ -d "$kdir" ] || die "$kdir missing"
+	[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+}
+
+# harness_build_kmad <root> <out>
+#
+# Copies the tree <root> to <out>/src (tests/qemu/copy-tree.sh: objects
+# there survive between runs), empties <out>/build.log, then builds kmad's
+# modules there against $kdir.  Sets src and build_log, and defines
+# build <what> <command...> for the caller's later steps: the command,
+# logged by harness_build, dying with the log's name on failure.  Sets
+# build_t0 to $SECONDS when the build began (after the copy).
+harness_build_kmad() {
+	local root=$1 out=$2
+
+	src=$out/src
+	"$root/tests/qemu/copy-tree.sh" "$root" "$src"
+	build_log=$out/build.log
+	: > "$build_log"
+	say "building kmad against $kdir in $src"
+	# shellcheck disable=SC2034 # build_t0 is for the caller
+	build_t0=$SECONDS
+	build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
+}
+build() {
+	local what=$1
+
+	shift
+	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
 }

@@ -12,22 +12,14 @@
 # with finish(), which powers off.
 # shellcheck shell=dash
 
-/bin/busybox --install -s /bin
-mount -t devtmpfs devtmpfs /dev
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmpfs /tmp
+# shellcheck source=tests/qemu/guest-lib.sh
+. /kmad/guest-lib.sh
+guest_mounts
 
 # shellcheck source=/dev/null
 . /kmad/run.conf
 
 say() { echo "kmad-run: $*"; }
-finish() {
-	say "end"
-	sync
-	poweroff -f
-}
 
 say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 if [ "$(uname -r)" != "$KVER" ] || [ ! -f "/lib/modules/$(uname -r)/modules.dep" ]; then

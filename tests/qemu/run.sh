@@ -74,16 +74,11 @@ say "checking packages (tests/qemu/deps.sh run)"
 
 # The stock kernel: the version linux-headers-amd64 depends on, whose
 # image linux-image-amd64 must have installed too.
-hdr_pkg=$(stock_headers_pkg)
-[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-kver=${hdr_pkg#linux-headers-}
-kdir=/usr/src/$hdr_pkg
-vmlinuz=/boot/vmlinuz-$kver
+stock_kernel
 img_deps=$(dpkg-query -W -f='${Depends}' linux-image-amd64)
 [[ $img_deps == *"linux-image-$kver"* ]] ||
 	die "linux-image-amd64 ($img_deps) does not match the headers ($kver)"
-[ -d "$kdir" ] || die "$kdir missing"
-[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+kernel_check
 say "stock kernel $kver: $vmlinuz, headers $kdir"
 
 # 2. Build in a copy of the tree.  Objects there survive between runs
@@ -155,6 +150,7 @@ rm -rf "$stage"
 mkdir -p "$stage"/{bin,dev,proc,sys,tmp,kmad} "$stage/lib/modules/$kver/updates/kmad"
 cp /bin/busybox "$stage/bin/busybox"
 cp "$here/run-init.sh" "$stage/init"
+cp "$here/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 cp "${kos[@]}" "$stage/lib/modules/$kver/updates/kmad/"
 # depmod wants these; none of the stock kernel's modules are in the guest.
