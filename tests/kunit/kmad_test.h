@@ -43,7 +43,9 @@
  * check beside other guests, QEMU TCG) stalls for hundreds of
  * milliseconds, now and then for seconds.  A passing test pays nothing
  * for the bound, so it is long; a response timeout that must not expire
- * before its answer comes is set to it too.
+ * before its answer comes is set to it too.  Not longer: the KUnit runner
+ * waits for a case in D state, and the debug kernel panics on a task
+ * blocked for 60 s, so every case must end well within that.
  */
 #define KT_ASYNC_WAIT_MS	10000
 
