@@ -248,13 +248,25 @@ struct kt_overlap {
 
 static struct kt_overlap *kt_overlap_ctx;
 
-/* Hold an RCU read-side section until told (or 2 s), busy-waiting, so a
- * synchronize_rcu() that starts meanwhile cannot end.
+/*
+ * The hook waits up to this long (real clock) for the ULP's unregister,
+ * in a kthread, to unlink the agent: a loaded guest may run that kthread
+ * late.  (It waited 2000 rounds of a 100-200 us sleep, a fraction of a
+ * second.)  The reader holds its section a second longer at most, so
+ * that the unlinking comes while no grace period can end; the test lets
+ * it go as soon as the removal returns.  Far below the 21 s RCU stall
+ * warning.
+ */
+#define KT_UNLINK_WAIT_MS	5000
+#define KT_RCU_HOLD_MS		(KT_UNLINK_WAIT_MS + 1000)
+
+/* Hold an RCU read-side section until told (or KT_RCU_HOLD_MS),
+ * busy-waiting, so a synchronize_rcu() that starts meanwhile cannot end.
  */
 static int kt_rcu_holder(void *arg)
 {
 	struct kt_overlap *o = arg;
-	unsigned long end = jiffies + 2 * HZ;
+	unsigned long end = jiffies + msecs_to_jiffies(KT_RCU_HOLD_MS);
 
 	rcu_read_lock();
 	atomic_set(&o->rcu_held, 1);
@@ -270,7 +282,6 @@ static void kt_overlap_hook(struct kmad_agent_priv *agent)
 {
 	struct kt_overlap *o = kt_overlap_ctx;
 	struct task_struct *t;
-	int i;
 
 	if (!o || &agent->agent != o->u.agent)
 		return;
@@ -290,10 +301,9 @@ static void kt_overlap_hook(struct kmad_agent_priv *agent)
 		/* Wait until the ULP's stop has unlinked the agent and sits
 		 * in its grace period, then let the flush stop it too.
 		 */
-		for (i = 0; i < 2000 && agent->port_entry.prev != LIST_POISON2;
-		     i++)
-			usleep_range(100, 200);
-		o->saw_poison = agent->port_entry.prev == LIST_POISON2;
+		o->saw_poison =
+			kt_wait_until(agent->port_entry.prev == LIST_POISON2,
+				      KT_UNLINK_WAIT_MS);
 		return;
 	}
 	/* Give the ULP's unregister every chance to finish, and its

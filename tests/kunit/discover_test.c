@@ -53,6 +53,24 @@
 
 static atomic_t dt_seq = ATOMIC_INIT(0);
 
+/*
+ * Asynchronous fabric, real clock: the response timeout of a run on a
+ * fabric that loses nothing.  Its answers come through work items that a
+ * loaded guest delays by hundreds of milliseconds or more; a shorter
+ * timeout would count such an answer as a timeout and send again, and
+ * the cases that expect no retry would fail.  Nothing goes unanswered
+ * there, so the length costs nothing.
+ */
+#define DT_ASYNC_TIMEOUT_MS	5000
+/*
+ * A run that waits for an answer that never comes, until stopped: its
+ * one try lasts far longer than the stop may take to end it on a loaded
+ * guest (DT_STOP_WAIT_MS), and ends, if the stop does not work, before
+ * the hung task detector (60 s) fires on the test waiting for it.
+ */
+#define DT_STUCK_TIMEOUT_MS	30000
+#define DT_STOP_WAIT_MS		10000
+
 /* Wire harness: virtual time, so retries cost nothing. */
 #define DT_WIRE_TIMEOUT_MS	100
 #define DT_WIRE_RETRIES		2U
@@ -473,7 +491,7 @@ static void discover_pair(struct kunit *test)
 
 	dt_add_fakes(f, dt_pair_nodes, ARRAY_SIZE(dt_pair_nodes), dt_pair_links,
 		     ARRAY_SIZE(dt_pair_links));
-	d = dt_create(f, 50, 3);
+	d = dt_create(f, DT_ASYNC_TIMEOUT_MS, 3);
 	KUNIT_EXPECT_EQ(test, kmad_discover_run(d), 0);
 	kmad_discover_print(d);
 	dt_expect_pair(test, f, kmad_discover_result(d));
@@ -533,7 +551,7 @@ static int dt_run_thread(void *arg)
 	return 0;
 }
 
-/* Start a run that will wait 10 s for its first answer, in a thread. */
+/* Start a run that will wait 30 s for its only answer, in a thread. */
 static void dt_start_stuck_run(struct kunit *test, struct dt_runner *r)
 {
 	struct kmad_sim_faults faults = { .drop_pct = 100 };
@@ -541,7 +559,7 @@ static void dt_start_stuck_run(struct kunit *test, struct dt_runner *r)
 	struct task_struct *t;
 
 	kmad_sim_set_faults(f->fab, &faults);
-	r->d = dt_create(f, 10000, 5);
+	r->d = dt_create(f, DT_STUCK_TIMEOUT_MS, 0);
 	init_completion(&r->done);
 	t = kthread_run(dt_run_thread, r, "kmad_discover_test");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
@@ -552,8 +570,10 @@ static void dt_start_stuck_run(struct kunit *test, struct dt_runner *r)
 /* Wait for the run; it must end well before its timeout would. */
 static void dt_wait_run(struct kunit *test, struct dt_runner *r)
 {
-	if (!wait_for_completion_timeout(&r->done, msecs_to_jiffies(3000))) {
-		KUNIT_FAIL(test, "the run did not end within 3 s");
+	if (!wait_for_completion_timeout(&r->done,
+					 msecs_to_jiffies(DT_STOP_WAIT_MS))) {
+		KUNIT_FAIL(test, "the run did not end within %u ms",
+			   DT_STOP_WAIT_MS);
 		wait_for_completion(&r->done);
 	}
 }
@@ -945,7 +965,7 @@ static void discover_tree(struct kunit *test)
 	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	dt_truth_reach(test, f, t);
-	d = dt_create(f, 100, 3);
+	d = dt_create(f, DT_ASYNC_TIMEOUT_MS, 3);
 	KUNIT_EXPECT_EQ(test, kmad_discover_run(d), 0);
 	kmad_discover_print(d);
 	res = kmad_discover_result(d);
@@ -977,7 +997,7 @@ static void discover_tree_link_down(struct kunit *test)
 						false), 0);
 	t->cut[root][info.num_ports] = true;
 	dt_truth_reach(test, f, t);
-	d = dt_create(f, 100, 3);
+	d = dt_create(f, DT_ASYNC_TIMEOUT_MS, 3);
 	KUNIT_EXPECT_EQ(test, kmad_discover_run(d), 0);
 	kmad_discover_print(d);
 	res = kmad_discover_result(d);

@@ -30,7 +30,12 @@ static int kt_example_init(struct kunit *test)
 	return kt_fix_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA);
 }
 
-/* A Get to a port that answers returns 0 and the GetResp. */
+/*
+ * A Get to a port that answers returns 0 and the GetResp.  The answer
+ * comes on the real clock (device 1's agent work answers it), so the Get
+ * waits as long as a loaded guest may take: with 1 s it would time out
+ * whenever the answering work ran that late.
+ */
 static void example_get_answered(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
@@ -51,7 +56,7 @@ static void example_get_answered(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_example_get(f->port[KT_DEV0],
 					       kmad_port_lid(f->port[KT_DEV1]),
 					       KT_CLASS, KT_VERSION, 0x12,
-					       1000, 0, resp), 0);
+					       KT_ASYNC_WAIT_MS, 0, resp), 0);
 	KUNIT_EXPECT_EQ(test, resp->mad_hdr.method, KMAD_METHOD_GET_RESP);
 	KUNIT_EXPECT_EQ(test, be16_to_cpu(resp->mad_hdr.attr_id), 0x12);
 	kmad_unregister_agent(answer);

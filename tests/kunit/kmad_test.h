@@ -16,6 +16,8 @@
 
 #include <kunit/test.h>
 #include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/spinlock.h>
 
 #include <kmad/mad.h>
@@ -33,6 +35,38 @@
  * cheaper to set up under KASAN than kmad's default of 256.
  */
 #define KT_RQ_DEPTH	32
+
+/*
+ * How long a test on the asynchronous fabric waits, on the real clock, for
+ * something that must come (a callback, an answer, a state): work items
+ * and timers there are scheduled by the guest, which a loaded host (make
+ * check beside other guests, QEMU TCG) stalls for hundreds of
+ * milliseconds, now and then for seconds.  A passing test pays nothing
+ * for the bound, so it is long; a response timeout that must not expire
+ * before its answer comes is set to it too.  Not longer: the KUnit runner
+ * waits for a case in D state, and the debug kernel panics on a task
+ * blocked for 60 s, so every case must end well within that.
+ */
+#define KT_ASYNC_WAIT_MS	10000
+
+/*
+ * Poll @cond (evaluated once a round, sleeping 1-2 ms between rounds)
+ * until it holds or @ms of real time have passed; its last value, which
+ * is read once more after the time is up.
+ */
+#define kt_wait_until(cond, ms) ({					\
+	unsigned long __kt_end = jiffies + msecs_to_jiffies(ms);	\
+	bool __kt_ok, __kt_late;					\
+									\
+	for (;;) {							\
+		__kt_late = !time_before(jiffies, __kt_end);		\
+		__kt_ok = (cond);					\
+		if (__kt_ok || __kt_late)				\
+			break;						\
+		usleep_range(1000, 2000);				\
+	}								\
+	__kt_ok;							\
+})
 
 enum kt_kind {
 	KT_SEND,	/* send_handler ran */

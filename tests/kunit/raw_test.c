@@ -26,8 +26,10 @@ static void raw_round_trips(struct kunit *test)
 	raw = kmad_sim_raw_create(f->fab, KT_DEV0, KT_DEV1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(raw));
 	for (i = 0; i < 100; i++)
-		KUNIT_ASSERT_EQ_MSG(test, kmad_sim_raw_round_trip(raw, 5000), 0,
-				    "round trip %d", i);
+		KUNIT_ASSERT_EQ_MSG(test,
+				    kmad_sim_raw_round_trip(raw,
+							    KT_ASYNC_WAIT_MS),
+				    0, "round trip %d", i);
 	kmad_sim_raw_destroy(raw);
 }
 
@@ -45,7 +47,7 @@ static void raw_one_pair_per_port(struct kunit *test)
 	/* Destroyed, its QPs are gone from the ports: a new pair works. */
 	raw = kmad_sim_raw_create(f->fab, KT_DEV1, KT_DEV0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(raw));
-	KUNIT_EXPECT_EQ(test, kmad_sim_raw_round_trip(raw, 5000), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_raw_round_trip(raw, KT_ASYNC_WAIT_MS), 0);
 	kmad_sim_raw_destroy(raw);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(kmad_sim_raw_create(f->fab, 0, 0)),
 			-EINVAL);
@@ -61,16 +63,16 @@ static void raw_beside_kmad(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf;
 	struct kmad_sim_raw *raw;
-	int i;
 
 	raw = kmad_sim_raw_create(f->fab, KT_DEV0, KT_DEV1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(raw));
-	KUNIT_EXPECT_EQ(test, kmad_sim_raw_round_trip(raw, 5000), 0);
-	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 7, 5000, 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_raw_round_trip(raw, KT_ASYNC_WAIT_MS), 0);
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 7, KT_ASYNC_WAIT_MS, 0);
 	kt_post(f, buf);
-	KUNIT_EXPECT_EQ(test, kmad_sim_raw_round_trip(raw, 5000), 0);
-	for (i = 0; i < 5000 && !atomic_read(&f->sends); i++)
-		usleep_range(1000, 2000);
+	KUNIT_EXPECT_EQ(test, kmad_sim_raw_round_trip(raw, KT_ASYNC_WAIT_MS), 0);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(atomic_read(&f->sends),
+					      KT_ASYNC_WAIT_MS));
+	kt_settle(f);
 	KUNIT_ASSERT_EQ(test, atomic_read(&f->sends), 1);
 	/* The response reached the ULP first (recv_handler), then the send. */
 	kt_expect_send(f, 1, buf, KMAD_SEND_OK);

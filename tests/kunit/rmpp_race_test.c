@@ -376,8 +376,15 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 	kunit_info(test, "%u stopped by the receiver, %lld STOP RESX sent (more than kmad.rmpp_max_recvs transfers at once)\n",
 		   aborted, resx);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->srv_bad), 0);
-	/* Losses cost retries, not transfers, at these rates. */
-	KUNIT_EXPECT_GE(test, ok, (total - canceled) * 3 / 4);
+	/*
+	 * Losses cost retries, not transfers, at these rates: of the sends
+	 * neither canceled nor stopped by the receiver, at least three in
+	 * four end OK.  How many the receiver stops depends on how many
+	 * transfers overlap, which is the guest's scheduling (a loaded
+	 * guest ends transfers later, so more overlap): those are checked
+	 * against the STOPs sent below, not counted as losses.
+	 */
+	KUNIT_EXPECT_GE(test, ok, (total - canceled - aborted) * 3 / 4);
 	if (!cancel)
 		KUNIT_EXPECT_EQ(test, canceled, 0U);
 	KUNIT_EXPECT_EQ(test, other, 0U);

@@ -14,6 +14,8 @@
 #include <kmad/sim.h>
 #include <kmad/wire.h>
 
+#include "kmad_priv.h"
+
 struct st {
 	struct kunit *test;
 	struct kmad_sim_fabric *fab;
@@ -311,16 +313,69 @@ static void sim_missed_plain(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kmad_sim_event_pending(s->fab, 1, 1));
 }
 
+/* How many receive buffers kmad holds posted on a port's QP1. */
+static unsigned int st_rq_posted(struct kmad_port *port)
+{
+	struct kmad_qp_info *qpi = &port->qpi[KMAD_QPT_GSI];
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	n = qpi->rq_posted;
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	return n;
+}
+
+static s64 st_pstat(struct kmad_port *port, enum kmad_port_stat stat)
+{
+	return atomic64_read(&port->stats[stat]);
+}
+
+/*
+ * A QP error flushes every posted receive: kmad reaps each flush CQE,
+ * recovers the QP once and posts its receives again, and the QP takes a
+ * MAD again.  A QP held in error (its reset fails) takes none.
+ *
+ * kmad_sim_qp_error() tells kmad at once (a fatal event), and kmad's
+ * drain and recovery run from kmad_wq beside the test, step mode or not:
+ * what the CQ and the QP hold between the error and a settle depends on
+ * how soon they run.  An earlier version expected CQEs still unpolled and
+ * an injection refused there; a drain that ran first reaped the CQEs, a
+ * recovery that ran first took the MAD.  The flushes are now counted
+ * after the settle, and the refusal is asserted on a QP whose reset
+ * fails, which stays in error however kmad's work runs.
+ */
 static void sim_qp_error_recovers(struct kunit *test)
 {
 	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_port *p = s->port[1];
+	s64 flushed = st_pstat(p, KMAD_PSTAT_RECV_FLUSHED);
+	s64 recoveries = st_pstat(p, KMAD_PSTAT_QP_RECOVERIES);
+	unsigned int posted = st_rq_posted(p);
 
+	KUNIT_ASSERT_GT(test, posted, 0U);
 	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(s->fab, 1, 1), 0);
-	KUNIT_EXPECT_GT(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
-	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 5), -ENOBUFS);
 	kmad_sim_settle(s->fab);
 	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
+	KUNIT_EXPECT_EQ(test, st_pstat(p, KMAD_PSTAT_RECV_FLUSHED) - flushed,
+			(s64)posted);
+	KUNIT_EXPECT_EQ(test, st_pstat(p, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + 1);
+	KUNIT_EXPECT_EQ(test, st_rq_posted(p), posted);
 	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 6), 0);
+
+	/* Held in error: recovery's resets fail until it gives the QP up. */
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 1, 1,
+						      KMAD_QPS_RESET,
+						      UINT_MAX), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(s->fab, 1, 1), 0);
+	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 5), -ENOBUFS);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, st_inject(s, 1, 7), -ENOBUFS);
+	KUNIT_EXPECT_EQ(test, st_pstat(p, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 1, 1,
+						      KMAD_QPS_RESET, 0), 0);
 }
 
 static void sim_cq_overflow(struct kunit *test)
