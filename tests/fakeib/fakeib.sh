@@ -15,7 +15,8 @@
 #      tests/interop (ibmad_peer.ko, kmad_interop.ko), both W=1;
 #   3. pack a busybox initramfs: the tools and the libraries ldd names,
 #      ib_core, ib_umad, ib_cm and what they depend on, the test modules,
-#      tests/fakeib/guest.sh as /init;
+#      tests/fakeib/guest.sh as /init (and tests/qemu/guest-lib.sh, which
+#      it sources);
 #   4. boot the kernel in QEMU (TCG, 2 vCPUs, hard timeout);
 #   5. judge: the guest prints one "fakeib: <check>: ok|FAILED ..." line
 #      per check in a results block at its end; a missing check, the guest
@@ -64,11 +65,7 @@ die() {
 if [ "$kernel" = stock ]; then
 	say "checking packages (tests/qemu/deps.sh interop)"
 	"$qemu_dir/deps.sh" interop
-	hdr_pkg=$(stock_headers_pkg)
-	[ -n "$hdr_pkg" ] || die "cannot tell the kernel version from linux-headers-amd64"
-	kver=${hdr_pkg#linux-headers-}
-	kdir=/usr/src/$hdr_pkg
-	vmlinuz=/boot/vmlinuz-$kver
+	stock_kernel
 	modroot=
 else
 	say "checking packages (tests/qemu/deps.sh check interop)"
@@ -86,31 +83,19 @@ if ! dpkg-query -W -f='${Status}' infiniband-diags 2>/dev/null | grep -q 'ok ins
 	DEBIAN_FRONTEND=noninteractive apt-get install -y infiniband-diags > /dev/null ||
 		die "apt-get install infiniband-diags failed"
 fi
-[ -d "$kdir" ] || die "$kdir missing"
-[ -r "$vmlinuz" ] || die "$vmlinuz missing or unreadable"
+kernel_check
 [ -d "$modroot/lib/modules/$kver/kernel" ] || die "$modroot/lib/modules/$kver/kernel missing"
 say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
 modinfo=(/sbin/modinfo -k "$kver")
 [ -z "$modroot" ] || modinfo+=(-b "$modroot")
 
 # 2. Build in a copy of the tree (objects survive between runs).
-src=$out/src
-"$qemu_dir/copy-tree.sh" "$root" "$src"
-build_log=$out/build.log
-: > "$build_log"
-build() {
-	local what=$1
-	shift
-	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
-}
+harness_build_kmad "$root" "$out"
 w1_clean() {	# w1_clean <what> <log line mark>
 	if tail -n +"$(($2 + 1))" "$build_log" | grep -Ei 'warning:'; then
 		die "W=1 warnings in $1 (log: $build_log)"
 	fi
 }
-say "building kmad against $kdir in $src"
-t0=$SECONDS
-build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
 kos=()
 for m in kmad kmad_ib; do
 	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
@@ -128,7 +113,7 @@ for ko in tests/fakeib/kmad_fakeib.ko tests/interop/ibmad_peer.ko \
 	[ -f "$src/$ko" ] || die "$ko was not built"
 	kos+=("$src/$ko")
 done
-say "built in $((SECONDS - t0))s: ${kos[*]##*/}"
+say "built in $((SECONDS - build_t0))s: ${kos[*]##*/}"
 
 # 3. The initramfs.
 stage=$out/initramfs
@@ -190,6 +175,7 @@ grep -q '^updates/kmad/kmad_fakeib.ko: .*ib_core.ko' \
 	printf 'CHECKS=%q\n' "${CHECKS//$'\n'/ }"
 } > "$stage/kmad/fakeib.conf"
 cp "$here/guest.sh" "$stage/init"
+cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"

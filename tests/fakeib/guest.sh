@@ -14,12 +14,9 @@
 # own result and the script always ends with finish(), which powers off.
 # shellcheck shell=dash
 
-/bin/busybox --install -s /bin
-mount -t devtmpfs devtmpfs /dev
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmpfs /tmp
+# shellcheck source=tests/qemu/guest-lib.sh
+. /kmad/guest-lib.sh
+guest_mounts
 export PATH=/sbin:/bin
 
 # shellcheck source=/dev/null

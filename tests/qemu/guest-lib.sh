@@ -2,9 +2,10 @@
 # shellcheck shell=dash
 #
 # Shell functions shared by the guests' /init scripts (tests/qemu/run-init.sh,
-# tests/opensm/guest.sh, tests/interop/guest.sh).  The harness packs it
-# as /kmad/guest-lib.sh in the initramfs (tests/qemu/run.sh,
-# tests/opensm/opensm.sh, tests/interop/interop.sh); /init sources it
+# tests/opensm/guest.sh, tests/interop/guest.sh, tests/fakeib/guest.sh).
+# The harness packs it as /kmad/guest-lib.sh in the initramfs
+# (tests/qemu/run.sh, tests/opensm/opensm.sh, tests/interop/interop.sh,
+# tests/fakeib/fakeib.sh); /init sources it
 # first:
 #
 #   . /kmad/guest-lib.sh
