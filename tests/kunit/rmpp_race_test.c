@@ -32,13 +32,18 @@
 #include "kmad_test.h"
 
 #define RR_THREADS	3
-#define RR_SENDS	40	/* per thread */
+#define RR_SENDS	24	/* per thread */
 #define RR_MAX_SEGS	24
 #define RR_HDR		KMAD_SA_MAD_HDR_SIZE
 #define RR_SEG_DATA	(KMAD_MAD_SIZE - RR_HDR)
 #define RR_GET_TABLE	0x12
 #define RR_GET_MULTI	0x14
-#define RR_WAIT_S	60
+/*
+ * The wait for every callback.  A KUnit case must end well within the
+ * hung-task timeout (60 s): the runner waits for it uninterruptibly, and
+ * the debug guest panics on a hung task.
+ */
+#define RR_WAIT_S	45
 
 struct rr_ctx;
 
@@ -144,7 +149,8 @@ static void rr_srv_recv(struct kmad_agent *agent,
 	((struct kmad_rmpp_mad *)resp->mad)->rmpp_hdr.rmpp_rtime_flags =
 		KMAD_RMPP_FLAG_ACTIVE;
 	rr_fill(resp, tid, len);
-	resp->timeout_ms = 200;
+	/* ACK waits a loaded guest does not turn into timeouts. */
+	resp->timeout_ms = 600;
 	resp->retries = 8;
 	if (kmad_post_send(resp)) {
 		kmad_free_send_buf(resp);
@@ -223,8 +229,10 @@ static int rr_post(struct rr_thread *t, unsigned int i)
 			KMAD_RMPP_FLAG_ACTIVE;
 		rr_fill(buf, rs->tid, rs->len);
 	}
-	/* Long enough for 24 segments in windows on a loaded host. */
-	buf->timeout_ms = 1000;
+	/* Long enough for 24 segments in windows on a loaded host: the
+	 * response's segments do not push the request's deadline back.
+	 */
+	buf->timeout_ms = 3000;
 	buf->retries = 4;
 	buf->context[0] = rs;
 	buf->context[1] = ctx;
@@ -315,7 +323,7 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 		KUNIT_ASSERT_FALSE(test, IS_ERR(ctx->th[i].task));
 	}
 	/* Every post has its callback; then the threads may stop. */
-	wait_event_timeout(ctx->wq, atomic_read(&ctx->done) >=
+	wait_event_idle_timeout(ctx->wq, atomic_read(&ctx->done) >=
 			   total - ctx->th[0].post_errors -
 			   ctx->th[1].post_errors - ctx->th[2].post_errors,
 			   RR_WAIT_S * HZ);
