@@ -344,8 +344,14 @@ class Checker:
 
     def c_smpquery(self, args, text):
         fab = self.fab
-        op = [a for a in args if not a.startswith('-') and
-              a not in ('sim0', '1')][0].lower()
+        word = [a for a in args if not a.startswith('-') and
+                a not in ('sim0', '1')][0]
+        op = word.lower()
+        # vlarb <lid> <port>: a switch's external port.
+        vl_port = None
+        if op == 'vlarb' and len(args) - args.index(word) == 3:
+            vl_port = int(args[-1])
+            args = args[:-1]
         n, inp = self.target(args)
         if n is None:
             self.fail('the route %s leads nowhere' % args[-1])
@@ -409,16 +415,32 @@ class Checker:
                 self.expect(name + ' SL2VL in %s' % r[0],
                             [int(x) for x in r[2].split('|')], [0] * 16)
         elif op == 'vlarb':
-            # VL0 alone: no arbitration table (IBTA: VLCap 1).
-            if sw:
+            # A switch's base port 0 has no tables; every other port has
+            # a low and a high table of 8 entries, at power-up the low
+            # one's entry 0 VL0 weight 255, the rest VL0 weight 0.
+            if sw and not vl_port:
                 self.expect(name + ' VLArb', 'No VLArbitration tables '
                             '(BSP0)' in text, True)
-            else:
-                m = re.search(r'LowCap (\d+) HighCap (\d+)', text)
-                self.expect(name + ' VLArb', m and m.groups(), ('0', '0'))
+                return
+            m = re.search(r'port (\d+) LowCap (\d+) HighCap (\d+)', text)
+            self.expect(name + ' VLArb caps', m and m.groups(),
+                        (str(vl_port or 0), '8', '8'))
+            tables = re.findall(r'^# (Low|High) priority VL Arbitration '
+                                r'Table:\nVL    : \|(.*)\|\nWEIGHT: \|(.*)\|$',
+                                text, flags=re.M)
+            self.expect(name + ' VLArb tables', [t[0] for t in tables],
+                        ['Low', 'High'])
+            for kind, vls, weights in tables:
+                self.expect('%s VLArb %s VL' % (name, kind),
+                            [int(x, 16) for x in vls.split('|')], [0] * 8)
+                self.expect('%s VLArb %s weight' % (name, kind),
+                            [int(x, 16) for x in weights.split('|')],
+                            ([255] if kind == 'Low' else [0]) + [0] * 7)
         elif op == 'switchinfo':
             self.expect(name + ' is a switch', sw, True)
             self.expect(name + ' LinearFdbCap', f.get('LinearFdbCap'), '4096')
+            self.expect(name + ' McastFdbCap', f.get('McastFdbCap'),
+                        '1024')
             self.expect(name + ' LinearFdbTop', f.get('LinearFdbTop'),
                         str(max(fab.by_lid)))
         else:
@@ -430,6 +452,8 @@ class Checker:
         fab = self.fab
         n, _ = self.target(args)
         name = fab.nodes[n]['name']
+        if '-M' in args:
+            return self.ibroute_mcast(n, text)
         m = re.search(r'^Unicast lids \[0x0-0x([0-9a-f]+)\] of switch '
                       r'(?:Lid (\d+)|DR path .*?) guid 0x([0-9a-f]{16}) '
                       r'\(([^)]*)\):', text, flags=re.M)
@@ -451,6 +475,28 @@ class Checker:
         self.expect(name + ' lids', sorted(got), sorted(fab.by_lid))
         self.expect(name + ' count', '%d valid lids dumped' % len(fab.by_lid)
                     in text, True)
+
+    def ibroute_mcast(self, n, text):
+        """ibroute -M: MulticastFDBCap 1024 (MLIDs 0xC000-0xC3FF), every
+        port mask empty at power-up, and no SM on this fabric."""
+        fab = self.fab
+        name = fab.nodes[n]['name']
+        m = re.search(r'^Multicast mlids \[0x([0-9a-f]+)-0x([0-9a-f]+)\] of '
+                      r'switch (?:Lid (\d+)|DR path .*?) guid '
+                      r'0x([0-9a-f]{16}) \(([^)]*)\):', text, flags=re.M)
+        if not m:
+            self.fail(name + ': no multicast header')
+            return
+        self.expect(name + ' mlid range', (m.group(1), m.group(2)),
+                    ('c000', 'c3ff'))
+        self.expect(name + ' guid', int(m.group(4), 16), fab.nodes[n]['guid'])
+        self.expect(name + ' description', m.group(5), fab.desc(n))
+        ports = re.search(r'^     Ports: (.*)$', text, flags=re.M)
+        self.expect(name + ' port columns', ports and ports.group(1).split(),
+                    [str(i % 10) for i in range(fab.nodes[n]['ports'] + 1)])
+        self.expect(name + ' mlid rows',
+                    re.findall(r'^0x[0-9a-f]{4} ', text, flags=re.M), [])
+        self.expect(name + ' count', '0 valid mlids dumped' in text, True)
 
     # perfquery
 
@@ -678,6 +724,10 @@ MUTATIONS = [
     (r'(?m)^\[2\] -> switch port \{0x0014050000000700\}',
      '[3] -> switch port {0x0014050000000700}'),
     (r'Base lid: 3', 'Base lid: 33'),
+    (r'(?m)^(WEIGHT: \|)0xFF\|', r'\g<1>0xFE|'),
+    (r'LowCap 8 HighCap 8', 'LowCap 8 HighCap 0'),
+    (r'Multicast mlids \[0xc000-0xc3ff\]', 'Multicast mlids [0xc000-0xc1ff]'),
+    (r'(?m)^ MLid$', ' MLid\n0xc000      x   '),
     (r'(?m)^(PortXmitPkts:\.+)(\d+)$', r'\g<1>9\2'),
     (r'(?m)^Node Description:\.+sim1 ', 'Node Description:...............simX '),
     (r'(?m)^umad-test: issm: ok', 'umad-test: issm: FAILED: x'),

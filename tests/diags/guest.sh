@@ -127,6 +127,12 @@ done
 for lid in $SWITCH_LIDS; do
 	run smpquery $ca switchinfo "$lid"
 	run ibroute $ca "$lid"
+	run ibroute $ca -M "$lid"
+	# Every external port's VLArbitrationTable (port 0 has none).
+	nports=$(smpquery $ca nodeinfo "$lid" | sed -n 's/^NumPorts:\.*//p')
+	for p in $(seq 1 "${nports:-0}"); do
+		run smpquery $ca vlarb "$lid" "$p"
+	done
 done
 for path in $DR_PATHS; do
 	run smpquery $ca -D nodeinfo "$path"
@@ -137,6 +143,7 @@ done
 for path in $DR_SWITCH_PATHS; do
 	run smpquery $ca -D switchinfo "$path"
 	run ibroute $ca -D "$path"
+	run ibroute $ca -M -D "$path"
 done
 for lid in $HCA_LIDS; do
 	run perfquery $ca "$lid" 1

@@ -150,6 +150,8 @@ static void sma_port_info_hca(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d[35], 0x47);		/* 10G of 2.5/5/10 */
 	KUNIT_EXPECT_EQ(test, d[36], 0x40);		/* MTU 2048, SL 0 */
 	KUNIT_EXPECT_EQ(test, d[37], 0x10);		/* VLCap VL0 */
+	KUNIT_EXPECT_EQ(test, d[39], 8);		/* VLArbHighCap */
+	KUNIT_EXPECT_EQ(test, d[40], 8);		/* VLArbLowCap */
 	KUNIT_EXPECT_EQ(test, d[41], 0x04);		/* MTUCap */
 	KUNIT_EXPECT_EQ(test, d[43], 0x10);		/* OperationalVLs */
 	KUNIT_EXPECT_EQ(test, d[50], 8);		/* GUIDCap */
@@ -170,11 +172,16 @@ static void sma_port_info_switch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d[28], 1);		/* came in on port 1 */
 	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);
 	KUNIT_EXPECT_EQ(test, d[50], 0);
+	KUNIT_EXPECT_EQ(test, d[39], 8);		/* VLArbHighCap */
+	KUNIT_EXPECT_EQ(test, d[40], 8);		/* VLArbLowCap */
 	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_PORT_INFO, 0, SW_LID,
 				       &mad, NULL), 0);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), SW_LID);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18), 1);
+	/* Base port 0 has no VLArbitrationTable. */
+	KUNIT_EXPECT_EQ(test, d[39], 0);
+	KUNIT_EXPECT_EQ(test, d[40], 0);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_PORT_INFO, 5, SW_LID,
 				       &mad, NULL), 0x001c);
@@ -341,6 +348,7 @@ static void sma_switch_info(struct kunit *test)
 				       KMAD_SMP_ATTR_SWITCH_INFO, 0, SW_LID,
 				       &mad, NULL), 0);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 0), 4096);	/* LinCap */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 1024);	/* MultiCap */
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 5);	/* LinTop */
 	KUNIT_EXPECT_EQ(test, d[11] >> 3, 18);		/* LifeTimeValue */
 	KUNIT_EXPECT_EQ(test, d[11] & 0x04, 0);		/* PortStateChange */
@@ -399,6 +407,169 @@ static void sma_lft(struct kunit *test)
 				       NULL), 0x000c);
 }
 
+/*
+ * MulticastForwardingTable: empty at power-up; a Set of one position of
+ * one block reads back there and nowhere else; bits for ports the switch
+ * lacks are dropped; the last block below MulticastFDBCap works, the
+ * next and a position past the ports are invalid; an HCA has none.
+ */
+static void sma_mft(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 block[KMAD_SMP_DATA_SIZE] = {};
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	/* MLID 0xC000: ports 1 and 3; 0xC01F: port 0 and ports 5-15. */
+	put_unaligned_be16(0x000a, block);
+	put_unaligned_be16(0xffe1, block + 62);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_MCAST_FT, 0, SW_LID,
+				       &mad, block), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 0x000a);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 62), 0x0001);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 0, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 0x000a);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 62), 0x0001);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d + 2, 0, 60));
+	/* Block 1 (0xC020-0xC03F) is another table entry. */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 1, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	/* The last block of 1024 MLIDs, 0xC3E0-0xC3FF. */
+	put_unaligned_be16(0x0010, block);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_MCAST_FT, 31, SW_LID,
+				       &mad, block), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 31, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 0x0010);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 32, SW_LID,
+				       &mad, NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_MCAST_FT, 32, SW_LID,
+				       &mad, block), 0x001c);
+	/* 5 ports (0-4) fit position 0: position 1 does not exist. */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 1U << 28,
+				       SW_LID, &mad, NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 0, 2, &mad,
+				       NULL), 0x000c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_MCAST_FT, 0, 2, &mad,
+				       block), 0x000c);
+}
+
+/* A switch of 16 ports has two port mask positions, kept apart. */
+static void sma_mft_positions(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 16, 0, 1);
+	u16 sw_lid = 17;
+	u8 block[KMAD_SMP_DATA_SIZE] = {};
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	/* Position 1 is ports 16-31: the switch has 16 (bit 0). */
+	put_unaligned_be16(0xffff, block + 2 * 5);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_MCAST_FT, 1U << 28 | 2,
+				       sw_lid, &mad, block), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 2 * 5), 0x0001);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 2, sw_lid,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 1U << 28 | 2,
+				       sw_lid, &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 2 * 5), 0x0001);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_MCAST_FT, 2U << 28,
+				       sw_lid, &mad, NULL), 0x001c);
+}
+
+/*
+ * VLArbitrationTable: 8 entries per table, the power-up low table VL0
+ * weight 255; a Set reads back (VL's high bits and entries past the cap
+ * dropped); the tables of 32-63, block 0 and 5, a switch's port 0 and a
+ * port it lacks are invalid.
+ */
+static void sma_vlarb(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 table[KMAD_SMP_DATA_SIZE] = {};
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+	static const u32 bad[] = { 0, 2 << 16, 4 << 16, 5 << 16 };
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 1 << 16, 2,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[0], 0);
+	KUNIT_EXPECT_EQ(test, d[1], 255);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d + 2, 0, KMAD_SMP_DATA_SIZE - 2));
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 3 << 16, 2,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	for (i = 0; i < 32; i++) {
+		table[2 * i] = 0xf0 | (i & 0xf);
+		table[2 * i + 1] = 10 + i;
+	}
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 3 << 16, 2,
+				       &mad, table), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 3 << 16, 2,
+				       &mad, NULL), 0);
+	for (i = 0; i < 8; i++) {
+		KUNIT_EXPECT_EQ(test, d[2 * i], i);
+		KUNIT_EXPECT_EQ(test, d[2 * i + 1], 10 + i);
+	}
+	KUNIT_EXPECT_NULL(test, memchr_inv(d + 16, 0, KMAD_SMP_DATA_SIZE - 16));
+	/* The low table is another. */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 1 << 16, 2,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[1], 255);
+	KUNIT_EXPECT_EQ(test, d[3], 0);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+					       KMAD_SMP_ATTR_VL_ARB_TABLE,
+					       bad[i], 2, &mad, NULL), 0x001c);
+	/* A switch: port 3's tables, its own; port 0 and 5 have none. */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE,
+				       3 << 16 | 3, SW_LID, &mad, table), 0);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE,
+				       3 << 16 | 2, SW_LID, &mad, NULL), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE,
+				       3 << 16 | 3, SW_LID, &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[14], 7);
+	KUNIT_EXPECT_EQ(test, d[15], 17);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 1 << 16,
+				       SW_LID, &mad, NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_VL_ARB_TABLE, 1 << 16 | 5,
+				       SW_LID, &mad, NULL), 0x001c);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+}
+
 /* Unsupported attributes and methods answer 0x000C with no data. */
 static void sma_unsupported(struct kunit *test)
 {
@@ -406,7 +577,7 @@ static void sma_unsupported(struct kunit *test)
 	struct kmad_mad mad;
 
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_VL_ARB_TABLE, 0x10000, 2,
+				       KMAD_SMP_ATTR_RANDOM_FT, 0, 2,
 				       &mad, NULL), 0x000c);
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
 				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
@@ -631,6 +802,9 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_guid_info),
 	KUNIT_CASE(sma_switch_info),
 	KUNIT_CASE(sma_lft),
+	KUNIT_CASE(sma_mft),
+	KUNIT_CASE(sma_mft_positions),
+	KUNIT_CASE(sma_vlarb),
 	KUNIT_CASE(sma_sl2vl),
 	KUNIT_CASE(sma_cap_is_sm),
 	KUNIT_CASE(sma_unsupported),

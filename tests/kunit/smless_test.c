@@ -513,6 +513,49 @@ static void smless_pkey_table(struct kunit *test)
 }
 
 /*
+ * What an SM programs by directed route before any LID exists: the
+ * switch's MulticastFDBCap, an MFT block (the IPoIB broadcast MLID 0xC000
+ * to ports 1 and 2) and VLArbitrationTables of an HCA port and a switch
+ * port, each read back; an HCA has no MFT.
+ */
+static void smless_mft_vlarb(struct kunit *test)
+{
+	struct sn *s = sl_setup(test, 2);
+	u8 mft[KMAD_SMP_DATA_SIZE] = { 0x00, 0x06 };
+	u8 arb[KMAD_SMP_DATA_SIZE] = { 0x00, 0x20, 0x00, 0x40 };
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_SWITCH_INFO, 0,
+				    NULL, &mad), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 1024);
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_MCAST_FT, 0,
+				    NULL, &mad), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_MCAST_FT, 0,
+				    mft, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_MCAST_FT, 0,
+				    NULL, &mad), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(d, mft, KMAD_SMP_DATA_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_MCAST_FT, 0,
+				    NULL, &mad), 0x000c);
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_VL_ARB_TABLE,
+				    1 << 16, arb, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_VL_ARB_TABLE,
+				    1 << 16, NULL, &mad), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(d, arb, KMAD_SMP_DATA_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_VL_ARB_TABLE,
+				    3 << 16 | 2, arb, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_VL_ARB_TABLE,
+				    3 << 16 | 2, NULL, &mad), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(d, arb, KMAD_SMP_DATA_SIZE), 0);
+	/* Its port 1's high table is its own, still empty. */
+	KUNIT_ASSERT_EQ(test, sl_dr(s, &to_sw, KMAD_SMP_ATTR_VL_ARB_TABLE,
+				    3 << 16 | 1, NULL, &mad), 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d, 0, KMAD_SMP_DATA_SIZE));
+}
+
+/*
  * Fault injection: a link taken down and up after bring-up.  Both ends go
  * Down (the switch's PortStateChange set), LIDs stay; back up they are
  * Init, PortStateChange set again, and the SM brings them to Active.
@@ -653,6 +696,7 @@ static struct kunit_case smless_cases[] = {
 	KUNIT_CASE(smless_port_info_fields),
 	KUNIT_CASE(smless_phys_state),
 	KUNIT_CASE(smless_pkey_table),
+	KUNIT_CASE(smless_mft_vlarb),
 	KUNIT_CASE(smless_link_fault),
 	KUNIT_CASE(smless_port_events),
 	{}

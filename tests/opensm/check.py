@@ -20,6 +20,9 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
   ports ACTIVE     every cabled port's PortInfo says Active;
   LFTs route       following the switches' LFTs (ibroute) from every
                    switch reaches the owner of every LID;
+  MFTs             ibroute -M of every switch: MLIDs from 0xC000 (kmad:
+                   to 0xC3FF, MulticastFDBCap 1024), every port a mask
+                   names is port 0 or a cabled port of that switch;
   ibtracert        a trace between every ordered pair of HCA ports ends
                    at the right node;
   NodeRecord/LID   saquery NR <lid>: one record, the right node, for every
@@ -62,6 +65,7 @@ CHECKS = [
     ('lids', 'unique LID on every port'),
     ('active', 'every cabled port ACTIVE'),
     ('lft', 'switch LFTs route every LID'),
+    ('mft', 'ibroute -M: switch MFTs'),
     ('tracert', 'ibtracert between HCA pairs'),
     ('nr_lid', 'saquery NodeRecord by LID'),
     ('nr_all', 'saquery NodeRecord table (RMPP)'),
@@ -389,11 +393,49 @@ class Side:
         self.set('active', not bad, '; '.join(str(b) for b in bad[:3]) or
                  '%d/%d Active' % (n, want))
 
+    def c_mft(self):
+        """ibroute -M of every switch: the MLID range, and every port a
+        mask names is port 0 or one of that switch's cabled ports."""
+        bad = []
+        seen = set()
+        rows = 0
+        for cmd, text, rc in self.find(r'^ibroute .*-M'):
+            m = re.search(r'^Multicast mlids \[0x([0-9a-f]+)-0x([0-9a-f]+)\] '
+                          r'of switch Lid \d+ guid 0x([0-9a-f]{16})', text,
+                          flags=re.M)
+            if rc != 0 or not m:
+                bad.append('%s: rc %s' % (cmd, rc))
+                continue
+            guid = int(m.group(3), 16)
+            seen.add(guid)
+            if m.group(1) != 'c000' or \
+                    (self.name == 'kmad' and m.group(2) != 'c3ff'):
+                bad.append('%x: MLIDs 0x%s-0x%s' % (guid, m.group(1),
+                                                    m.group(2)))
+            found = re.findall(r'^0x([0-9a-f]{4})      (.*)$', text,
+                               flags=re.M)
+            rows += len(found)
+            for mlid, mask in found:
+                for p in range(0, len(mask), 2):
+                    if mask[p] == 'x' and p // 2 and \
+                            self.net.peer(guid, p // 2) is None:
+                        bad.append('%x: MLID 0x%s to uncabled port %d' %
+                                   (guid, mlid, p // 2))
+            if '%d valid mlids dumped' % len(found) not in text:
+                bad.append('%x: MLID count' % guid)
+        switches = {self.net.nodes[n]['guid'] for n in self.net.nodes
+                    if self.net.is_switch(n)}
+        if seen != switches:
+            bad.append('ibroute -M ran on %d of %d switches' %
+                       (len(seen), len(switches)))
+        self.set('mft', not bad, '; '.join(bad[:3]) or
+                 '%d switches, %d MLID rows' % (len(seen), rows))
+
     def c_lft(self):
         lids = self.lid_map()
         lft = {}
         bad = []
-        for cmd, text, rc in self.find(r'^ibroute'):
+        for cmd, text, rc in self.find(r'^ibroute(?!.* -M)'):
             m = re.search(r'^Unicast lids \[0x0-0x[0-9a-f]+\] of switch Lid '
                           r'(\d+) guid 0x([0-9a-f]{16})', text, flags=re.M)
             if rc != 0 or not m:
@@ -608,6 +650,8 @@ MUTATIONS = [
     ('wrong route in an LFT (ibsim)', 'ibsim',
      r'(?s)(=== cmd: ibsim ibroute.*?^0x0001 )(\d{3})',
      lambda m: m.group(1) + '%03d' % ((int(m.group(2)) % 3) + 1)),
+    ('MFT range of a MulticastFDBCap 512', 'kmad',
+     r'(Multicast mlids \[0xc000-0x)c3ff', r'\g<1>c1ff'),
     ('a port not Active', 'kmad',
      r'(?s)(=== cmd: kmad smpquery.*?^LinkState:\.+)Active', r'\1Init'),
     ('SM not MASTER', 'ibsim', r'state 3 SMINFO_MASTER', 'state 2 SMINFO_STANDBY'),

@@ -107,6 +107,9 @@ tools() {
 	for lid in $sw_lids; do
 		run "$side" ibroute $ca "$lid"
 	done
+	for lid in $sw_lids; do
+		run "$side" ibroute $ca -M "$lid"
+	done
 	# Every cabled port, switch and HCA: Active?
 	for lid in $sw_lids; do
 		# shellcheck disable=SC2013 # port numbers, one word each

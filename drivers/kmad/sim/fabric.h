@@ -11,7 +11,7 @@
  *    any context.  It is a leaf: nothing else is ever acquired while it is
  *    held, so it may be taken inside C.  It guards everything the subnet
  *    manager can change through the SMA (PortInfo, P_Keys, GUIDs, LFTs,
- *    SwitchInfo), link states and the published QPs.
+ *    MFTs, VLArbitrationTables, SwitchInfo), link states and the published QPs.
  * M: kmad_sim_fabric.devices_mutex.  Process context.  Held around every
  *    change of an HCA's device (registration, removal) and around every
  *    use of an HCA's &kmad_device outside kmad's own callbacks (settle,
@@ -59,6 +59,19 @@ struct sim_qp;
 #define SIM_LFT_CAP		4096
 #define SIM_LFT_BLOCK		64
 #define SIM_LFT_NONE		0xff
+/*
+ * MulticastFDBCap: each switch has a port mask for MLIDs 0xC000 to
+ * 0xC000 + SIM_MFT_CAP - 1, in blocks of 32 MLIDs, each mask 16 ports
+ * wide per position (IBTA 14.2.5.12).
+ */
+#define SIM_MFT_CAP		1024
+#define SIM_MFT_BLOCK		32
+#define SIM_MFT_PORTS_PER_POS	16
+/*
+ * VLArbitrationHighCap and LowCap of every port that has the tables (HCA
+ * ports, switch external ports): 8 entries each, of 2 bytes.
+ */
+#define SIM_VLARB_CAP		8
 /* P_Key table and GUIDInfo sizes of every port (PartitionCap, GUIDCap). */
 #define SIM_PKEYS		64
 #define SIM_PKEY_BLOCK		32
@@ -222,6 +235,10 @@ struct sim_node;
  *	(F).
  * @pkeys: P_KeyTable (F).
  * @guids: GUIDInfo; entry 0 is the port GUID (F).
+ * @vlarb: VLArbitrationTable, the low-priority table then the high one,
+ *	%SIM_VLARB_CAP entries each in IBTA encoding (VL in the low nibble
+ *	of the first byte, Weight in the second); unused on a switch's
+ *	port 0 (F).
  * @qps: an HCA port's published QPs by QP number, kmad's and the raw
  *	one (F).
  * @stats: simulation counters; they outlive the device (A).
@@ -242,6 +259,7 @@ struct sim_port {
 	u32 cap_set;
 	u16 pkeys[SIM_PKEYS];
 	u64 guids[SIM_GUIDS];
+	u8 vlarb[2][SIM_VLARB_CAP][2];
 	struct sim_qp *qps[SIM_RAW_QPN + 1];
 	atomic64_t stats[SIM_STAT_COUNT];
 	atomic64_t ctr[SIM_CTR_COUNT];
@@ -263,6 +281,10 @@ struct sim_port {
  * @lft: a switch's linear forwarding table, %SIM_LFT_CAP entries (I
  *	pointer, F contents).
  * @lft_top: LinearFDBTop (F).
+ * @mft: a switch's multicast forwarding table, %SIM_MFT_CAP MLIDs of
+ *	@mft_positions port masks each, MLID 0xC000 first: entry
+ *	mlid_index * @mft_positions + position (I pointer, F contents).
+ * @mft_positions: port mask positions, one per 16 ports from port 0 (I).
  * @default_port: SwitchInfo.DefaultPort, stored only (F).
  * @life_state: SwitchInfo byte 11: LifeTimeValue (bits 7-3) and
  *	PortStateChange (bit 2) (F).
@@ -280,6 +302,8 @@ struct sim_node {
 	struct kmad_device *kdev;
 	u8 *lft;
 	u16 lft_top;
+	u16 *mft;
+	u8 mft_positions;
 	u8 default_port;
 	u8 life_state;
 	struct sim_port ports[];

@@ -96,6 +96,13 @@ enum sim_pi_offset {
 #define SIM_PORT_SPEED_ACTIVE		0x04	/* 10 Gb/s */
 #define SIM_PORT_MTU_CAP		4	/* 2048 bytes */
 #define SIM_PORT_VL_CAP			1	/* VL0 */
+/* VLArbitrationTable (IBTA 14.2.5.9): modifier bits 31-16 name a block. */
+#define SIM_VLARB_LOW_0_31		1
+#define SIM_VLARB_LOW_32_63		2
+#define SIM_VLARB_HIGH_0_31		3
+#define SIM_VLARB_HIGH_32_63		4
+#define SIM_VLARB_BLOCK			32	/* entries per block */
+#define SIM_VLARB_WEIGHT_MAX		255
 #define SIM_PORT_RESP_TIME		8
 /* CapabilityMask: IsSystemImageGUIDSupported (bit 11). */
 #define SIM_PORT_CAP_MASK		0x00000800

@@ -6,8 +6,11 @@
  * to a node; it fills in the attribute and returns the MAD status.
  *
  * Attributes (IBTA 14.2.5): NodeDescription and NodeInfo (Get),
- * SwitchInfo and LinearForwardingTable (switches; Get and Set), GUIDInfo,
- * PortInfo, P_KeyTable and SLtoVLMappingTable (Get and Set).  Anything else, and a Set of a
+ * SwitchInfo, LinearForwardingTable and MulticastForwardingTable
+ * (switches; Get and Set), GUIDInfo, PortInfo, P_KeyTable,
+ * SLtoVLMappingTable and VLArbitrationTable (Get and Set).  Multicast
+ * forwarding tables are stored, not used: every simulated packet is
+ * unicast.  Anything else, and a Set of a
  * read-only attribute, is answered with "unsupported method/attribute"; an
  * attribute modifier naming no port or block, or a Set with a value the
  * port cannot take, with "invalid attribute value", changing nothing.
@@ -22,6 +25,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bits.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -138,6 +142,7 @@ static u16 sma_switch_info(struct sma_req *r)
 		memset(d, 0, KMAD_SMP_DATA_SIZE);
 	}
 	put_unaligned_be16(SIM_LFT_CAP, d + SIM_SI_LFDB_CAP);
+	put_unaligned_be16(SIM_MFT_CAP, d + SIM_SI_MFDB_CAP);
 	put_unaligned_be16(sw->lft_top, d + SIM_SI_LFDB_TOP);
 	d[SIM_SI_DEFAULT_PORT] = sw->default_port;
 	d[SIM_SI_DEF_MCAST_PRI] = SIM_LFT_NONE;
@@ -160,6 +165,40 @@ static u16 sma_lft(struct sma_req *r)
 	if (r->set)
 		memcpy(entries, r->data, SIM_LFT_BLOCK);
 	memcpy(r->data, entries, SIM_LFT_BLOCK);
+	return KMAD_MAD_STATUS_SUCCESS;
+}
+
+/*
+ * MulticastForwardingTable (IBTA 14.2.5.12): modifier bits 8-0 name a
+ * block of 32 MLIDs (0xC000 + 32 * block), bits 31-28 the position of the
+ * 16-bit port masks in it (ports 16 * position to 16 * position + 15, bit
+ * 0 the lowest); bits 27-9 are reserved and ignored.  A block beyond
+ * MulticastFDBCap or a position beyond the switch's ports is an invalid
+ * value.  A Set's bits for ports the switch lacks are dropped.
+ */
+static u16 sma_mft(struct sma_req *r)
+{
+	struct sim_node *sw = r->node;
+	u32 block = r->mod & 0x1ff;
+	u32 pos = r->mod >> 28;
+	unsigned int npos, last, i;
+	u16 valid, *masks;
+
+	if (!sim_is_switch(sw))
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	npos = sw->mft_positions;
+	if (block >= SIM_MFT_CAP / SIM_MFT_BLOCK || pos >= npos)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	/* The highest port of this position the switch has, from its base. */
+	last = sw->num_ports - pos * SIM_MFT_PORTS_PER_POS;
+	valid = last >= SIM_MFT_PORTS_PER_POS - 1 ? 0xffff : GENMASK(last, 0);
+	masks = sw->mft + block * SIM_MFT_BLOCK * npos + pos;
+	for (i = 0; i < SIM_MFT_BLOCK; i++) {
+		if (r->set)
+			masks[i * npos] = get_unaligned_be16(r->data + 2 * i) &
+					  valid;
+		put_unaligned_be16(masks[i * npos], r->data + 2 * i);
+	}
 	return KMAD_MAD_STATUS_SUCCESS;
 }
 
@@ -202,6 +241,42 @@ static u16 sma_sl2vl(struct sma_req *r)
 			status = KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
 	memset(r->data, 0, KMAD_SMP_DATA_SIZE);
 	return status;
+}
+
+/*
+ * VLArbitrationTable (IBTA 14.2.5.9): modifier bits 31-16 name the block
+ * (1: low priority entries 0-31, 2: low 32-63, 3: high 0-31, 4: high
+ * 32-63), a switch's bits 15-0 the port; an HCA's port bits are ignored
+ * (the port the SMP arrived on).  Both tables have %SIM_VLARB_CAP entries
+ * (PortInfo's VLArbitrationLowCap and HighCap): blocks 2 and 4 do not
+ * exist, and in blocks 1 and 3 entries past the cap read 0 and a Set of
+ * them is ignored.  A switch's port 0 (base port 0) has no tables.  A Set
+ * stores each entry's VL (the low 4 bits of its first byte) and Weight as
+ * given: with VL0 alone (VLCap 1) nothing is arbitrated by them.
+ */
+static u16 sma_vlarb(struct sma_req *r)
+{
+	struct sim_port *port = r->in;
+	u32 block = r->mod >> 16;
+	u8 (*entries)[2];
+	unsigned int i;
+
+	if (sim_is_switch(r->node)) {
+		if ((r->mod & 0xffff) > r->node->num_ports)
+			return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+		port = &r->node->ports[r->mod & 0xffff];
+	}
+	if (!port->num ||
+	    (block != SIM_VLARB_LOW_0_31 && block != SIM_VLARB_HIGH_0_31))
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	entries = port->vlarb[block == SIM_VLARB_HIGH_0_31];
+	for (i = 0; r->set && i < SIM_VLARB_CAP; i++) {
+		entries[i][0] = r->data[2 * i] & 0xf;
+		entries[i][1] = r->data[2 * i + 1];
+	}
+	memset(r->data, 0, KMAD_SMP_DATA_SIZE);
+	memcpy(r->data, entries, sizeof(port->vlarb[0]));
+	return KMAD_MAD_STATUS_SUCCESS;
 }
 
 /* P_KeyTable: blocks of 32; a switch's modifier has the port in 31-16. */
@@ -277,6 +352,10 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 	d[SIM_PI_MTU_SMSL] |= pi->neighbor_mtu << 4;
 	d[SIM_PI_VLCAP_INIT] = SIM_PORT_VL_CAP << 4;
 	d[SIM_PI_VL_HIGH_LIMIT] = pi->vl_high_limit;
+	if (port->num) {
+		d[SIM_PI_VL_ARB_HIGH_CAP] = SIM_VLARB_CAP;
+		d[SIM_PI_VL_ARB_LOW_CAP] = SIM_VLARB_CAP;
+	}
 	d[SIM_PI_INITREPLY_MTUCAP] = SIM_PORT_MTU_CAP;
 	d[SIM_PI_VLSTALL_HOQ] = pi->vl_stall_hoq;
 	d[SIM_PI_OPVLS_ENF] = pi->op_vls << 4 | pi->enforce;
@@ -514,6 +593,12 @@ u16 kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
 		break;
 	case KMAD_SMP_ATTR_SL_TO_VL_TABLE:
 		status = sma_sl2vl(&r);
+		break;
+	case KMAD_SMP_ATTR_VL_ARB_TABLE:
+		status = sma_vlarb(&r);
+		break;
+	case KMAD_SMP_ATTR_MCAST_FT:
+		status = sma_mft(&r);
 		break;
 	default:
 		status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;

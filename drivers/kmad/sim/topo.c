@@ -160,6 +160,9 @@ static void sim_port_init(struct sim_node *node, u8 num)
 	port->pi.op_vls = SIM_PORT_VL_CAP;
 	port->pkeys[0] = SIM_DEFAULT_PKEY;
 	port->guids[0] = node->guid + num;
+	/* Power-up VLArbitration: low-priority entry 0, VL0 weight 255. */
+	if (num || !sim_is_switch(node))
+		port->vlarb[0][0][1] = SIM_VLARB_WEIGHT_MAX;
 }
 
 static int sim_node_new(struct kmad_sim_fabric *fab, unsigned int index,
@@ -197,6 +200,12 @@ static int sim_node_new(struct kmad_sim_fabric *fab, unsigned int index,
 		if (!node->lft)
 			return -ENOMEM;
 		memset(node->lft, SIM_LFT_NONE, SIM_LFT_CAP);
+		node->mft_positions = DIV_ROUND_UP(num_ports + 1,
+						   SIM_MFT_PORTS_PER_POS);
+		node->mft = kvcalloc(SIM_MFT_CAP * node->mft_positions,
+				     sizeof(*node->mft), GFP_KERNEL);
+		if (!node->mft)
+			return -ENOMEM;
 		node->life_state = SIM_SI_LIFE_DEFAULT;
 	}
 	return 0;
@@ -445,6 +454,7 @@ void kmad_sim_topo_free(struct kmad_sim_fabric *fab)
 		if (!fab->nodes[i])
 			continue;
 		kfree(fab->nodes[i]->lft);
+		kvfree(fab->nodes[i]->mft);
 		kvfree(fab->nodes[i]);
 		fab->nodes[i] = NULL;
 	}
