@@ -181,7 +181,8 @@ pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"
 
 # 4. Boot.
-append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 no_timer_check log_buf_len=4M"
+# no5lvl: 4-level paging, for the debug kernel (tests/qemu/check.sh says why).
+append="console=ttyS0 no5lvl panic=-1 oops=panic panic_on_warn=1 no_timer_check log_buf_len=4M"
 [ "${KMAD_FAKEIB_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
 log=$out/console.log
 say "booting the $kernel kernel $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"

@@ -236,7 +236,8 @@ pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"
 
 # 4. Boot.
-append="console=ttyS0 panic=-1 oops=panic no_timer_check log_buf_len=4M"
+# no5lvl: 4-level paging, for the debug kernel (tests/qemu/check.sh says why).
+append="console=ttyS0 no5lvl panic=-1 oops=panic no_timer_check log_buf_len=4M"
 # The debug kernel boots verbose: a splat at boot is printed at
 # KERN_WARNING, which quiet would hide from the splat check.
 [ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
