@@ -27,19 +27,6 @@ result() {
 	echo "fakeib: $1: $2"
 	echo "fakeib: $1: $2" >> /tmp/results
 }
-kmemleak_scan() {	# as tests/interop/guest.sh: the debug kernel only
-	[ -e /sys/kernel/debug/kmemleak ] || return 0
-	say "kmemleak scan"
-	sleep 5
-	echo scan > /sys/kernel/debug/kmemleak
-	echo scan > /sys/kernel/debug/kmemleak
-	leaks=$(cat /sys/kernel/debug/kmemleak)
-	[ -n "$leaks" ] || return 0
-	say "kmemleak report follows"
-	echo "$leaks" | while IFS= read -r line; do
-		echo "$line" > /dev/kmsg
-	done
-}
 finish() {
 	kmemleak_scan
 	echo 4 > /proc/sys/kernel/printk
