@@ -97,12 +97,7 @@ for m in kmad kmad_sim kmad_umad kmad_discover; do
 	[ -n "$ko" ] || die "$m.ko was not built"
 	kos+=("$ko")
 done
-mark=$(wc -l < "$build_log")
-build "tests/diags" make -C "$kdir" M="$src/tests/diags" W=1 \
-	KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
-if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
-	die "W=1 warnings in tests/diags (log: $build_log)"
-fi
+build_test_modules tests/diags
 kos+=("$src/tests/diags/kmad_diags_fabric.ko")
 build umad_abi_test gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/diags/umad_abi_test" "$src/tests/diags/umad_abi_test.c"
@@ -114,19 +109,6 @@ stage=$out/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,kmad,lib64,etc} \
 	"$stage/lib/modules/$kver/updates/kmad"
-add_lib() {
-	local f=$1
-	[ -e "$stage$f" ] && return 0
-	mkdir -p "$stage$(dirname "$f")"
-	cp -L "$f" "$stage$f"
-}
-add_prog() {
-	local prog=$1 dest=$2 lib
-	cp "$prog" "$stage$dest"
-	while read -r lib; do
-		add_lib "$lib"
-	done < <(ldd "$prog" | grep -o '/[^ ]*')
-}
 cp /bin/busybox "$stage/bin/busybox"
 tools=(ibstat ibstatus ibnetdiscover smpquery perfquery ibroute ibtracert
        sminfo smpdump ibaddr ibping)

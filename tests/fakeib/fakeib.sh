@@ -70,13 +70,7 @@ if [ "$kernel" = stock ]; then
 else
 	say "checking packages (tests/qemu/deps.sh check interop)"
 	"$qemu_dir/deps.sh" check interop
-	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) || die "building the debug kernel (tests/qemu/kernel.sh debug)"
-	kver=$(cat "$kdir/include/config/kernel.release")
-	vmlinuz=$kdir/arch/x86/boot/bzImage
-	modroot=$out/kmods
-	rm -rf "$modroot"
-	make -s -C "$kdir" INSTALL_MOD_PATH="$modroot" modules_install > /dev/null ||
-		die "modules_install of $kdir"
+	debug_kernel_modules "$out"
 fi
 if ! dpkg-query -W -f='${Status}' infiniband-diags 2>/dev/null | grep -q 'ok installed'; then
 	say "apt-get install -y infiniband-diags"
@@ -84,18 +78,10 @@ if ! dpkg-query -W -f='${Status}' infiniband-diags 2>/dev/null | grep -q 'ok ins
 		die "apt-get install infiniband-diags failed"
 fi
 kernel_check
-[ -d "$modroot/lib/modules/$kver/kernel" ] || die "$modroot/lib/modules/$kver/kernel missing"
-say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
-modinfo=(/sbin/modinfo -k "$kver")
-[ -z "$modroot" ] || modinfo+=(-b "$modroot")
+modules_check
 
 # 2. Build in a copy of the tree (objects survive between runs).
 harness_build_kmad "$root" "$out"
-w1_clean() {	# w1_clean <what> <log line mark>
-	if tail -n +"$(($2 + 1))" "$build_log" | grep -Ei 'warning:'; then
-		die "W=1 warnings in $1 (log: $build_log)"
-	fi
-}
 kos=()
 for m in kmad kmad_ib; do
 	ko=$(find "$src/drivers" -name "$m.ko" | head -n 1)
@@ -103,10 +89,7 @@ for m in kmad kmad_ib; do
 	kos+=("$ko")
 done
 for d in tests/fakeib tests/interop; do
-	mark=$(wc -l < "$build_log")
-	build "$d" make -C "$kdir" M="$src/$d" W=1 \
-		KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
-	w1_clean "$d" "$mark"
+	build_test_modules "$d"
 done
 for ko in tests/fakeib/kmad_fakeib.ko tests/interop/ibmad_peer.ko \
 	  tests/interop/kmad_interop.ko; do
@@ -120,19 +103,6 @@ stage=$out/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,kmad,lib64,etc} \
 	"$stage/lib/modules/$kver/updates/kmad"
-add_lib() {
-	local f=$1
-	[ -e "$stage$f" ] && return 0
-	mkdir -p "$stage$(dirname "$f")"
-	cp -L "$f" "$stage$f"
-}
-add_prog() {
-	local prog=$1 dest=$2 lib
-	cp "$prog" "$stage$dest"
-	while read -r lib; do
-		add_lib "$lib"
-	done < <(ldd "$prog" | grep -o '/[^ ]*')
-}
 cp /bin/busybox "$stage/bin/busybox"
 for t in ibstat smpquery perfquery; do
 	p=$(command -v "$t" || true)
@@ -143,23 +113,6 @@ done
 [ ! -d /etc/infiniband-diags ] || cp -r /etc/infiniband-diags "$stage/etc/"
 
 # The kernel's modules and everything they depend on, at their own paths.
-declare -A seen=()
-add_mod() {
-	local m=$1 path dep rel
-	[ -n "${seen[$m]:-}" ] && return 0
-	seen[$m]=1
-	path=$("${modinfo[@]}" -n "$m") || die "no module $m in the $kernel kernel"
-	case "$path" in
-	"$modroot"/lib/modules/*) ;;
-	*) return 0 ;;	# built in
-	esac
-	rel=${path#"$modroot"}
-	mkdir -p "$stage$(dirname "$rel")"
-	cp "$path" "$stage$rel"
-	for dep in $("${modinfo[@]}" -F depends "$m" | tr ',' ' '); do
-		add_mod "$dep"
-	done
-}
 for m in ib_core ib_umad ib_cm; do
 	add_mod "$m"
 done
@@ -178,7 +131,7 @@ cp "$here/guest.sh" "$stage/init"
 cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
-say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"
+say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!mods_added[*]}"
 
 # 4. Boot.
 # no5lvl: 4-level paging, for the debug kernel (tests/qemu/check.sh says why).
@@ -204,22 +157,7 @@ for c in $CHECKS; do
 	[ -n "$line" ] || line="fakeib: $c: FAILED no result line from the guest"
 	lines+=("$line")
 done
-splats=$(python3 - "$qemu_dir" "$log" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
-import harness
-with open(sys.argv[2], encoding='utf-8', errors='replace') as f:
-    log = f.read().splitlines()
-boot_leaks = harness.early_boot_leaks(log)
-for n, line in enumerate(log, 1):
-    if n in boot_leaks:
-        continue
-    for rx, what in harness.SPLATS:
-        if rx.search(line):
-            print(f'{n}: {what}: {line.strip()}')
-            break
-PY
-) || harness_fail+=("cannot scan the log for splats")
+splats=$(kernel_splats "$log") || harness_fail+=("cannot scan the log for splats")
 if [ -n "$splats" ]; then
 	echo "kernel splats in $log:"
 	echo "$splats" | head -n 20

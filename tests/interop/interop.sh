@@ -91,21 +91,12 @@ if [ "$kernel" = stock ]; then
 else
 	say "checking packages (tests/qemu/deps.sh check interop)"
 	"$qemu_dir/deps.sh" check interop
-	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) || die "building the debug kernel (tests/qemu/kernel.sh debug)"
-	kver=$(cat "$kdir/include/config/kernel.release")
-	vmlinuz=$kdir/arch/x86/boot/bzImage
+	debug_kernel_modules "$out"
 	grep -q '^CONFIG_RDMA_RXE=m' "$kdir/.config" ||
 		die "the debug kernel $kdir has no CONFIG_RDMA_RXE=m (tests/qemu/config/debug.config)"
-	modroot=$out/kmods
-	rm -rf "$modroot"
-	make -s -C "$kdir" INSTALL_MOD_PATH="$modroot" modules_install > /dev/null ||
-		die "modules_install of $kdir"
 fi
 kernel_check
-[ -d "$modroot/lib/modules/$kver/kernel" ] || die "$modroot/lib/modules/$kver/kernel missing"
-say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
-modinfo=(/sbin/modinfo -k "$kver")
-[ -z "$modroot" ] || modinfo+=(-b "$modroot")
+modules_check
 
 # 2. Build in a copy of the tree (objects survive between runs).
 harness_build_kmad "$root" "$out"
@@ -124,24 +115,14 @@ if [ ${#kos[@]} -eq 0 ] || [[ ${kos[0]} != */kmad.ko ]]; then
 	die "kmad.ko was not built"
 fi
 say "building tests/interop (W=1) against $kdir"
-mark=$(wc -l < "$build_log")
-build "tests/interop" make -C "$kdir" M="$src/tests/interop" W=1 \
-	KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
-if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
-	die "W=1 warnings in tests/interop (log: $build_log)"
-fi
+build_test_modules tests/interop
 peer_ko=$(built "$src/tests/interop/modules.order" ibmad_peer)
 [ -n "$peer_ko" ] || die "ibmad_peer.ko was not built"
 ko=$(built "$src/tests/interop/modules.order" kmad_interop)
 [ -n "$ko" ] && kos+=("$ko")
 if [ "$bench" = 1 ]; then
 	say "building tests/bench/rxe (W=1) against $kdir"
-	mark=$(wc -l < "$build_log")
-	build "tests/bench/rxe" make -C "$kdir" M="$src/tests/bench/rxe" W=1 \
-		KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
-	if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
-		die "W=1 warnings in tests/bench/rxe (log: $build_log)"
-	fi
+	build_test_modules tests/bench/rxe
 	ko=$(built "$src/tests/bench/rxe/modules.order" rxe_bench)
 	[ -n "$ko" ] || die "rxe_bench.ko was not built"
 	kos+=("$ko")
@@ -157,45 +138,15 @@ mkdir -p "$stage"/{bin,dev,proc,sys,tmp,kmad,lib64} \
 	"$stage/lib/modules/$kver/updates/kmad"
 
 # Programs and the libraries their loader names (glibc's ld.so included).
-add_lib() {
-	local f=$1
-	[ -e "$stage$f" ] && return 0
-	mkdir -p "$stage$(dirname "$f")"
-	cp -L "$f" "$stage$f"
-}
-add_prog() {
-	local prog=$1 name=$2 lib
-	cp "$prog" "$stage/bin/$name"
-	while read -r lib; do
-		add_lib "$lib"
-	done < <(ldd "$prog" | grep -o '/[^ ]*')
-}
 cp /bin/busybox "$stage/bin/busybox"
-add_prog "$(command -v ip)" iproute2-ip
-add_prog "$(command -v rdma)" rdma
-add_prog "$src/tests/interop/umad_peer" umad_peer
+add_prog "$(command -v ip)" /bin/iproute2-ip
+add_prog "$(command -v rdma)" /bin/rdma
+add_prog "$src/tests/interop/umad_peer" /bin/umad_peer
 
 # The stock modules and everything they depend on, at their own paths.
 stock=(crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_umad rdma_rxe veth)
 # The debug kernel has no INFINIBAND_USER_ACCESS (nothing here uses verbs).
 [ "$kernel" = debug ] || stock+=(ib_uverbs)
-declare -A seen=()
-add_mod() {
-	local m=$1 path dep rel
-	[ -n "${seen[$m]:-}" ] && return 0
-	seen[$m]=1
-	path=$("${modinfo[@]}" -n "$m") || die "no module $m in the $kernel kernel"
-	case "$path" in
-	"$modroot"/lib/modules/*) ;;
-	*) return 0 ;;	# built in
-	esac
-	rel=${path#"$modroot"}
-	mkdir -p "$stage$(dirname "$rel")"
-	cp "$path" "$stage$rel"
-	for dep in $("${modinfo[@]}" -F depends "$m" | tr ',' ' '); do
-		add_mod "$dep"
-	done
-}
 for m in "${stock[@]}"; do
 	add_mod "$m"
 done
@@ -233,7 +184,7 @@ cp "$here/guest.sh" "$stage/init"
 cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
 chmod 755 "$stage/init"
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
-say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!seen[*]}"
+say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!mods_added[*]}"
 
 # 4. Boot.
 # no5lvl: 4-level paging, for the debug kernel (tests/qemu/check.sh says why).
@@ -271,28 +222,8 @@ while read -r line; do
 	fail+=("$line")
 done < <({ grep '^interop: .*: FAILED' "$results"
 	   grep -E 'kmad_interop: .*FAILED|kmad-interop: FAILED' "$log"; } || true)
-# Kernel splats: the patterns of tests/qemu/harness.py (make check), and
-# like make check, kmemleak reports of objects allocated by start_kernel
-# (boot, not kmad) are left out.
-splats=$(python3 - "$qemu_dir" "$log" <<'EOF'
-import sys
-sys.path.insert(0, sys.argv[1])
-import harness
-with open(sys.argv[2], encoding='utf-8', errors='replace') as f:
-    log = f.read().splitlines()
-boot_leaks = harness.early_boot_leaks(log)
-if boot_leaks:
-    print(f'(ignored: {len(boot_leaks)} kmemleak report(s) of objects '
-          'allocated by start_kernel)', file=sys.stderr)
-for n, line in enumerate(log, 1):
-    if n in boot_leaks:
-        continue
-    for rx, what in harness.SPLATS:
-        if rx.search(line):
-            print(f'{n}: {what}: {line.strip()}')
-            break
-EOF
-) || fail+=("cannot scan the log for splats")
+# Kernel splats (lib.sh's kernel_splats: make check's patterns).
+splats=$(kernel_splats "$log") || fail+=("cannot scan the log for splats")
 if [ -n "$splats" ]; then
 	echo "kernel splats in $log:"
 	echo "$splats" | head -n 20

@@ -104,20 +104,6 @@ stage=$out/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,var,kmad,lib64,etc} \
 	"$stage/lib/modules/$kver/updates/kmad"
-add_lib() {
-	local f=$1
-	[ -e "$stage$f" ] && return 0
-	mkdir -p "$stage$(dirname "$f")"
-	cp -L "$f" "$stage$f"
-}
-add_prog() {
-	local prog=$1 dest=$2 lib
-	mkdir -p "$stage$(dirname "$dest")"
-	cp "$prog" "$stage$dest"
-	while read -r lib; do
-		add_lib "$lib"
-	done < <(ldd "$prog" | grep -o '/[^ ]*')
-}
 cp /bin/busybox "$stage/bin/busybox"
 for t in opensm ibsim ibstat ibnetdiscover ibroute ibtracert sminfo saquery \
 	 smpquery; do

@@ -3,7 +3,8 @@
 #
 # Shell functions shared by the QEMU harnesses (tests/qemu/run.sh,
 # tests/interop/interop.sh, and through it tests/bench/rxe/;
-# tests/diags/diags.sh; tests/opensm/opensm.sh; tests/qemu/initramfs.sh;
+# tests/diags/diags.sh; tests/opensm/opensm.sh; tests/fakeib/fakeib.sh;
+# tests/qemu/initramfs.sh;
 # tests/lint.sh).  Source it from bash:
 #
 #   . "$root/tests/qemu/lib.sh"
@@ -136,9 +137,137 @@ harness_build_kmad() {
 	build_t0=$SECONDS
 	build kmad make -C "$src" KDIR="$kdir" -j"$(nproc)" modules
 }
+# build_test_modules <dir>
+#
+# Builds the test modules of <dir> (relative to $src) with W=1 against
+# $kdir and kmad's $src/Module.symvers; dies on a failure or a W=1
+# warning.  6.1's modpost does not rerun for an M= build whose only change
+# is KBUILD_EXTRA_SYMBOLS, so a test module whose sources did not change
+# kept the symbol CRCs of an older kmad build ("disagrees about version
+# of symbol" at modprobe): when one of its .ko files is older than
+# Module.symvers, the directory is cleaned first.
+build_test_modules() {
+	local d=$src/$1 mark
+
+	if [ -n "$(find "$d" -maxdepth 1 -name '*.ko' ! -newer "$src/Module.symvers")" ]; then
+		make -s -C "$kdir" M="$d" clean >> "$build_log" 2>&1
+	fi
+	mark=$(wc -l < "$build_log")
+	build "$1" make -C "$kdir" M="$d" W=1 \
+		KBUILD_EXTRA_SYMBOLS="$src/Module.symvers" modules
+	if tail -n +"$((mark + 1))" "$build_log" | grep -Ei 'warning:'; then
+		die "W=1 warnings in $1 (log: $build_log)"
+	fi
+}
 build() {
 	local what=$1
 
 	shift
 	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
+}
+
+# debug_kernel_modules <out>
+#
+# For the debug kernel of make check (tests/qemu/kernel.sh debug): sets
+# kdir, kver and vmlinuz, and installs its modules under <out>/kmods,
+# which it sets as modroot (the stock kernel's modroot is empty: the
+# host's /lib/modules).
+debug_kernel_modules() {
+	kdir=$("$(dirname "${BASH_SOURCE[0]}")/kernel.sh" debug | tail -n 1) ||
+		die "building the debug kernel (tests/qemu/kernel.sh debug)"
+	kver=$(cat "$kdir/include/config/kernel.release")
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+	modroot=$1/kmods
+	rm -rf "$modroot"
+	make -s -C "$kdir" INSTALL_MOD_PATH="$modroot" modules_install > /dev/null ||
+		die "modules_install of $kdir"
+}
+
+# modules_check
+#
+# Dies unless $modroot/lib/modules/$kver/kernel is there; then says which
+# kernel the harness boots and sets modinfo, the modinfo command for it.
+modules_check() {
+	[ -d "$modroot/lib/modules/$kver/kernel" ] ||
+		die "$modroot/lib/modules/$kver/kernel missing"
+	say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
+	modinfo=(/sbin/modinfo -k "$kver")
+	[ -z "$modroot" ] || modinfo+=(-b "$modroot")
+}
+
+# add_lib <file>
+#
+# Copies <file> (symlinks followed) into the initramfs tree $stage at
+# the same path, once.
+add_lib() {
+	local f=$1
+
+	[ -e "$stage$f" ] && return 0
+	mkdir -p "$stage$(dirname "$f")"
+	cp -L "$f" "$stage$f"
+}
+
+# add_prog <program> <path in the guest>
+#
+# Copies a host program into $stage as it is, with every library ldd
+# names.
+add_prog() {
+	local prog=$1 dest=$2 lib
+
+	mkdir -p "$stage$(dirname "$dest")"
+	cp "$prog" "$stage$dest"
+	while read -r lib; do
+		add_lib "$lib"
+	done < <(ldd "$prog" | grep -o '/[^ ]*')
+}
+
+# add_mod <module>
+#
+# Copies a module of the guest kernel ($modinfo, below $modroot) and the
+# modules it depends on into $stage at their own paths, once each; a
+# built-in one is skipped.  The names copied are the keys of mods_added.
+declare -A mods_added=()
+add_mod() {
+	local m=$1 path dep rel
+
+	[ -n "${mods_added[$m]:-}" ] && return 0
+	mods_added[$m]=1
+	path=$("${modinfo[@]}" -n "$m") || die "no module $m in the $kernel kernel"
+	case "$path" in
+	"$modroot"/lib/modules/*) ;;
+	*) return 0 ;;	# built in
+	esac
+	rel=${path#"$modroot"}
+	mkdir -p "$stage$(dirname "$rel")"
+	cp "$path" "$stage$rel"
+	for dep in $("${modinfo[@]}" -F depends "$m" | tr ',' ' '); do
+		add_mod "$dep"
+	done
+}
+
+# kernel_splats <console log>
+#
+# Prints one line per kernel splat in the log ("N: what: line"), with the
+# patterns of tests/qemu/harness.py (make check); like make check, it
+# leaves out kmemleak reports of objects allocated by start_kernel (boot,
+# not kmad), and says on stderr how many.  Fails if it cannot scan.
+kernel_splats() {
+	python3 - "$(dirname "${BASH_SOURCE[0]}")" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import harness
+with open(sys.argv[2], encoding='utf-8', errors='replace') as f:
+    log = f.read().splitlines()
+boot_leaks = harness.early_boot_leaks(log)
+if boot_leaks:
+    print(f'(ignored: {len(boot_leaks)} kmemleak report(s) of objects '
+          'allocated by start_kernel)', file=sys.stderr)
+for n, line in enumerate(log, 1):
+    if n in boot_leaks:
+        continue
+    for rx, what in harness.SPLATS:
+        if rx.search(line):
+            print(f'{n}: {what}: {line.strip()}')
+            break
+PY
 }
