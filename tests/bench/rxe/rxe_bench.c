@@ -73,6 +73,7 @@
 #include <linux/string.h>
 #include <linux/mm.h>
 #include <linux/vmstat.h>
+#include <linux/wait_bit.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
@@ -160,6 +161,10 @@ static union ib_gid rs_ah_sgid;
 static DEFINE_MUTEX(rs_lock);		/* rs_ah, rs_ah_sgid */
 static atomic_t rs_answered = ATOMIC_INIT(0);
 static atomic_t rs_errors = ATOMIC_INIT(0);
+/* Answers posted whose send_handler has not run yet: rs_stop() waits for
+ * them, or ib_unregister_mad_agent() would end them with a flush.
+ */
+static atomic_t rs_inflight = ATOMIC_INIT(0);
 /* Which step failed, for the last line: an answer's send completion
  * (with its last status), its address handle, its allocation, its post.
  */
@@ -182,6 +187,8 @@ static void rs_send_handler(struct ib_mad_agent *agent,
 	if (wc->send_buf->context[0])	/* an AH of its own */
 		rdma_destroy_ah(wc->send_buf->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	ib_free_send_mad(wc->send_buf);
+	if (atomic_dec_and_test(&rs_inflight))
+		wake_up_var(&rs_inflight);
 }
 
 /* The AH back to the requester: cached for the first source GID seen. */
@@ -242,7 +249,9 @@ static void rs_recv_handler(struct ib_mad_agent *agent,
 	((struct ib_mad *)sb->mad)->mad_hdr.status = 0;
 	sb->ah = ah;
 	sb->context[0] = own ? ah : NULL;
+	atomic_inc(&rs_inflight);
 	if (ib_post_send_mad(sb, NULL)) {
+		atomic_dec(&rs_inflight);
 		rs_error(&rs_err_post);
 		ib_free_send_mad(sb);
 		if (own)
@@ -274,8 +283,29 @@ static int rs_start(void)
 	return 0;
 }
 
+/*
+ * A requester's last callback comes once its response arrived, which may
+ * be before ib_mad on the peer has reaped that response's send
+ * completion: the answers of the last rate round (up to 4 x RB_WINDOW)
+ * can still be in flight here.  Unregistering now would end them with
+ * IB_WC_WR_FLUSH_ERR (cancel_mads()), counted as responder errors; so
+ * wait for them first (10 s at most: one still missing then is an error
+ * of its own).
+ */
 static void rs_stop(void)
 {
+	int left = atomic_read(&rs_inflight);
+
+	if (left)
+		pr_info("responder: %d answers still in flight at the end; waiting for them\n",
+			left);
+	if (rs_agent &&
+	    !wait_var_event_timeout(&rs_inflight, !atomic_read(&rs_inflight),
+				    10 * HZ)) {
+		pr_info("responder: %d answers not completed after 10 s\n",
+			atomic_read(&rs_inflight));
+		atomic_inc(&rs_errors);
+	}
 	if (rs_agent)
 		ib_unregister_mad_agent(rs_agent);
 	rs_agent = NULL;
