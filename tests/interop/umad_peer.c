@@ -70,6 +70,7 @@ struct opts {
 	int count;
 	int timeout_s;
 	const char *dgid;
+	int dlid;
 	int sgid_index;
 	int expect_status;
 	int timeout_ms;
@@ -88,7 +89,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: umad_peer serve --ca CA [--port P] [--class C] [--mult M] [--count N] [--timeout S]\n"
-		"       umad_peer query --ca CA [--port P] --dgid GID [--sgid-index I] [--class C]\n"
+		"       umad_peer query --ca CA [--port P] {--dgid GID | --dlid LID [--dgid GID]}\n"
+		"                       [--sgid-index I] [--class C]\n"
 		"                       [--mult M] [--count N] [--expect-status S]\n"
 		"                       [--timeout-ms T] [--retries R]\n");
 	exit(2);
@@ -232,13 +234,19 @@ static int query(const struct opts *o)
 	uint8_t *out, *in, want[MAD_SIZE - MAD_HDR];
 	int fd, agent, i;
 	unsigned int data_bad = 0, src_qp = 0;
+	char to[INET6_ADDRSTRLEN + 32];
 
-	if (!o->dgid)
+	if (!o->dgid && !o->dlid)
 		usage();
-	if (inet_pton(AF_INET6, o->dgid, addr.gid) != 1) {
+	if (o->dgid && inet_pton(AF_INET6, o->dgid, addr.gid) != 1) {
 		fprintf(stderr, "umad_peer: bad GID '%s'\n", o->dgid);
 		return 2;
 	}
+	if (o->dlid)
+		snprintf(to, sizeof(to), "LID %d%s%s", o->dlid,
+			 o->dgid ? " GID " : "", o->dgid ? o->dgid : "");
+	else
+		snprintf(to, sizeof(to), "%s", o->dgid);
 	fd = open_port(o);
 	if (fd < 0) {
 		printf("umad_peer: query: FAILED cannot open %s port %d\n", o->ca, o->port);
@@ -269,13 +277,17 @@ static int query(const struct opts *o)
 		req->tid = htobe64(seq);	/* ib_umad sets the high word */
 		req->attr_id = htobe16(0x0010);
 		req->attr_mod = htobe32(i);
-		/* LID 0: on RoCE only the GRH routes; QP1, its Q_Key. */
-		umad_set_addr(out, 0, 1, 0, QP1_QKEY);
-		addr.hop_limit = 64;
-		addr.gid_index = o->sgid_index;
-		addr.traffic_class = 0;
-		addr.flow_label = 0;
-		umad_set_grh(out, &addr);
+		/* QP1, its Q_Key.  LID 0 (no --dlid): on RoCE only the GRH
+		 * routes.  With --dlid (InfiniBand), a GRH only with --dgid.
+		 */
+		umad_set_addr(out, o->dlid, 1, 0, QP1_QKEY);
+		if (o->dgid) {
+			addr.hop_limit = 64;
+			addr.gid_index = o->sgid_index;
+			addr.traffic_class = 0;
+			addr.flow_label = 0;
+			umad_set_grh(out, &addr);
+		}
 		umad_set_pkey(out, 0);
 		ret = umad_send(fd, agent, out, MAD_SIZE, o->timeout_ms, o->retries);
 		if (ret < 0) {
@@ -292,7 +304,7 @@ static int query(const struct opts *o)
 		    be16toh(resp->status) == UNSUPPORTED) {
 			/* ib_mad's answer: nobody registered the class there */
 			printf("umad_peer: query: UNSUPPORTED Get #%d (class 0x%02x) answered with status 0x%04x: no agent for the class at %s\n",
-			       i, o->mgmt_class, UNSUPPORTED, o->dgid);
+			       i, o->mgmt_class, UNSUPPORTED, to);
 			return 3;
 		}
 		if (resp->method != METHOD_GETRESP ||
@@ -331,7 +343,7 @@ static int query(const struct opts *o)
 		return 1;
 	}
 	printf("umad_peer: query: ok %d (class 0x%02x, %s -> %s, status 0x%04x, from QP %u)\n",
-	       o->count, o->mgmt_class, o->ca, o->dgid, o->expect_status,
+	       o->count, o->mgmt_class, o->ca, to, o->expect_status,
 	       src_qp);
 	return 0;
 }
@@ -346,6 +358,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "dgid", required_argument, NULL, 'g' },
+		{ "dlid", required_argument, NULL, 'L' },
 		{ "sgid-index", required_argument, NULL, 'i' },
 		{ "expect-status", required_argument, NULL, 's' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
@@ -388,6 +401,13 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			o.dgid = optarg;
+			break;
+		case 'L':
+			o.dlid = num(optarg);
+			if (o.dlid <= 0 || o.dlid >= 0xc000) {
+				fprintf(stderr, "umad_peer: --dlid wants a unicast LID\n");
+				exit(2);
+			}
 			break;
 		case 'i':
 			o.sgid_index = num(optarg);
