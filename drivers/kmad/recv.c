@@ -238,7 +238,8 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * meanwhile): kmad does not answer from another address, which the
  * requester might not take for the one it asked.  A request that came
  * through the provider's bridge, to the port's real QP1, is answered from
- * there (&kmad_dest.from_qp1).
+ * there (&kmad_dest.from_qp1); on QP0 the answer needs no mark: every send
+ * of QP0 on such a provider leaves from the real QP0 (kmad_send_ah_attr()).
  *
  * Context: any but hard interrupt.
  * Return: 0 or -EADDRNOTAVAIL.
@@ -609,38 +610,52 @@ static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
 }
 
 /**
- * kmad_device_bridge_recv() - a MAD received by another MAD layer for a
- * kmad agent (see &kmad_provider_ops.bridge_add).
+ * kmad_device_bridge_recv_qp() - a MAD received by another MAD layer for a
+ * kmad agent, on QP0 or QP1 (see &kmad_provider_ops.bridge_add).
  * @dev: the device.
- * @port_num: the port the MAD arrived at (on its QP1).
+ * @port_num: the port the MAD arrived at.
+ * @qpt: the QP it arrived at: %KMAD_QPT_GSI (the real QP1) or
+ *	%KMAD_QPT_SMI (the real QP0, on a port with an SMI:
+ *	kmad_port_has_smi()).
  * @wc: the sender's address: @wc->src_qpn, slid, sl, pkey_index and
  *	dlid_path_bits; the other fields are ignored.
- * @grh: the packet's GRH as &struct kmad_wire_grh, or NULL if it had none.
+ * @grh: the packet's GRH as &struct kmad_wire_grh, or NULL if it had none
+ *	(always NULL on QP0: SMPs carry none).
  * @mad: the MAD.
  * @mad_len: its length (at most 256 bytes are read).
  *
- * kmad copies the MAD and dispatches it as if its own QP1 had received
- * it, marked &kmad_recv_wc.bridged: to the agent registered for it, or
- * answered "unsupported".  A response to it (kmad_create_response(), and
- * kmad's own answer) has &kmad_dest.from_qp1 set: it goes to the provider
- * with &kmad_hw_send.from_qp1, to leave from the real QP1 to
- * @wc->src_qpn.
+ * kmad copies the MAD and handles it as if its own QP @qpt had received
+ * it, marked &kmad_recv_wc.bridged: a request goes to the agent
+ * registered for it, or is answered "unsupported"; a response goes to the
+ * request it answers.  A response to a bridged request on QP1
+ * (kmad_create_response(), and kmad's own answer) has &kmad_dest.from_qp1
+ * set: it goes to the provider with &kmad_hw_send.from_qp1, to leave from
+ * the real QP1 to @wc->src_qpn.  On QP0 every send leaves from the real
+ * QP0 anyway (&kmad_hw_send.from_qp1).  The provider stops calling it
+ * for a QP before kmad_device_unregister() stops that QP (moves it to
+ * %KMAD_QPS_ERR).
  *
  * Context: process context or softirq; the device registered.
- * Return: 0, -ENODEV for a bad port or a device not registered, -ENOMEM.
+ * Return: 0, -ENODEV for a bad port, a QP the port does not have, or a
+ * device not registered, -EINVAL for a GRH on QP0, -ENOMEM.
  */
-int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
-			    const struct kmad_wc *wc, const void *grh,
-			    const void *mad, u32 mad_len)
+int kmad_device_bridge_recv_qp(struct kmad_device *dev, u8 port_num,
+			       enum kmad_qp_type qpt, const struct kmad_wc *wc,
+			       const void *grh, const void *mad, u32 mad_len)
 {
 	struct kmad_recv_priv *recv;
 	struct kmad_qp_info *qpi;
 	struct kmad_wc w = {};
 
 	if (!dev || !port_num || port_num > dev->num_ports ||
-	    !READ_ONCE(dev->registered))
+	    !READ_ONCE(dev->registered) ||
+	    (qpt != KMAD_QPT_GSI && qpt != KMAD_QPT_SMI))
 		return -ENODEV;
-	qpi = &dev->ports[port_num - 1].qpi[KMAD_QPT_GSI];
+	qpi = &dev->ports[port_num - 1].qpi[qpt];
+	if (!kmad_qp_exists(qpi))
+		return -ENODEV;
+	if (grh && kmad_qpt_is_smi(qpt))
+		return -EINVAL;
 	recv = kzalloc(sizeof(*recv), GFP_ATOMIC);
 	if (!recv) {
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_NOBUF);
@@ -664,5 +679,27 @@ int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
 	w.dlid_path_bits = wc->dlid_path_bits;
 	recv_handle(qpi, recv, &w);
 	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_device_bridge_recv_qp);
+
+/**
+ * kmad_device_bridge_recv() - a MAD received by another MAD layer for a
+ * kmad agent on QP1: kmad_device_bridge_recv_qp() with %KMAD_QPT_GSI.
+ * @dev: the device.
+ * @port_num: the port the MAD arrived at (on its QP1).
+ * @wc: the sender's address, as for kmad_device_bridge_recv_qp().
+ * @grh: the packet's GRH as &struct kmad_wire_grh, or NULL if it had none.
+ * @mad: the MAD.
+ * @mad_len: its length (at most 256 bytes are read).
+ *
+ * Context: process context or softirq; the device registered.
+ * Return: as kmad_device_bridge_recv_qp().
+ */
+int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
+			    const struct kmad_wc *wc, const void *grh,
+			    const void *mad, u32 mad_len)
+{
+	return kmad_device_bridge_recv_qp(dev, port_num, KMAD_QPT_GSI, wc, grh,
+					  mad, mad_len);
 }
 EXPORT_SYMBOL_GPL(kmad_device_bridge_recv);

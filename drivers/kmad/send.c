@@ -1213,8 +1213,9 @@ static int send_check_addr(struct kmad_agent_priv *agent,
  * @attr: filled in.
  *
  * Built from the buffer each time the QP needs it, rather than kept in
- * every send (kmad_priv.h).  Context: any; reads only @wr's buffer and the
- * port's link layer.
+ * every send (kmad_priv.h).  Context: any; reads only @wr's buffer, its
+ * agent's QP type, the port's link layer and whether its provider
+ * bridges (from_qp1 on every send of QP0 then).
  */
 void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 		       struct kmad_ah_attr *attr)
@@ -1225,7 +1226,12 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 	memset(attr, 0, sizeof(*attr));
 	attr->dlid = dest->dlid;
 	attr->sl = dest->sl;
-	attr->from_qp1 = dest->from_qp1;
+	/* On a provider with a bridge the real QP0 is another MAD layer's
+	 * too: every SMP leaves from it (provider.h, kmad_hw_send.from_qp1).
+	 */
+	attr->from_qp1 = dest->from_qp1 ||
+			 (kmad_qpt_is_smi(kmad_send_agent(wr)->agent.qpt) &&
+			  port->dev->ops->bridge_add);
 	if (!dest->grh_present)
 		return;
 	attr->grh_present = true;

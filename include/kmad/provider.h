@@ -5,8 +5,9 @@
  *
  * A provider allocates a &struct kmad_device, describes its ports, and
  * registers it.  kmad then creates, per port, one CQ and one QP for each of
- * QP0 (SMI) and QP1 (GSI), posts receive buffers, and from then on drives
- * the hardware only through &struct kmad_provider_ops.
+ * QP0 (SMI, unless the port has no_smi) and QP1 (GSI), posts receive
+ * buffers, and from then on drives the hardware only through &struct
+ * kmad_provider_ops.
  *
  * Contexts and rules every provider follows:
  *
@@ -186,9 +187,11 @@ struct kmad_wc {
  * @sl: service level.
  * @grh_present: with a GRH built from @grh.
  * @grh: the global route.
- * @from_qp1: for sends from the port's real QP1 (&kmad_hw_send.from_qp1):
- *	a provider makes the handle for the QP that sends them (in the
- *	protection domain of the other MAD layer's QP1).
+ * @from_qp1: for sends from the port's real QP1 (&kmad_hw_send.from_qp1),
+ *	or from its real QP0 (every send of QP0 on a provider with
+ *	&kmad_provider_ops.bridge_add): a provider makes the handle for the
+ *	QP that sends them (in the protection domain of the other MAD
+ *	layer's special QPs).
  *
  * Compared with memcmp(): kmad zeroes the whole structure, padding
  * included, before filling it.
@@ -216,14 +219,24 @@ struct kmad_ah_attr {
  *	NULL for a provider without create_ah().  Valid until the send's
  *	CQE has been polled.
  * @from_qp1: send it from the port's real QP1, through the MAD layer that
- *	owns it (&kmad_dest.from_qp1; only on QP1, and only on a provider
- *	with @bridge_add: kmad refuses it on others before post_send).  The
+ *	owns it (&kmad_dest.from_qp1; only on a provider with @bridge_add:
+ *	kmad refuses it on others before post_send).  On such a provider
+ *	kmad sets it for every send of QP0 too (a ULP cannot set it there):
+ *	the real QP0 is the other layer's as well, and every SMP leaves
+ *	from it.  The
  *	send still completes with one CQE on the QP's CQ, polled with
  *	poll_cq() like any other, once that layer reports the send done,
  *	never before; it need not keep post order with the QP's other
  *	sends, and the QP's error state does not flush it (it completes as
  *	the other layer reports it).  The provider still reports it before
  *	destroy_qp returns.
+ * @expects_resp: a request posted with a timeout: kmad waits for a
+ *	response with its TID (the upper 32 bits are the agent's hi_tid),
+ *	its timer starting at this send's completion.  Set on every
+ *	transmission of it, retries included.  A provider that sends through
+ *	another MAD layer (@from_qp1) needs it: that layer passes a response
+ *	on only for a send of its own that waits for one (kmad_ib's QP0,
+ *	Documentation/kmad_ib.rst).  Others ignore it.
  *
  * The provider copies what it needs during post_send(); the structure
  * itself is not valid after the call returns.
@@ -240,6 +253,7 @@ struct kmad_hw_send {
 	const struct kmad_ah_attr *ah_attr;
 	void *ah;
 	bool from_qp1;
+	bool expects_resp;
 };
 
 /**
@@ -298,14 +312,16 @@ struct kmad_hw_recv {
  *	sends waiting for it with %KMAD_SEND_LOCAL_ERROR.
  * @destroy_ah: release it; process context, after every send that used it
  *	has completed.  Required with @create_ah.
- * @bridge_add: optional, for a provider whose ports' real QP1 belongs to
- *	another MAD layer (the kernel's ib_mad): a ULP registers an agent
- *	for unsolicited requests of @req's class, version, methods (and OUI)
- *	on @qpt of @port_num; ask that layer to pass such requests on, with
- *	kmad_device_bridge_recv(), and send what kmad marks
- *	&kmad_hw_send.from_qp1 (responses to them) through it.  An error
- *	fails the registration with it
- *	(-EBUSY: the other layer has a user of one of the methods).
+ * @bridge_add: optional, for a provider whose ports' real QP1 (and QP0)
+ *	belong to another MAD layer (the kernel's ib_mad): a ULP registers
+ *	an agent for unsolicited requests of @req's class, version, methods
+ *	(and OUI) on @qpt of @port_num; ask that layer to pass such requests
+ *	on, with kmad_device_bridge_recv() (QP1) or
+ *	kmad_device_bridge_recv_qp() (either QP), and send what kmad marks
+ *	&kmad_hw_send.from_qp1 (responses to them, every send of QP0)
+ *	through it.  An error fails the registration with it
+ *	(-EBUSY: the other layer has a user of one of the methods;
+ *	-EOPNOTSUPP: the provider does not carry such MADs).
  *	Process context, may sleep; kmad holds the port's registration
  *	mutex, so it must not call kmad's registration functions.
  * @bridge_del: that agent is going: undo @bridge_add for @req.  Process
@@ -393,6 +409,9 @@ void kmad_device_flush(struct kmad_device *dev);
 int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,
 			    const struct kmad_wc *wc, const void *grh,
 			    const void *mad, u32 mad_len);
+int kmad_device_bridge_recv_qp(struct kmad_device *dev, u8 port_num,
+			       enum kmad_qp_type qpt, const struct kmad_wc *wc,
+			       const void *grh, const void *mad, u32 mad_len);
 
 void kmad_cq_event(struct kmad_cq *cq);
 void kmad_cq_set_priv(struct kmad_cq *cq, void *priv);

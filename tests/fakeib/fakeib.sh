@@ -5,13 +5,15 @@
 # with an InfiniBand link layer, on Debian's stock kernel in QEMU, proved
 # real to the kernel's ib_mad with Debian's infiniband-diags (unmodified,
 # through ib_umad), then bound by kmad_ib, with GSI round trips between
-# kmad and ib_mad and between two kmad agents.  See Documentation/testing.rst
+# kmad and ib_mad and between two kmad agents, and SMPs through kmad_ib's
+# QP0 bridge (a kmad SMA answering kmad and Debian's smpquery).  See Documentation/testing.rst
 # ("make fakeib") and Documentation/kmad_ib.rst.
 #
 #   1. install what is missing (tests/qemu/deps.sh interop, and
 #      infiniband-diags);
 #   2. build kmad and kmad_ib against the kernel's headers in a copy of
-#      the tree (build/fakeib/src), tests/fakeib (kmad_fakeib.ko) and
+#      the tree (build/fakeib/src), tests/fakeib (kmad_fakeib.ko,
+#      kmad_fakeib_smi.ko) and
 #      tests/interop (ibmad_peer.ko, kmad_interop.ko), both W=1;
 #   3. pack a busybox initramfs: the tools and the libraries ldd names,
 #      ib_core, ib_umad, ib_cm and what they depend on, the test modules,
@@ -49,7 +51,9 @@ start_all=$SECONDS
 
 # The checks the guest must print, in order (tests/fakeib/guest.sh).
 CHECKS="load sysfs ibstat smpquery perfquery kmad-bind
-gsi/ibmad_unsupported gsi/ibmad_peer gsi/kmad_kmad gsi/timeout_retry unload"
+gsi/ibmad_unsupported gsi/ibmad_peer gsi/kmad_kmad gsi/timeout_retry
+smi/smi_kmad smi/smi_timeout smi/smi_dr smi/smpquery-sma smi/smi_ibmad
+smi/unload unload"
 
 say() { echo ">> $*"; }
 die() {
@@ -91,8 +95,8 @@ done
 for d in tests/fakeib tests/interop; do
 	build_test_modules "$d"
 done
-for ko in tests/fakeib/kmad_fakeib.ko tests/interop/ibmad_peer.ko \
-	  tests/interop/kmad_interop.ko; do
+for ko in tests/fakeib/kmad_fakeib.ko tests/fakeib/kmad_fakeib_smi.ko \
+	  tests/interop/ibmad_peer.ko tests/interop/kmad_interop.ko; do
 	[ -f "$src/$ko" ] || die "$ko was not built"
 	kos+=("$src/$ko")
 done

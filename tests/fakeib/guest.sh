@@ -5,7 +5,8 @@
 # ib_core, ib_umad, ib_cm and kmad_fakeib (two devices, fakeib0 LID 1 and
 # fakeib1 LID 2), runs Debian's infiniband-diags against them through
 # ib_umad and ib_mad, then kmad and kmad_ib and kmad_interop's GSI cases
-# from fakeib0 to fakeib1, and unloads everything.  One line per check:
+# from fakeib0 to fakeib1, kmad_fakeib_smi's SMI cases through kmad_ib's
+# QP0 bridge (and smpquery against a kmad SMA), and unloads everything.  One line per check:
 #   fakeib: <check>: ok|FAILED <detail>
 # repeated at the end between "kmad-fakeib: results begin" and "results
 # end" with the console quiet.  /kmad/fakeib.conf sets KVER and CHECKS.
@@ -199,16 +200,80 @@ for c in ibmad_unsupported ibmad_peer kmad_kmad timeout_retry; do
 	esac
 done
 
+# ---- smi/*: kmad SMI agents through kmad_ib's QP0 bridge, from fakeib0 to
+# fakeib1 (LID 2), LID routed (tests/fakeib/smi_test.c).  First with a kmad
+# SMA on fakeib1 answering SubnGet(NodeInfo) with NodeGUID
+# 0x6b6d61642d534d41 and Revision 0x00c0ffee: kmad's requests, timeouts
+# and the refused directed route, then Debian's smpquery, whose SubnGet
+# reaches the kmad SMA through ib_mad and kmad_ib.
+smi_result() { # <case> <mark>: kmad_fakeib_smi's line for <case>
+	line=$(since "$2" | grep -m1 "kmad_fakeib_smi: $1: \(ok\|FAILED\)" |
+	       sed 's/.*kmad_fakeib_smi: [a-z_]*: //')
+	case "$line" in
+	"") result "smi/$1" "FAILED no result line from kmad_fakeib_smi (modprobe exit $s_rc)" ;;
+	*) result "smi/$1" "$line" ;;
+	esac
+}
+mark 3
+bounded 120 modprobe kmad_fakeib_smi sma=1 cases=smi_kmad,smi_timeout,smi_dr
+s_rc=$?
+since 3 | grep 'kmad_fakeib_smi\|kmad_ib' | sed 's/^/    /'
+for c in smi_kmad smi_timeout smi_dr; do
+	smi_result "$c" 3
+done
+run smpquery -e -C fakeib0 -P 1 -t 500 nodeinfo 2
+if [ "$rc" = 0 ] && grep -qi "guid.*0x6b6d61642d534d41" /tmp/out &&
+   grep -qi "revision.*0x00c0ffee" /tmp/out; then
+	result smi/smpquery-sma "ok smpquery nodeinfo 2 from fakeib0: NodeGuid 0x6b6d61642d534d41, Revision 0x00c0ffee from the kmad SMA on fakeib1"
+else
+	result smi/smpquery-sma "FAILED exit $rc: $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')"
+fi
+bounded 60 rmmod kmad_fakeib_smi || say "rmmod kmad_fakeib_smi failed"
+
+# Then with no kmad SMA (ib_mad answers 0x000c), and SubnGets left
+# outstanding to LID 9 while kmad_ib unloads: kmad_ib cancels the copies
+# lingering in ib_mad, and every send is called back once (hold-exit, at
+# rmmod kmad_fakeib_smi).  With kmad_ib gone, ib_mad on fakeib1 answers
+# smpquery with 0x000c again: the bridge's ib_mad agent went with it.
+mark 4
+bounded 120 modprobe kmad_fakeib_smi cases=smi_ibmad,hold hold_sends=32
+s_rc=$?
+smi_result smi_ibmad 4
+bad=
+hold=$(since 4 | grep -m1 "kmad_fakeib_smi: hold: \(ok\|FAILED\)" | sed 's/.*hold: //')
+case "$hold" in
+ok*) ;;
+*) bad="$bad hold: '$hold';" ;;
+esac
+bounded 60 rmmod kmad_ib || bad="$bad rmmod kmad_ib failed;"
+bounded 60 rmmod kmad_fakeib_smi || bad="$bad rmmod kmad_fakeib_smi failed;"
+since 4 | grep 'kmad_fakeib_smi\|kmad_ib' | sed 's/^/    /'
+lingering=$(since 4 | sed -n 's/.*kmad_ib: fakeib0 port 1: canceled \([0-9]*\) SMP requests lingering in ib_mad.*/\1/p' | head -n 1)
+[ -n "$lingering" ] || bad="$bad no 'canceled N SMP requests lingering' from kmad_ib;"
+exit_line=$(since 4 | grep -m1 "kmad_fakeib_smi: hold-exit: " | sed 's/.*hold-exit: //')
+case "$exit_line" in
+"ok 32 sends, 32 callbacks"*) ;;
+*) bad="$bad hold-exit: '$exit_line';" ;;
+esac
+run smpquery -e -C fakeib0 -P 1 -t 500 nodeinfo 2
+[ "$rc" != 0 ] && grep -qi "status 0xc\|status 0x000c\|status: 0xc" /tmp/out ||
+	bad="$bad smpquery after kmad_ib: exit $rc, $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ');"
+if [ -z "$bad" ]; then
+	result smi/unload "ok rmmod kmad_ib with 32 SubnGets outstanding: $lingering copies canceled in ib_mad, $exit_line; then smpquery gets 0x000c from ib_mad again"
+else
+	result smi/unload "FAILED$bad"
+fi
+
 # ---- unload: everything, in dependency order; no device may be left.
 bad=
-for m in kmad_interop ibmad_peer kmad_ib kmad kmad_fakeib ib_cm ib_umad; do
+for m in kmad_fakeib_smi kmad_interop ibmad_peer kmad_ib kmad kmad_fakeib ib_cm ib_umad; do
 	grep -q "^$m " /proc/modules || continue
 	bounded 60 rmmod "$m" || bad="$bad rmmod $m failed;"
 done
 [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
 	bad="$bad left in /sys/class/infiniband: $(ls /sys/class/infiniband);"
 if [ -z "$bad" ]; then
-	result unload "ok kmad_interop, ibmad_peer, kmad_ib, kmad, kmad_fakeib, ib_cm, ib_umad unloaded; no device left"
+	result unload "ok every module still loaded (kmad_fakeib_smi, kmad_interop, ibmad_peer, kmad_ib, kmad, kmad_fakeib, ib_cm, ib_umad) unloaded; no device left"
 else
 	result unload "FAILED$bad"
 fi

@@ -451,6 +451,63 @@ static void gid_bridged_response_from_qp1(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/* kmad_device_bridge_recv_qp() on QP0: an SMP another MAD layer received
+ * goes to the kmad SMI agent registered for it, marked bridged, and its
+ * response has no from_qp1 mark (on a bridging provider every send of QP0
+ * leaves from the real QP0: kmad_send_ah_attr()).  An SMP with a GRH is
+ * refused.
+ */
+static void gid_bridged_smp_on_qp0(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct kmad_wc bwc = { .src_qpn = 0, .slid = 1 };
+	u8 grh[KMAD_GRH_BYTES] = {};
+	struct kmad_send_buf *resp;
+	struct kmad_recv_wc *wc;
+	struct kmad_agent *a;
+	struct kmad_mad *mad;
+
+	mad = kunit_kzalloc(test, sizeof(*mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_SMI, &req,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	mad->mad_hdr.class_version = 1;
+	mad->mad_hdr.method = KMAD_METHOD_GET;
+	mad->mad_hdr.tid = cpu_to_be64(0x1234);
+	mad->mad_hdr.attr_id = cpu_to_be16(0x0011);
+	f->keep_recv = true;
+	KUNIT_EXPECT_EQ(test, kmad_device_bridge_recv_qp(dev, 1, KMAD_QPT_SMI,
+							 &bwc, grh, mad,
+							 KMAD_MAD_SIZE),
+			-EINVAL);
+	KUNIT_ASSERT_EQ(test, kmad_device_bridge_recv_qp(dev, 1, KMAD_QPT_SMI,
+							 &bwc, NULL, mad,
+							 KMAD_MAD_SIZE),
+			0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, READ_ONCE(f->kept_recv)));
+	wc = f->kept_recv;
+	KUNIT_EXPECT_TRUE(test, wc->bridged);
+	KUNIT_EXPECT_EQ(test, wc->src_qpn, 0U);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(wc->mad->mad_hdr.tid), 0x1234ULL);
+	resp = kmad_create_response(a, wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(resp));
+	KUNIT_EXPECT_FALSE(test, resp->dest.from_qp1);
+	KUNIT_EXPECT_EQ(test, resp->dest.dlid, 1);
+	KUNIT_EXPECT_EQ(test, resp->dest.remote_qpn, 0U);
+	kmad_free_send_buf(resp);
+	kmad_free_recv(wc);
+	kmad_unregister_agent(a);
+}
+
 /* Post a request (GRH or not) and get it to WAIT_RESP. */
 static struct kmad_send_buf *gt_waiting_request(struct kt_fix *f, bool grh)
 {
@@ -1022,6 +1079,7 @@ static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_post_validation_ib),
 	KUNIT_CASE(gid_create_response_by_gid),
 	KUNIT_CASE(gid_bridged_response_from_qp1),
+	KUNIT_CASE(gid_bridged_smp_on_qp0),
 	KUNIT_CASE(gid_match_rejects_no_grh),
 	KUNIT_CASE(gid_match_rejects_grh),
 	KUNIT_CASE(gid_match_dgid),

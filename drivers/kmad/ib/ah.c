@@ -15,8 +15,9 @@
  * destination is resolved by ib_core through the IP stack (neighbour
  * discovery or ARP, up to a second), by rdma_create_user_ah(), which does
  * that before making the AH and which kernel callers may use without user
- * data.  A handle for sends from the real QP1 (&kmad_ah_attr.from_qp1) is
- * made on the protection domain of ib_mad's QP1, which sends them.
+ * data.  A handle for sends from the real QP1 or QP0
+ * (&kmad_ah_attr.from_qp1) is made on the protection domain of ib_mad's
+ * QP0 and QP1, which send them.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -66,7 +67,9 @@ int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
 		      const struct kmad_ah_attr *attr, void **ah)
 {
 	struct kmad_ib_dev *kdev = kmad_ib_dev(dev);
-	struct ib_mad_agent *qp1 = kdev->ports[port_num - 1].qp1_agent;
+	struct kmad_ib_port *port = &kdev->ports[port_num - 1];
+	/* ib_mad's QP0 and QP1 share its PD: either agent's will do. */
+	struct ib_mad_agent *qp1 = port->qp1_agent ?: port->qp0_agent;
 	struct rdma_ah_attr aa = {};
 	const struct kmad_grh_attr *g = &attr->grh;
 	struct ib_pd *pd = kdev->pd;

@@ -2,17 +2,23 @@
 /*
  * kmad_ib: the bridge to ib_mad, for unsolicited requests.
  *
- * ib_mad owns every port's QP1, so a request another node sends to a
- * port's QP1 reaches ib_mad's agents only.  When a kmad agent registers a
- * class, version and methods on one of our ports, kmad calls bridge_add:
- * we register an ib_mad agent for the same class, version, methods (and
- * OUI), and give every request it receives to kmad with
- * kmad_device_bridge_recv(), which dispatches it as if kmad's own QP had
- * received it, marked as bridged.  The kmad agent's response
- * (kmad_create_response(), and kmad's own "unsupported" answer) is marked
- * &kmad_dest.from_qp1 and leaves from the port's QP1 through ib_mad, on
- * the port's send-only agent (verbs.c), as IBTA has it: a requester that
- * checks the responder's QP sees 1.
+ * ib_mad owns every port's QP0 and QP1, so a request another node sends
+ * to a port's QP1 (or an SMP to its QP0) reaches ib_mad's agents only.
+ * When a kmad agent registers a class, version and methods on one of our
+ * ports, kmad calls bridge_add: we register an ib_mad agent on the same QP
+ * for the same class, version, methods (and OUI), and give every request
+ * it receives to kmad with kmad_device_bridge_recv_qp(), which dispatches
+ * it as if kmad's own QP had received it, marked as bridged.  On QP1 the
+ * kmad agent's response (kmad_create_response(), and kmad's own
+ * "unsupported" answer) is marked &kmad_dest.from_qp1 and leaves from the
+ * port's QP1 through ib_mad, on the port's send-only agent (verbs.c), as
+ * IBTA has it: a requester that checks the responder's QP sees 1.  On QP0
+ * every send of kmad's SMI QP leaves through ib_mad's QP0 (smi.c).
+ *
+ * SMI registrations: LID-routed SMPs (class 0x01) only.  A registration
+ * for directed-route SMPs (class 0x81) fails with -EOPNOTSUPP: ib_mad
+ * runs its own directed-route SMI on them before any agent, and kmad_ib
+ * does not send them either (smi.c).
  *
  * An ib_mad agent of another in-kernel user (ib_cm holds CM Send, for
  * example) or of user space (ib_umad) already holding one of the methods
@@ -31,18 +37,22 @@
 #include <linux/slab.h>
 #include <rdma/ib_mad.h>
 
+#include <kmad/wire.h>
+
 #include "kmad_ib.h"
 
 /**
  * struct kmad_ib_bridge - one kmad registration passed on to ib_mad.
  * @entry: in &kmad_ib_port.bridges (B).
  * @port: the port.
+ * @qpt: the QP it is on.
  * @req: the kmad registration, as kmad gave it.
  * @agent: the ib_mad agent.
  */
 struct kmad_ib_bridge {
 	struct list_head entry;
 	struct kmad_ib_port *port;
+	enum kmad_qp_type qpt;
 	struct kmad_reg_req req;
 	struct ib_mad_agent *agent;
 };
@@ -80,9 +90,9 @@ static void bridge_recv_handler(struct ib_mad_agent *agent,
 	wc.sl = iwc->sl;
 	wc.pkey_index = iwc->pkey_index;
 	wc.dlid_path_bits = iwc->dlid_path_bits;
-	ret = kmad_device_bridge_recv(kdev->dev, port->port_num, &wc,
-				      has_grh ? grh : NULL, rwc->recv_buf.mad,
-				      rwc->mad_len);
+	ret = kmad_device_bridge_recv_qp(kdev->dev, port->port_num, b->qpt,
+					 &wc, has_grh ? grh : NULL,
+					 rwc->recv_buf.mad, rwc->mad_len);
 	if (ret)
 		pr_debug_ratelimited("%s port %u: bridged request dropped: %d\n",
 				     dev_name(&kdev->ibdev->dev),
@@ -92,7 +102,7 @@ out:
 }
 
 /* kmad allows no two registrations of a class, version and OUI sharing a
- * method: these fields name one.
+ * method: these fields name one (the class tells the QP).
  */
 static bool same_req(const struct kmad_reg_req *a,
 		     const struct kmad_reg_req *b)
@@ -112,9 +122,17 @@ int kmad_ib_bridge_add(struct kmad_device *dev, u8 port_num,
 	struct kmad_ib_bridge *b;
 	int ret;
 
-	/* There is no SMI: kmad refuses QP0 agents before asking. */
-	if (qpt != KMAD_QPT_GSI)
+	/* kmad refuses QP0 agents on a port without an SMI before asking;
+	 * directed-route SMPs are not carried (see the top of this file).
+	 */
+	if (qpt == KMAD_QPT_SMI &&
+	    (!port->qp0_agent ||
+	     req->mgmt_class != KMAD_MGMT_CLASS_SUBN_LID_ROUTED)) {
+		pr_info("%s port %u: SMP class %#04x: kmad_ib bridges LID-routed SMPs (class 0x01) only\n",
+			dev_name(&kdev->ibdev->dev), port_num,
+			req->mgmt_class);
 		return -EOPNOTSUPP;
+	}
 	BUILD_BUG_ON(KMAD_METHODS != IB_MGMT_MAX_METHODS);
 	ib_req.mgmt_class = req->mgmt_class;
 	ib_req.mgmt_class_version = req->class_version;
@@ -125,13 +143,16 @@ int kmad_ib_bridge_add(struct kmad_device *dev, u8 port_num,
 	if (!b)
 		return -ENOMEM;
 	b->port = port;
+	b->qpt = qpt;
 	b->req = *req;
 	mutex_lock(&port->bridge_lock);
 	if (port->bridges_dead) {
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	b->agent = ib_register_mad_agent(kdev->ibdev, port_num, IB_QPT_GSI,
+	b->agent = ib_register_mad_agent(kdev->ibdev, port_num,
+					 qpt == KMAD_QPT_SMI ? IB_QPT_SMI :
+					 IB_QPT_GSI,
 					 &ib_req, 0, bridge_send_handler,
 					 bridge_recv_handler, b, 0);
 	if (IS_ERR(b->agent)) {

@@ -12,15 +12,23 @@
  *   owned by the QP.  A slot is free, or holds one posted send or receive
  *   from the post until its completion is polled.
  *
- * - A send from the port's real QP1 (&kmad_hw_send.from_qp1) also holds
+ * - A send through ib_mad, from the port's real QP1
+ *   (&kmad_hw_send.from_qp1) or QP0 (every send of the SMI QP), also holds
  *   a slot, with no DMA mapping, and an ib_mad send buffer (freed in our
  *   ib_mad send handler) until ib_mad reports it done; the slot then waits
  *   on its CQ's software completion list until poll_cq() returns it.
+ * - The SMI QP is software only (smi.c): a receive kmad posts holds a slot
+ *   until the QP is flushed; a request of it that waits for a response
+ *   gives its slot back at once (completed through the software list) and
+ *   leaves a &struct kmad_ib_smp in ib_mad until ib_mad reports that copy
+ *   done.
  *
- * Locks: Q (&kmad_ib_qp.lock, irq-safe) guards a QP's free slot list and
- * the DMA state of its slots; S (&kmad_ib_cq.sw_lock, irq-safe) a CQ's
- * software completion list.  Neither is held while taking the other, or
- * while calling kmad or ib_mad.
+ * Locks: Q (&kmad_ib_qp.lock, irq-safe) guards a QP's free slot list, the
+ * DMA state of its slots, the SMI QP's state, lingering list and feeders;
+ * S (&kmad_ib_cq.sw_lock, irq-safe) a CQ's software completion list.
+ * Neither is held while taking the other, or while calling kmad; Q is
+ * held around ib_cancel_mad() (which takes ib_mad's agent lock and calls
+ * no handler), never around another ib_mad call.
  */
 #ifndef KMAD_IB_H
 #define KMAD_IB_H
@@ -54,6 +62,13 @@ struct kmad_ib_dev;
  *	kmad's responses to bridged requests leave (&kmad_hw_send.from_qp1);
  *	NULL if ib_mad refused it.  Registered before the kmad device,
  *	unregistered after it.
+ * @qp0_agent: on an InfiniBand port, an ib_mad agent on the port's QP0
+ *	with no registration, through which every send of kmad's SMI QP
+ *	leaves and the responses to its requests come back (smi.c); NULL on
+ *	a RoCE port or if ib_mad refused it: the port is then registered
+ *	with no_smi.  Same lifetime as @qp1_agent.
+ * @smi_tid: the lower half of the TID of the last request of the SMI QP
+ *	given to ib_mad (smi.c).
  */
 struct kmad_ib_port {
 	struct kmad_ib_dev *kdev;
@@ -63,6 +78,8 @@ struct kmad_ib_port {
 	struct list_head bridges;
 	bool bridges_dead;
 	struct ib_mad_agent *qp1_agent;
+	struct ib_mad_agent *qp0_agent;
+	atomic_t smi_tid;
 };
 
 /**
@@ -109,10 +126,13 @@ struct kmad_ib_cq {
  * @len: its length.
  * @dir: its DMA direction.
  * @busy: posted, not yet polled (Q).
- * @qp1: holds a send from the real QP1 (Q).
- * @msg: that send's ib_mad buffer, until ib_mad reports it done.
- * @sw_entry: in &kmad_ib_cq.sw_done once ib_mad reported it (S).
- * @sw_status: how ib_mad said it ended.
+ * @sw: completes through the CQ's software list: a send through ib_mad,
+ *	or a receive of the SMI QP (Q).
+ * @recv: a receive of the SMI QP (Q).
+ * @held: that receive is held, not yet flushed (Q).
+ * @msg: a send's ib_mad buffer, until ib_mad reports it done.
+ * @sw_entry: in &kmad_ib_cq.sw_done once completed (S).
+ * @sw_status: how it ended.
  */
 struct kmad_ib_wr {
 	struct ib_cqe cqe;
@@ -124,22 +144,30 @@ struct kmad_ib_wr {
 	u32 len;
 	enum dma_data_direction dir;
 	bool busy;
-	bool qp1;
+	bool sw;
+	bool recv;
+	bool held;
 	struct ib_mad_send_buf *msg;
 	struct list_head sw_entry;
 	enum kmad_wc_status sw_status;
 };
 
 /**
- * struct kmad_ib_qp - a kmad QP: a UD QP standing in for QP1.
- * @qp: the ib_core QP.
+ * struct kmad_ib_qp - a kmad QP: a UD QP standing in for QP1, or a
+ * software QP standing in for QP0 (smi.c).
+ * @qp: the ib_core QP; NULL for the SMI QP.
  * @kqp: kmad's QP.
  * @kdev: our device.
  * @icq: its CQ.
  * @port_num: the port.
- * @qp1_sends: its sends from the real QP1 that ib_mad has not reported
- *	done, and whose handler has not finished; destroy waits for none.
- * @state: the state kmad last moved it to.
+ * @ibmad_sends: its sends through ib_mad (QP1 or QP0) that ib_mad has
+ *	not reported done, and whose handler has not finished, lingering
+ *	requests of the SMI QP included; destroy waits for none.
+ * @smi: the SMI QP: no @qp, every send through ib_mad's QP0.
+ * @state: the state kmad last moved it to (Q for the SMI QP).
+ * @lingering: SMI QP: its &struct kmad_ib_smp still in ib_mad (Q).
+ * @feeding: SMI QP: responses being given to kmad now (Q); moving to the
+ *	error state waits for none.
  * @lock: Q, see the top of this file.
  * @free: free slots (Q).
  * @nr_wrs: entries of @wrs.
@@ -151,8 +179,11 @@ struct kmad_ib_qp {
 	struct kmad_ib_dev *kdev;
 	struct kmad_ib_cq *icq;
 	u8 port_num;
-	atomic_t qp1_sends;
+	atomic_t ibmad_sends;
+	bool smi;
 	enum kmad_qp_state state;
+	struct list_head lingering;
+	unsigned int feeding;
 	spinlock_t lock;	/* Q: @free and the slots */
 	struct kmad_ib_wr *free;
 	unsigned int nr_wrs;
@@ -175,10 +206,31 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr);
 int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr);
 int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc);
 int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags);
-void kmad_ib_qp1_send_handler(struct ib_mad_agent *agent,
+void kmad_ib_mad_send_handler(struct ib_mad_agent *agent,
 			      struct ib_mad_send_wc *send_wc);
+int kmad_ib_post_via_mad(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
+			 const struct kmad_hw_send *wr);
+struct kmad_ib_wr *kmad_ib_wr_get_sw_locked(struct kmad_ib_qp *iqp,
+					    struct kmad_cqe *kcqe);
+void kmad_ib_wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w);
+void kmad_ib_sw_complete(struct kmad_ib_wr *w, enum kmad_wc_status status);
+void kmad_ib_qp_reclaim(struct kmad_ib_qp *iqp);
+enum kmad_wc_status kmad_ib_wc_status(enum ib_wc_status status);
 void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
 		       const struct ib_wc *iwc, void *grh);
+
+/* smi.c */
+int kmad_ib_smi_qp_init(struct kmad_ib_qp *iqp);
+int kmad_ib_smi_modify_qp(struct kmad_ib_qp *iqp, enum kmad_qp_state state);
+int kmad_ib_smi_post_send(struct kmad_ib_qp *iqp,
+			  const struct kmad_hw_send *wr);
+int kmad_ib_smi_post_recv(struct kmad_ib_qp *iqp,
+			  const struct kmad_hw_recv *wr);
+void kmad_ib_smi_cancel_lingering(struct kmad_ib_qp *iqp);
+void kmad_ib_smi_linger_done(struct ib_mad_send_wc *send_wc);
+void kmad_ib_smi_recv_handler(struct ib_mad_agent *agent,
+			      struct ib_mad_send_buf *send_buf,
+			      struct ib_mad_recv_wc *rwc);
 
 /* bridge.c */
 int kmad_ib_bridge_add(struct kmad_device *dev, u8 port_num,

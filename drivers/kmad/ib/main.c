@@ -6,8 +6,10 @@
  * whose ports all speak MADs (InfiniBand or RoCE; not iWARP), a kmad
  * device of the same name with one kmad port per ib_core port.  ib_core's
  * MAD layer keeps QP0 and QP1; kmad gets a UD QP of its own per port (see
- * verbs.c) and no SMI; requests to the real QP1 for a class a kmad agent
- * registered come through an ib_mad agent of ours (bridge.c).
+ * verbs.c) and, on an InfiniBand port, a software SMI QP whose SMPs go
+ * through ib_mad's QP0 (smi.c); requests to the real QP1 or QP0 for a
+ * class a kmad agent registered come through an ib_mad agent of ours
+ * (bridge.c).
  *
  * Port events (LID, SM, P_Key, GID changes, port active or down, client
  * reregister) are passed on to kmad with kmad_device_port_changed() from
@@ -72,8 +74,10 @@ static int port_attr_read(struct kmad_ib_dev *kdev, u8 port_num,
 		attr->lmc = pa.lmc;
 		attr->sm_lid = pa.sm_lid;
 	}
-	/* ib_mad owns QP0: kmad has no SMI here. */
-	attr->no_smi = true;
+	/* ib_mad owns QP0: kmad's SMI goes through it, where we have an
+	 * agent on it (InfiniBand; RoCE has no QP0).
+	 */
+	attr->no_smi = !kdev->ports[port_num - 1].qp0_agent;
 	attr->gid_tbl_len = pa.gid_tbl_len;
 	attr->pkey_tbl_len = pa.pkey_tbl_len;
 	attr->sq_depth = min_t(u32, KMAD_IB_SQ_DEPTH, max_wr);
@@ -146,17 +150,20 @@ static bool device_usable(struct ib_device *ibdev)
 static struct ib_client kmad_ib_client;
 
 /*
- * The port's send-only ib_mad agent on QP1, for kmad's responses to
- * bridged requests (see verbs.c).  Without it those responses fail to
- * post (kmad completes them with a local error); the port still works.
+ * The port's ib_mad agents without methods: on QP1, send-only, for kmad's
+ * responses to bridged requests (see verbs.c); without it those responses
+ * fail to post (kmad completes them with a local error), the port still
+ * works.  On QP0 of an InfiniBand port, for every send of kmad's SMI QP
+ * and the responses to its requests (smi.c); without it the port has no
+ * SMI for kmad (no_smi).
  */
-static void qp1_agent_register(struct kmad_ib_port *port)
+static void port_agents_register(struct kmad_ib_port *port)
 {
 	struct ib_device *ibdev = port->kdev->ibdev;
 	struct ib_mad_agent *agent;
 
 	agent = ib_register_mad_agent(ibdev, port->port_num, IB_QPT_GSI, NULL,
-				      0, kmad_ib_qp1_send_handler, NULL, port,
+				      0, kmad_ib_mad_send_handler, NULL, port,
 				      0);
 	if (IS_ERR(agent)) {
 		pr_warn("%s port %u: no ib_mad agent on QP1 (%ld): responses to bridged requests cannot be sent\n",
@@ -165,13 +172,30 @@ static void qp1_agent_register(struct kmad_ib_port *port)
 		agent = NULL;
 	}
 	port->qp1_agent = agent;
+
+	port->qp0_agent = NULL;
+	if (!rdma_cap_ib_smi(ibdev, port->port_num))
+		return;
+	agent = ib_register_mad_agent(ibdev, port->port_num, IB_QPT_SMI, NULL,
+				      0, kmad_ib_mad_send_handler,
+				      kmad_ib_smi_recv_handler, port, 0);
+	if (IS_ERR(agent)) {
+		pr_warn("%s port %u: no ib_mad agent on QP0 (%ld): no SMI for kmad agents\n",
+			dev_name(&ibdev->dev), port->port_num,
+			PTR_ERR(agent));
+		return;
+	}
+	port->qp0_agent = agent;
 }
 
-static void qp1_agents_unregister(struct kmad_ib_dev *kdev)
+static void port_agents_unregister(struct kmad_ib_dev *kdev)
 {
 	u8 p;
 
 	for (p = 0; p < kdev->num_ports; p++) {
+		if (kdev->ports[p].qp0_agent)
+			ib_unregister_mad_agent(kdev->ports[p].qp0_agent);
+		kdev->ports[p].qp0_agent = NULL;
 		if (kdev->ports[p].qp1_agent)
 			ib_unregister_mad_agent(kdev->ports[p].qp1_agent);
 		kdev->ports[p].qp1_agent = NULL;
@@ -205,24 +229,28 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 		kdev->ports[p - 1].kdev = kdev;
 		kdev->ports[p - 1].port_num = p;
 		INIT_WORK(&kdev->ports[p - 1].change_work, port_change_work);
+		atomic_set(&kdev->ports[p - 1].smi_tid, 0);
 		mutex_init(&kdev->ports[p - 1].bridge_lock);
 		INIT_LIST_HEAD(&kdev->ports[p - 1].bridges);
-		ret = port_attr_read(kdev, p, &attr);
-		if (!ret)
-			ret = kmad_device_set_port_attr(dev, p, &attr);
-		if (ret)
-			goto err_free_dev;
 	}
 	kdev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(kdev->pd)) {
 		ret = PTR_ERR(kdev->pd);
 		goto err_free_dev;
 	}
+	/* Before the attributes: no_smi says whether QP0's agent exists. */
 	for (p = 1; p <= num_ports; p++)
-		qp1_agent_register(&kdev->ports[p - 1]);
+		port_agents_register(&kdev->ports[p - 1]);
+	for (p = 1; p <= num_ports; p++) {
+		ret = port_attr_read(kdev, p, &attr);
+		if (!ret)
+			ret = kmad_device_set_port_attr(dev, p, &attr);
+		if (ret)
+			goto err_unregister_agents;
+	}
 	ret = kmad_device_register(dev);
 	if (ret)
-		goto err_dealloc_pd;
+		goto err_unregister_agents;
 	/* After registering: kmad_device_port_changed() wants a registered
 	 * device.  A change between the port_attr_read() above and here is
 	 * caught by reading the ports once more.
@@ -236,8 +264,8 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 		rdma_protocol_roce(ibdev, 1) ? "RoCE" : "InfiniBand");
 	return 0;
 
-err_dealloc_pd:
-	qp1_agents_unregister(kdev);
+err_unregister_agents:
+	port_agents_unregister(kdev);
 	ib_dealloc_pd(kdev->pd);
 err_free_dev:
 	kmad_device_free(dev);
@@ -258,11 +286,12 @@ static void kmad_ib_remove_one(struct ib_device *ibdev, void *client_data)
 		kmad_ib_bridges_stop(&kdev->ports[p]);
 	}
 	/* Flushes every QP through our ops, then destroys them; every send
-	 * from QP1 has completed (destroy_qp waits for ib_mad's reports) and
-	 * every address handle is gone.
+	 * through ib_mad's QP1 or QP0 has completed and every lingering SMP
+	 * request is done (destroy_qp cancels them and waits for ib_mad's
+	 * reports), and every address handle is gone.
 	 */
 	kmad_device_unregister(dev);
-	qp1_agents_unregister(kdev);
+	port_agents_unregister(kdev);
 	ib_dealloc_pd(kdev->pd);
 	pr_info("%s: kmad device removed\n", dev_name(&ibdev->dev));
 	kmad_device_free(dev);

@@ -8,8 +8,9 @@
  *
  * QPs.  ib_core's MAD layer owns QP0 and QP1 of every port, so kmad's
  * "QP1" is a UD QP of its own with Q_Key %KMAD_QP1_QKEY; its number is
- * given to kmad with kmad_qp_set_hw_num().  There is no SMI QP (the ports
- * are registered with no_smi).
+ * given to kmad with kmad_qp_set_hw_num().  kmad's SMI QP, on an
+ * InfiniBand port, is a software QP whose sends go through ib_mad's QP0
+ * (smi.c); its posts, modify and destroy go there.
  *
  * Work requests.  Each QP has one slot per send and receive kmad may
  * have posted (&struct kmad_ib_wr); a slot keeps kmad's completion
@@ -20,13 +21,15 @@
  *
  * Sends from the real QP1.  kmad's responses to requests that came through
  * the bridge (&kmad_hw_send.from_qp1) leave from the port's QP1, which
- * ib_mad owns: post_send() copies the MAD into an ib_mad send buffer of
- * the port's send-only agent (&kmad_ib_port.qp1_agent; ib_create_send_mad()
- * with GFP_ATOMIC) with the address handle kmad made for it on ib_mad's
- * protection domain (create_ah with &kmad_ah_attr.from_qp1), and posts it
- * with ib_post_send_mad(), no timeout.  ib_mad calls
- * kmad_ib_qp1_send_handler() once the hardware completed it (or failed
- * it); that queues a software completion on the QP's CQ and calls
+ * ib_mad owns: kmad_ib_post_via_mad() copies the MAD into an ib_mad send
+ * buffer of the port's send-only agent (&kmad_ib_port.qp1_agent;
+ * ib_create_send_mad() with GFP_ATOMIC) with the address handle kmad made
+ * for it on ib_mad's protection domain (create_ah with
+ * &kmad_ah_attr.from_qp1), and posts it with ib_post_send_mad(), no
+ * timeout (the SMI QP's sends that expect no response go the same way,
+ * on &kmad_ib_port.qp0_agent).  ib_mad calls kmad_ib_mad_send_handler()
+ * once the hardware completed it (or failed it); that queues a software
+ * completion on the QP's CQ (kmad_ib_sw_complete()) and calls
  * kmad_cq_event(), and poll_cq() returns software completions after the
  * hardware CQ's.  So every such send has exactly one completion, polled
  * like any CQE, never before ib_mad's: also when kmad moves the QP to the
@@ -131,8 +134,8 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	unsigned int i;
 	int ret;
 
-	/* The ports have no SMI: kmad asks for its QP1 only. */
-	if (kmad_qp_num(kqp) != 1)
+	/* QP0 only where ib_mad has an SMI agent of ours to send on. */
+	if (kmad_qp_num(kqp) > 1)
 		return -EOPNOTSUPP;
 	iqp = kzalloc(sizeof(*iqp), GFP_KERNEL);
 	if (!iqp)
@@ -140,9 +143,11 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 	iqp->kqp = kqp;
 	iqp->kdev = kdev;
 	iqp->icq = to_ib_cq(kcq);
-	atomic_set(&iqp->qp1_sends, 0);
+	atomic_set(&iqp->ibmad_sends, 0);
 	iqp->port_num = kmad_qp_port_num(kqp);
 	iqp->state = KMAD_QPS_RESET;
+	iqp->smi = kmad_qp_num(kqp) == 0;
+	INIT_LIST_HEAD(&iqp->lingering);
 	spin_lock_init(&iqp->lock);
 	iqp->nr_wrs = sq_depth + rq_depth;
 	iqp->wrs = kcalloc(iqp->nr_wrs, sizeof(*iqp->wrs), GFP_KERNEL);
@@ -155,6 +160,13 @@ int kmad_ib_create_qp(struct kmad_qp *kqp, struct kmad_cq *kcq,
 		INIT_LIST_HEAD(&iqp->wrs[i].sw_entry);
 		iqp->wrs[i].next = iqp->free;
 		iqp->free = &iqp->wrs[i];
+	}
+	if (iqp->smi) {
+		ret = kmad_ib_smi_qp_init(iqp);
+		if (ret)
+			goto err_free_wrs;
+		kmad_qp_set_priv(kqp, iqp);
+		return 0;
 	}
 
 	init.event_handler = kmad_ib_qp_async;
@@ -187,14 +199,16 @@ err_free_qp:
 }
 
 /* Unmap a slot's buffer and give the slot back.  Context: Q held. */
-static void wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w)
+void kmad_ib_wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w)
 {
 	lockdep_assert_held(&iqp->lock);
 	if (w->dir != DMA_NONE)
 		ib_dma_unmap_single(iqp->kdev->ibdev, w->dma, w->len, w->dir);
 	w->dir = DMA_NONE;
 	w->busy = false;
-	w->qp1 = false;
+	w->sw = false;
+	w->recv = false;
+	w->held = false;
 	w->msg = NULL;
 	w->kcqe = NULL;
 	w->next = iqp->free;
@@ -203,20 +217,21 @@ static void wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w)
 
 /*
  * Reclaim the slots of work requests ib_core will not complete any more
- * (after a reset or destroy).  kmad resets and destroys only QPs whose
- * work it has reaped, so this finds none unless something went wrong.
- * Sends from the real QP1 are not the QP's: ib_mad still completes them
- * (destroy first waits for that and drops their software completions).
+ * (after a reset or destroy; the receives the SMI QP holds).  kmad resets
+ * and destroys only QPs whose work it has reaped, so this finds none
+ * unless something went wrong.  Slots that complete through the software
+ * list are not the QP's: ib_mad still completes its sends (destroy first
+ * waits for that and drops their software completions).
  */
-static void qp_reclaim(struct kmad_ib_qp *iqp)
+void kmad_ib_qp_reclaim(struct kmad_ib_qp *iqp)
 {
 	unsigned int i, lost = 0;
 	unsigned long flags;
 
 	spin_lock_irqsave(&iqp->lock, flags);
 	for (i = 0; i < iqp->nr_wrs; i++) {
-		if (iqp->wrs[i].busy && !iqp->wrs[i].qp1) {
-			wr_put_locked(iqp, &iqp->wrs[i]);
+		if (iqp->wrs[i].busy && !iqp->wrs[i].sw) {
+			kmad_ib_wr_put_locked(iqp, &iqp->wrs[i]);
 			lost++;
 		}
 	}
@@ -224,15 +239,16 @@ static void qp_reclaim(struct kmad_ib_qp *iqp)
 	if (lost)
 		pr_warn("%s port %u: QP %u: %u work requests had no completion\n",
 			dev_name(&iqp->kdev->ibdev->dev), iqp->port_num,
-			iqp->qp->qp_num, lost);
+			kmad_qp_hw_num(iqp->kqp), lost);
 }
 
 /*
- * Wait until ib_mad has reported every send of the QP from the real QP1
- * and our handler is done with them, then drop the software completions
- * of the QP kmad has not polled (none, unless something went wrong).
+ * Wait until ib_mad has reported every send of the QP through its QP0 or
+ * QP1 and our handler is done with them, then drop the software
+ * completions of the QP kmad has not polled (none, unless something went
+ * wrong).
  */
-static void qp1_sends_drain(struct kmad_ib_qp *iqp)
+static void ibmad_sends_drain(struct kmad_ib_qp *iqp)
 {
 	struct kmad_ib_cq *icq = iqp->icq;
 	struct kmad_ib_wr *w, *tmp;
@@ -240,7 +256,7 @@ static void qp1_sends_drain(struct kmad_ib_qp *iqp)
 	LIST_HEAD(mine);
 	unsigned long flags;
 
-	wait_var_event(&iqp->qp1_sends, !atomic_read(&iqp->qp1_sends));
+	wait_var_event(&iqp->ibmad_sends, !atomic_read(&iqp->ibmad_sends));
 	spin_lock_irqsave(&icq->sw_lock, flags);
 	list_for_each_entry_safe(w, tmp, &icq->sw_done, sw_entry) {
 		if (w->qp == iqp)
@@ -250,23 +266,26 @@ static void qp1_sends_drain(struct kmad_ib_qp *iqp)
 	spin_lock_irqsave(&iqp->lock, flags);
 	list_for_each_entry_safe(w, tmp, &mine, sw_entry) {
 		list_del_init(&w->sw_entry);
-		wr_put_locked(iqp, w);
+		kmad_ib_wr_put_locked(iqp, w);
 		lost++;
 	}
 	spin_unlock_irqrestore(&iqp->lock, flags);
 	if (lost)
-		pr_warn("%s port %u: QP %u: %u sends from QP1 not polled\n",
+		pr_warn("%s port %u: QP %u: %u software completions not polled\n",
 			dev_name(&iqp->kdev->ibdev->dev), iqp->port_num,
-			iqp->qp->qp_num, lost);
+			kmad_qp_hw_num(iqp->kqp), lost);
 }
 
 void kmad_ib_destroy_qp(struct kmad_qp *kqp)
 {
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
 
-	ib_destroy_qp(iqp->qp);
-	qp1_sends_drain(iqp);
-	qp_reclaim(iqp);
+	if (iqp->smi)
+		kmad_ib_smi_cancel_lingering(iqp);
+	else
+		ib_destroy_qp(iqp->qp);
+	ibmad_sends_drain(iqp);
+	kmad_ib_qp_reclaim(iqp);
 	kmad_qp_set_priv(kqp, NULL);
 	kfree(iqp->wrs);
 	kfree(iqp);
@@ -301,6 +320,8 @@ int kmad_ib_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 	struct ib_qp_attr attr = {};
 	int ret;
 
+	if (iqp->smi)
+		return kmad_ib_smi_modify_qp(iqp, state);
 	switch (state) {
 	case KMAD_QPS_RTS:
 		ret = qp_to_rts(iqp);
@@ -313,7 +334,7 @@ int kmad_ib_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 		attr.qp_state = IB_QPS_RESET;
 		ret = ib_modify_qp(iqp->qp, &attr, IB_QP_STATE);
 		if (!ret)
-			qp_reclaim(iqp);
+			kmad_ib_qp_reclaim(iqp);
 		break;
 	default:
 		return -EINVAL;
@@ -321,7 +342,7 @@ int kmad_ib_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 	if (ret) {
 		pr_err("%s port %u: QP %u: modify to state %d failed: %d\n",
 		       dev_name(&iqp->kdev->ibdev->dev), iqp->port_num,
-		       iqp->qp->qp_num, state, ret);
+		       kmad_qp_hw_num(iqp->kqp), state, ret);
 		return ret;
 	}
 	iqp->state = state;
@@ -354,16 +375,26 @@ static struct kmad_ib_wr *wr_get_locked(struct kmad_ib_qp *iqp,
 	return w;
 }
 
-/*
- * Post a send from the port's real QP1, through ib_mad (see the top of
- * this file).  Any context but hard interrupt, interrupts possibly off:
- * ib_create_send_mad() allocates atomically, ib_post_send_mad() takes
- * irq-safe locks only, as ib_cm calls it under its own.
+/**
+ * kmad_ib_post_via_mad() - post a send through one of ib_mad's QPs.
+ * @iqp: kmad's QP it belongs to.
+ * @agent: the port's ib_mad agent to send it on (&kmad_ib_port.qp1_agent
+ *	or &kmad_ib_port.qp0_agent); NULL fails.
+ * @wr: the send.
+ *
+ * Takes a slot for the send, copies the MAD into an ib_mad send buffer and
+ * posts it with no timeout.  The send completes when ib_mad reports it
+ * (kmad_ib_mad_send_handler()).  Any context but hard interrupt,
+ * interrupts possibly off: ib_create_send_mad() allocates atomically,
+ * ib_post_send_mad() takes irq-safe locks only, as ib_cm calls it under
+ * its own.
+ *
+ * Return: 0, or a negative errno if the send was not posted (no
+ * completion comes for it then).
  */
-static int post_send_qp1(struct kmad_ib_qp *iqp, const struct kmad_hw_send *wr)
+int kmad_ib_post_via_mad(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
+			 const struct kmad_hw_send *wr)
 {
-	struct kmad_ib_port *port = &iqp->kdev->ports[iqp->port_num - 1];
-	struct ib_mad_agent *agent = port->qp1_agent;
 	struct ib_mad_send_buf *msg;
 	struct kmad_ib_wr *w;
 	unsigned long flags;
@@ -382,72 +413,116 @@ static int post_send_qp1(struct kmad_ib_qp *iqp, const struct kmad_hw_send *wr)
 	msg->retries = 0;
 
 	spin_lock_irqsave(&iqp->lock, flags);
-	w = iqp->free;
+	w = kmad_ib_wr_get_sw_locked(iqp, wr->cqe);
 	if (!w) {
 		spin_unlock_irqrestore(&iqp->lock, flags);
 		ib_free_send_mad(msg);
 		return -ENOBUFS;
 	}
-	iqp->free = w->next;
-	w->next = NULL;
-	w->kcqe = wr->cqe;
-	w->buf = NULL;
-	w->dir = DMA_NONE;
-	w->busy = true;
-	w->qp1 = true;
 	w->msg = msg;
 	spin_unlock_irqrestore(&iqp->lock, flags);
 	msg->context[0] = w;
+	msg->context[1] = NULL;
 	/* Counted before ib_mad can report it. */
-	atomic_inc(&iqp->qp1_sends);
+	atomic_inc(&iqp->ibmad_sends);
 	ret = ib_post_send_mad(msg, NULL);
 	if (!ret)
 		return 0;
 	/* Not posted: ib_mad will not report it. */
-	atomic_dec(&iqp->qp1_sends);
+	atomic_dec(&iqp->ibmad_sends);
 	spin_lock_irqsave(&iqp->lock, flags);
-	wr_put_locked(iqp, w);
+	kmad_ib_wr_put_locked(iqp, w);
 	spin_unlock_irqrestore(&iqp->lock, flags);
 	ib_free_send_mad(msg);
 	return ret;
 }
 
-static enum kmad_wc_status wc_status(enum ib_wc_status status);
+/**
+ * kmad_ib_wr_get_sw_locked() - take a free slot for a work request that
+ * completes through the CQ's software list (kmad_ib_sw_complete()).
+ * @iqp: the QP.
+ * @kcqe: kmad's completion context of the work request.
+ *
+ * Context: Q held.
+ * Return: the slot (no buffer, no DMA mapping), or NULL if none is free.
+ */
+struct kmad_ib_wr *kmad_ib_wr_get_sw_locked(struct kmad_ib_qp *iqp,
+					    struct kmad_cqe *kcqe)
+{
+	struct kmad_ib_wr *w = iqp->free;
+
+	lockdep_assert_held(&iqp->lock);
+	if (!w)
+		return NULL;
+	iqp->free = w->next;
+	w->next = NULL;
+	w->kcqe = kcqe;
+	w->buf = NULL;
+	w->dir = DMA_NONE;
+	w->busy = true;
+	w->sw = true;
+	w->recv = false;
+	w->held = false;
+	w->msg = NULL;
+	return w;
+}
 
 /**
- * kmad_ib_qp1_send_handler() - ib_mad reports a send from the real QP1.
- * @agent: the port's &kmad_ib_port.qp1_agent.
- * @send_wc: the send and how it ended.
+ * kmad_ib_sw_complete() - complete a slot through its CQ's software list.
+ * @w: a busy slot taken with kmad_ib_wr_get_sw_locked(), on no list.
+ * @status: how it ended.
  *
- * Queues the send's completion on its QP's CQ for poll_cq() and tells
- * kmad.  Context: ib_mad's completion work, or ib_unregister_mad_agent()
- * (which finds none: the agent goes after the kmad device).
+ * poll_cq() returns it after the hardware CQ's completions.  Context:
+ * any but hard interrupt; Q and S not held.
  */
-void kmad_ib_qp1_send_handler(struct ib_mad_agent *agent,
-			      struct ib_mad_send_wc *send_wc)
+void kmad_ib_sw_complete(struct kmad_ib_wr *w, enum kmad_wc_status status)
 {
-	struct kmad_ib_wr *w = send_wc->send_buf->context[0];
-	struct kmad_ib_qp *iqp = w->qp;
-	struct kmad_ib_cq *icq = iqp->icq;
+	struct kmad_ib_cq *icq = w->qp->icq;
 	unsigned long flags;
 
-	w->sw_status = wc_status(send_wc->status);
-	if (send_wc->status != IB_WC_SUCCESS &&
-	    send_wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_warn_ratelimited("%s port %u: send from QP1: %s (vendor error 0x%x)\n",
-				    dev_name(&iqp->kdev->ibdev->dev),
-				    iqp->port_num,
-				    ib_wc_status_msg(send_wc->status),
-				    send_wc->vendor_err);
-	w->msg = NULL;
-	ib_free_send_mad(send_wc->send_buf);
+	w->sw_status = status;
 	spin_lock_irqsave(&icq->sw_lock, flags);
 	list_add_tail(&w->sw_entry, &icq->sw_done);
 	spin_unlock_irqrestore(&icq->sw_lock, flags);
 	kmad_cq_event(icq->kcq);
+}
+
+/**
+ * kmad_ib_mad_send_handler() - ib_mad reports a send of ours.
+ * @agent: the port's &kmad_ib_port.qp1_agent or &kmad_ib_port.qp0_agent.
+ * @send_wc: the send and how it ended.
+ *
+ * A send kmad_ib_post_via_mad() posted (its slot in context[0]) completes
+ * now on its QP's CQ; a request of the SMI QP that waited for a response
+ * (no slot: kmad had its completion at the post) is done (smi.c).
+ * Context: ib_mad's completion or timeout work, or
+ * ib_unregister_mad_agent() (which finds none: the agents go after the
+ * kmad device).
+ */
+void kmad_ib_mad_send_handler(struct ib_mad_agent *agent,
+			      struct ib_mad_send_wc *send_wc)
+{
+	struct kmad_ib_wr *w = send_wc->send_buf->context[0];
+	struct kmad_ib_qp *iqp;
+
+	if (!w) {
+		kmad_ib_smi_linger_done(send_wc);
+		return;
+	}
+	iqp = w->qp;
+	if (send_wc->status != IB_WC_SUCCESS &&
+	    send_wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("%s port %u: send from QP%u: %s (vendor error 0x%x)\n",
+				    dev_name(&iqp->kdev->ibdev->dev),
+				    iqp->port_num, agent->qp->qp_num,
+				    ib_wc_status_msg(send_wc->status),
+				    send_wc->vendor_err);
+	w->msg = NULL;
+	ib_free_send_mad(send_wc->send_buf);
+	kmad_ib_sw_complete(w, kmad_ib_wc_status(send_wc->status));
 	/* Last: destroy_qp may free the QP once this reads zero. */
-	if (atomic_dec_and_test(&iqp->qp1_sends))
-		wake_up_var(&iqp->qp1_sends);
+	if (atomic_dec_and_test(&iqp->ibmad_sends))
+		wake_up_var(&iqp->ibmad_sends);
 }
 
 /*
@@ -488,7 +563,7 @@ static int post_mapped(struct kmad_ib_qp *iqp, struct kmad_cqe *kcqe,
 		ret = ib_post_recv(iqp->qp, &rwr, NULL);
 	}
 	if (ret)
-		wr_put_locked(iqp, w);
+		kmad_ib_wr_put_locked(iqp, w);
 	spin_unlock_irqrestore(&iqp->lock, flags);
 	return ret;
 }
@@ -498,8 +573,10 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
 	struct ib_ud_wr ud = {};
 
+	if (iqp->smi)
+		return kmad_ib_smi_post_send(iqp, wr);
 	if (wr->from_qp1)
-		return post_send_qp1(iqp, wr);
+		return kmad_ib_post_via_mad(iqp, iqp->kdev->ports[iqp->port_num - 1].qp1_agent, wr);
 	if (!wr->ah)
 		return -EINVAL;
 	/*
@@ -527,7 +604,11 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 
 int kmad_ib_post_recv(struct kmad_qp *kqp, const struct kmad_hw_recv *wr)
 {
-	return post_mapped(to_ib_qp(kqp), wr->cqe, wr->buf, wr->len, NULL);
+	struct kmad_ib_qp *iqp = to_ib_qp(kqp);
+
+	if (iqp->smi)
+		return kmad_ib_smi_post_recv(iqp, wr);
+	return post_mapped(iqp, wr->cqe, wr->buf, wr->len, NULL);
 }
 
 /*
@@ -574,7 +655,8 @@ void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
 		grh_from_ipv4(grh);
 }
 
-static enum kmad_wc_status wc_status(enum ib_wc_status status)
+/* An ib_core completion status as kmad's. */
+enum kmad_wc_status kmad_ib_wc_status(enum ib_wc_status status)
 {
 	switch (status) {
 	case IB_WC_SUCCESS:
@@ -598,7 +680,7 @@ static void wc_convert(struct kmad_ib_dev *kdev, const struct ib_wc *iwc,
 
 	memset(wc, 0, sizeof(*wc));
 	wc->cqe = w->kcqe;
-	wc->status = wc_status(iwc->status);
+	wc->status = kmad_ib_wc_status(iwc->status);
 	/* An error completion's opcode is undefined: the slot knows. */
 	wc->opcode = recv ? KMAD_WC_RECV : KMAD_WC_SEND;
 	if (iwc->status != IB_WC_SUCCESS && iwc->status != IB_WC_WR_FLUSH_ERR)
@@ -623,7 +705,7 @@ static void wc_convert(struct kmad_ib_dev *kdev, const struct ib_wc *iwc,
 			kmad_ib_grh_fixup(kdev, iqp->port_num, iwc, w->buf);
 		}
 	}
-	wr_put_locked(iqp, w);
+	kmad_ib_wr_put_locked(iqp, w);
 	spin_unlock_irqrestore(&iqp->lock, flags);
 }
 
@@ -648,9 +730,9 @@ static bool sw_poll_one(struct kmad_ib_cq *icq, struct kmad_wc *wc)
 	memset(wc, 0, sizeof(*wc));
 	wc->cqe = w->kcqe;
 	wc->status = w->sw_status;
-	wc->opcode = KMAD_WC_SEND;
+	wc->opcode = w->recv ? KMAD_WC_RECV : KMAD_WC_SEND;
 	spin_lock_irqsave(&iqp->lock, flags);
-	wr_put_locked(iqp, w);
+	kmad_ib_wr_put_locked(iqp, w);
 	spin_unlock_irqrestore(&iqp->lock, flags);
 	return true;
 }
