@@ -52,7 +52,7 @@ start_all=$SECONDS
 # The checks the guest must print, in order (tests/fakeib/guest.sh).
 CHECKS="load sysfs ibstat smpquery perfquery kmad-bind
 gsi/ibmad_unsupported gsi/ibmad_peer gsi/kmad_kmad gsi/timeout_retry
-smi/smi_kmad smi/smi_timeout smi/smi_dr smi/smpquery-sma smi/smi_ibmad
+gsi/rdma-to-kmad smi/smi_kmad smi/smi_timeout smi/smi_dr smi/smpquery-sma smi/smi_ibmad
 smi/unload unload"
 
 say() { echo ">> $*"; }
@@ -100,7 +100,9 @@ for ko in tests/fakeib/kmad_fakeib.ko tests/fakeib/kmad_fakeib_smi.ko \
 	[ -f "$src/$ko" ] || die "$ko was not built"
 	kos+=("$src/$ko")
 done
-say "built in $((SECONDS - build_t0))s: ${kos[*]##*/}"
+build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
+	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
+say "built in $((SECONDS - build_t0))s: umad_peer ${kos[*]##*/}"
 
 # 3. The initramfs.
 stage=$out/initramfs
@@ -114,6 +116,7 @@ for t in ibstat smpquery perfquery; do
 	[ -x "$p" ] || die "$t not found"
 	add_prog "$p" "/sbin/$t"
 done
+add_prog "$src/tests/interop/umad_peer" /sbin/umad_peer
 [ ! -d /etc/infiniband-diags ] || cp -r /etc/infiniband-diags "$stage/etc/"
 
 # The kernel's modules and everything they depend on, at their own paths.

@@ -200,6 +200,23 @@ for c in ibmad_unsupported ibmad_peer kmad_kmad timeout_retry; do
 	esac
 done
 
+# gsi/rdma-to-kmad: rdma-core's Gets to a kmad agent, LID routed.  While
+# loaded, kmad_interop keeps an agent for vendor class 0x0b on fakeib0;
+# Debian's libibumad (umad_peer, through ib_umad on fakeib1) sends Gets to
+# LID 1's QP1, which only ib_mad receives: kmad_ib's bridge hands them to
+# that agent, and its answers leave from ib_mad's QP1 (umad_peer checks
+# the data, the TID and source QP 1).  ib_mad's own 0x000c would mean the
+# bridge did not carry the class.
+if ! grep -q '^kmad_interop ' /proc/modules; then
+	result gsi/rdma-to-kmad "FAILED kmad_interop is not loaded"
+else
+	run umad_peer query --ca fakeib1 --dlid 1 --class 0x0b --mult 17 --count 16
+	case $rc in
+	0) result gsi/rdma-to-kmad "ok $(sed -n 's/^umad_peer: query: ok //p' /tmp/out | head -n 1), kmad agent on fakeib0 answered through the bridge" ;;
+	*) result gsi/rdma-to-kmad "FAILED exit $rc: $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')" ;;
+	esac
+fi
+
 # ---- smi/*: kmad SMI agents through kmad_ib's QP0 bridge, from fakeib0 to
 # fakeib1 (LID 2), LID routed (tests/fakeib/smi_test.c).  First with a kmad
 # SMA on fakeib1 answering SubnGet(NodeInfo) with NodeGUID
