@@ -11,6 +11,7 @@
 
 struct kmad_agent_priv;
 struct kmad_recv_priv;
+struct kmad_send_wr;
 
 /*
  * The receiving side (rmpp_recv.c).
@@ -43,5 +44,52 @@ struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
  */
 bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
+
+/**
+ * struct kmad_send_probe - where a posted send stands, and what is to move
+ * it on: for a test or a debug print that must tell a slow send from a
+ * stuck one (kmad_send_probe(), kmad_send_probe_stuck()).
+ * @state: enum kmad_send_state.
+ * @state_name: its name (kmad_send_state_name()), for a print.
+ * @hw: enum kmad_hw_state, read under the QP lock.
+ * @refs: its references.
+ * @retries_left: retries it has left.
+ * @rmpp: an RMPP send: the fields below mean something.
+ * @in_wheel: its deadline is in the agent's wheel (WAIT_RESP, the agent
+ *	not flushed).
+ * @virtual_clock: the port's clock is the provider's (step mode): time,
+ *	and so every deadline, moves only when the provider says so.
+ * @work_busy: the agent's work is queued or running (work_busy()).
+ * @deadline_ms: in the wheel: ms from now to the deadline, negative if
+ *	past.
+ * @timer_ms: ms from now to the time the agent's work is queued for
+ *	(&kmad_agent_priv.timer_at), negative if past; S64_MAX if none.
+ * @seg_count: segments.
+ * @seg_sent: the segment last handed to the QP.
+ * @seg_max: the highest segment handed to the QP.
+ * @last_ack: the highest segment acknowledged.
+ * @window: NewWindowLast of the last ACK taken.
+ */
+struct kmad_send_probe {
+	const char *state_name;
+	u8 state;
+	u8 hw;
+	u8 refs;
+	u8 retries_left;
+	bool rmpp;
+	bool in_wheel;
+	bool virtual_clock;
+	bool work_busy;
+	s64 deadline_ms;
+	s64 timer_ms;
+	u32 seg_count;
+	u32 seg_sent;
+	u32 seg_max;
+	u32 last_ack;
+	u32 window;
+};
+
+void kmad_send_probe(struct kmad_send_wr *wr, struct kmad_send_probe *p);
+bool kmad_send_probe_stuck(const struct kmad_send_probe *p);
 
 #endif /* KMAD_RMPP_H */

@@ -38,11 +38,14 @@
  * A -> Q order of kmad_qp_send() orders the two.  The segments are written
  * under A only while the QP does not hold the send.
  */
+#include <kunit/visibility.h>
 #include <linux/err.h>
 #include <linux/gfp.h>
+#include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include "kmad_priv.h"
 #include "rmpp.h"
 
@@ -610,3 +613,92 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 	kmad_recv_free(recv);
 	return true;
 }
+
+/* @t - @now in ms, signed; @t U64_MAX: S64_MAX. */
+static s64 probe_ms(u64 t, u64 now)
+{
+	if (t == U64_MAX)
+		return S64_MAX;
+	if (t >= now)
+		return jiffies_to_msecs(min_t(u64, t - now, MAX_JIFFY_OFFSET));
+	return -(s64)jiffies_to_msecs(min_t(u64, now - t, MAX_JIFFY_OFFSET));
+}
+
+/**
+ * kmad_send_probe() - where a posted send stands (&struct kmad_send_probe).
+ * @wr: a send of an agent that is not freed.
+ * @p: filled.
+ *
+ * Context: A held; takes Q (A -> Q) to read where the hardware stands.
+ */
+void kmad_send_probe(struct kmad_send_wr *wr, struct kmad_send_probe *p)
+{
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+	struct kmad_qp_info *qpi = agent->qpi;
+	struct kmad_rmpp_send *rs;
+	u64 now = 0;
+
+	lockdep_assert_held(&agent->lock);
+	memset(p, 0, sizeof(*p));
+	p->state = wr->state;
+	p->state_name = kmad_send_state_name(wr->state);
+	spin_lock(&qpi->lock);
+	p->hw = wr->hw;
+	spin_unlock(&qpi->lock);
+	p->refs = wr->refs;
+	p->retries_left = wr->retries_left;
+	p->in_wheel = wr->state == KMAD_SS_WAIT_RESP && !agent->tables_emptied;
+	p->virtual_clock = kmad_port_clock(qpi->port, &now) &&
+			   qpi->port->dev->ops->now;
+	now = kmad_now(qpi->port);
+	p->work_busy = work_busy(&agent->work.work);
+	p->deadline_ms = p->in_wheel ?
+			 probe_ms(wr->deadline_node.expires, now) : 0;
+	p->timer_ms = probe_ms(agent->timer_at, now);
+	p->rmpp = wr->rmpp;
+	if (!wr->rmpp)
+		return;
+	rs = rmpp_send(wr);
+	p->seg_count = rs->seg_count;
+	p->seg_sent = rs->seg_sent;
+	p->seg_max = rs->seg_max;
+	p->last_ack = rs->last_ack;
+	p->window = rs->window;
+}
+EXPORT_SYMBOL_IF_KUNIT(kmad_send_probe);
+
+/**
+ * kmad_send_probe_stuck() - is nothing set to move this send on?
+ * @p: from kmad_send_probe().
+ *
+ * Every state a posted send waits in has a way out: SENDING, CANCELED and
+ * EARLY_RESP a send completion (the QP holds the send: waiting for a slot,
+ * or posted); WAIT_RESP a deadline in the wheel, and, on the real clock,
+ * the agent's work queued (or running) to expire it; DONE its callback,
+ * with the work queued.  BACKLOG waits for another send to end, which is
+ * that send's way out.  A send with none is stuck: it would never get its
+ * callback.
+ *
+ * The drain marks a completed send idle on its QP, then drops the QP lock
+ * and reports the completion (kmad_send_hw_done()): in between a SENDING
+ * send looks stuck for a moment.  A caller that finds one stuck probes it
+ * again a little later before calling it so.
+ *
+ * Return: true if stuck.
+ */
+bool kmad_send_probe_stuck(const struct kmad_send_probe *p)
+{
+	switch (p->state) {
+	case KMAD_SS_SENDING:
+	case KMAD_SS_CANCELED:
+	case KMAD_SS_EARLY_RESP:
+		return p->hw == KMAD_HW_IDLE;
+	case KMAD_SS_WAIT_RESP:
+		return !p->in_wheel || (!p->virtual_clock && !p->work_busy);
+	case KMAD_SS_DONE:
+		return !p->work_busy;
+	default:
+		return false;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(kmad_send_probe_stuck);

@@ -23,6 +23,13 @@
  * than the transfers end, so both sides reach it; nothing is left behind
  * (the suite's exit unregisters and destroys the fabric: the debug
  * kernel's kmemleak and DEBUG_OBJECTS watch the rest).
+ *
+ * A send still without its callback after the wait is reported with
+ * where it stands (rr_report(): its state, where the hardware holds it,
+ * its deadline and the agent's timer, and an RMPP send's window), so a
+ * failure tells a slow send, still retrying under load, from a stuck one;
+ * a send with neither a completion to come nor a deadline armed, found so
+ * twice a second apart, fails the case whatever else passed.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -30,6 +37,7 @@
 #include <linux/random.h>
 
 #include "kmad_test.h"
+#include "rmpp.h"
 
 #define RR_THREADS	3
 #define RR_SENDS	24	/* per thread */
@@ -265,6 +273,94 @@ static int rr_thread_fn(void *arg)
 	return 0;
 }
 
+/* The most stuck sends rr_report() keeps track of between its passes. */
+#define RR_MAX_STUCK	16
+
+struct rr_stuck {
+	const void *wr[RR_MAX_STUCK];
+	unsigned int n;
+	unsigned int outstanding;
+};
+
+/*
+ * Probe every send @agent has not delivered (posted, or DONE with its
+ * callback to come), print each, and note in @now those that look stuck
+ * (kmad_send_probe_stuck()).  With @before (the first pass), only those
+ * that looked stuck then too count.
+ */
+static void rr_report_agent(struct kunit *test, struct kmad_agent *agent,
+			    const char *who,
+			    const struct rr_stuck *before, struct rr_stuck *now)
+{
+	struct kmad_agent_priv *priv = kmad_agent_priv(agent);
+	struct list_head *lists[] = { &priv->sends, &priv->done };
+	struct kmad_send_probe p;
+	struct kmad_send_wr *wr;
+	unsigned long flags;
+	unsigned int i, j;
+	bool stuck;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	for (i = 0; i < ARRAY_SIZE(lists); i++) {
+		list_for_each_entry(wr, lists[i], agent_entry) {
+			kmad_send_probe(wr, &p);
+			stuck = kmad_send_probe_stuck(&p);
+			for (j = 0; stuck && before && j < before->n; j++)
+				if (before->wr[j] == wr)
+					break;
+			if (before && stuck && j == before->n)
+				stuck = false;
+			now->outstanding++;
+			if (stuck && now->n < RR_MAX_STUCK)
+				now->wr[now->n++] = wr;
+			kunit_info(test, "%s tid %#llx: %s hw %u refs %u retries %u deadline %s%lld ms timer %lld ms work %s; rmpp %d seg %u/%u max %u ack %u win %u: %s\n",
+				   who, wr->tid.tid, p.state_name, p.hw, p.refs,
+				   p.retries_left, p.in_wheel ? "" : "none ",
+				   p.deadline_ms, p.timer_ms,
+				   p.work_busy ? "busy" : "idle", p.rmpp,
+				   p.seg_sent, p.seg_count, p.seg_max,
+				   p.last_ack, p.window,
+				   stuck ? "STUCK" : "on its way");
+		}
+	}
+	spin_unlock_irqrestore(&priv->lock, flags);
+}
+
+/* One pass over the client agents and the server's. */
+static void rr_report_pass(struct rr_ctx *ctx, const struct rr_stuck *before,
+			   struct rr_stuck *now)
+{
+	char who[16];
+	unsigned int i;
+
+	for (i = 0; i < RR_THREADS; i++) {
+		snprintf(who, sizeof(who), "client %u", i);
+		rr_report_agent(ctx->test, ctx->th[i].agent, who, before, now);
+	}
+	rr_report_agent(ctx->test, ctx->srv, "server", before, now);
+}
+
+/*
+ * What is left after the wait, on both sides: printed once, then, if
+ * some send looked stuck, probed again a second later (the drain reports
+ * a completion a moment after it took it off the QP).  Returns the sends
+ * stuck both times.
+ */
+static unsigned int rr_report(struct rr_ctx *ctx)
+{
+	struct rr_stuck first = {}, second = {};
+
+	rr_report_pass(ctx, NULL, &first);
+	kunit_info(ctx->test, "after the wait: %u sends outstanding, %u without a completion to come or a deadline armed\n",
+		   first.outstanding, first.n);
+	if (!first.n)
+		return 0;
+	msleep(1000);
+	rr_report_pass(ctx, &first, &second);
+	kunit_info(ctx->test, "a second later: %u stuck\n", second.n);
+	return second.n;
+}
+
 static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 		   bool cancel)
 {
@@ -331,6 +427,8 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 		kthread_stop(ctx->th[i].task);
 	/* A late duplicate must not call anything twice: give it time. */
 	msleep(300);
+	/* Slow or stuck?  A send nothing will move on is a failure. */
+	KUNIT_EXPECT_EQ(test, rr_report(ctx), 0U);
 
 	for (i = 0; i < RR_THREADS; i++) {
 		struct rr_thread *t = &ctx->th[i];
@@ -463,3 +561,4 @@ kunit_test_suite(rmpp_race_suite);
 
 MODULE_DESCRIPTION("kmad RMPP end to end under load, drops and duplicates");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

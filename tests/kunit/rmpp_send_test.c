@@ -8,10 +8,13 @@
  * STOP or ABORT into device 0 as device 1 would send it.
  */
 
+#include <linux/completion.h>
 #include <linux/err.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 
 #include "kmad_test.h"
+#include "rmpp.h"
 
 /* A send-only RMPP agent (requests) and an SA agent (responses), dev 0. */
 static struct kmad_agent *rt_req_agent;
@@ -212,6 +215,43 @@ static void rt_expect_abort(struct kt_fix *f, const struct kmad_mad *seg1,
 			be64_to_cpu(seg1->mad_hdr.tid));
 	KUNIT_EXPECT_EQ(f->test, r->mad_hdr.method, seg1->mad_hdr.method);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+}
+
+/*
+ * The send has a way out of the state it waits in (kmad_send_probe_stuck():
+ * a send completion to come, or a deadline in the wheel): it cannot wait
+ * forever.  The step-mode fabric completes nothing by itself, so no drain
+ * is between the QP and the send here.
+ */
+static void rt_expect_live(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	struct kmad_send_wr *wr = kmad_send_wr(buf);
+	struct kmad_send_probe p;
+	unsigned long flags;
+
+	spin_lock_irqsave(&kmad_send_agent(wr)->lock, flags);
+	kmad_send_probe(wr, &p);
+	spin_unlock_irqrestore(&kmad_send_agent(wr)->lock, flags);
+	KUNIT_EXPECT_FALSE_MSG(f->test, kmad_send_probe_stuck(&p),
+			       "state %s hw %u wheel %d seg %u/%u max %u ack %u win %u",
+			       p.state_name, p.hw, p.in_wheel,
+			       p.seg_sent, p.seg_count, p.seg_max, p.last_ack,
+			       p.window);
+}
+
+/* Inject the response to the request @seg1 is segment 1 of: one MAD. */
+static void rt_respond(struct kt_fix *f, const struct kmad_mad *seg1)
+{
+	struct kmad_mad mad = *seg1;
+
+	mad.mad_hdr.method = KMAD_METHOD_GET_MULTI_RESP;
+	memset(&((struct kmad_rmpp_mad *)&mad)->rmpp_hdr, 0,
+	       sizeof(struct kmad_rmpp_hdr));
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+						 sizeof(mad),
+						 kmad_port_lid(f->port[KT_DEV1]),
+						 KT_QPN), 0);
+	kt_event(f, KT_DEV0);
 }
 
 /* One segment: FIRST and LAST, PayloadLength as ib_mad has it; the final
@@ -802,6 +842,415 @@ static void rmpp_one_mib(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * Races checked (Documentation/rmpp.rst, "Races checked"): each case below
+ * drives one order of events and expects one callback with its status, and
+ * at every wait a way out (rt_expect_live()).
+ */
+
+/* The final ACK comes while a retry's segment is in the hardware: the
+ * send ends OK at that segment's send completion; nothing more is sent.
+ */
+static void rmpp_final_ack_during_retry(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 30, 600, 0, 2);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	rt_expect_live(f, buf);
+	kmad_sim_advance_clock(f->fab, 2000);	/* the ACK of 3 is late */
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 again */
+	rt_ack(f, &seg1, 3, 3);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_expect_live(f, buf);
+	rt_tx(f, buf, 2, &mad);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* The same for a request: after the retried segment's send completion it
+ * waits timeout_ms for its response, resends nothing, and times out once.
+ */
+static void rmpp_final_ack_during_retry_request(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 31, 400, 500, 2);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	kmad_sim_advance_clock(f->fab, 500);	/* ACK wait: timeout_ms */
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);
+	rt_ack(f, &seg1, 2, 2);
+	rt_tx(f, buf, 2, &mad);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	rt_expect_live(f, buf);
+	kmad_sim_advance_clock(f->fab, 499);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* An ACK that acknowledges the retried segment and the one after it,
+ * while the retry is in the hardware: the send goes on after both, it
+ * does not resend the acknowledged one.
+ */
+static void rmpp_ack_during_retry_moves_on(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 32, 800, 0, 2);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	kmad_sim_advance_clock(f->fab, 2000);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 again */
+	rt_ack(f, &seg1, 3, 4);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 4, &mad);
+	rt_expect_live(f, buf);
+	rt_ack(f, &seg1, 4, 4);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_free_send_buf(buf);
+}
+
+/* The response comes before the last ACK, while the request waits for an
+ * ACK: it ends the send OK; the late final ACK matches nothing.
+ */
+static void rmpp_response_before_final_ack(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 33, 600, 500, 1);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	rt_respond(f, &seg1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_MULTI_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	rt_ack(f, &seg1, 3, 3);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	kmad_free_send_buf(buf);
+}
+
+/* The response comes while a segment is in the hardware: parked until
+ * that send completion, then recv_handler and OK; an ACK meanwhile and
+ * the window it opened send nothing more.
+ */
+static void rmpp_response_while_segment_in_hw(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 34, 600, 500, 1);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 */
+	rt_respond(f, &seg1);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_EARLY_RESP);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_expect_live(f, buf);
+	rt_ack(f, &seg1, 2, 3);
+	rt_tx(f, buf, 2, &mad);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_MULTI_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* kmad_modify_send() of a request during its windows: in the hardware it
+ * sets the timeout the ACK wait uses next; waiting for an ACK it moves the
+ * deadline (as ib_modify_mad()); the response wait after the final ACK
+ * uses the new timeout.  One callback: RESP_TIMEOUT.
+ */
+static void rmpp_modify_mid_window(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 35, 600, 500, 1);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 300), 0);
+	rt_tx(f, buf, 1, &seg1);
+	kmad_sim_advance_clock(f->fab, 200);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 1000), 0);
+	rt_expect_live(f, buf);
+	kmad_sim_advance_clock(f->fab, 999);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	rt_tx(f, buf, 1, &mad);			/* the retry */
+	rt_ack(f, &seg1, 1, 3);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	rt_ack(f, &seg1, 3, 3);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	rt_expect_live(f, buf);
+	kmad_sim_advance_clock(f->fab, 999);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* An RMPP send posted without a timeout has none to modify: -EINVAL in
+ * the hardware and waiting for an ACK, its 2 s ACK deadline kept; then
+ * kmad_modify_send(buf, 0) cancels it at once, and a late ACK finds
+ * nothing.
+ */
+static void rmpp_modify_without_timeout(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 36, 600, 0, 1);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 100), -EINVAL);
+	rt_tx(f, buf, 1, &seg1);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 100), -EINVAL);
+	kmad_sim_advance_clock(f->fab, 1999);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	rt_expect_live(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 0), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	rt_ack(f, &seg1, 1, 3);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/* After the final ACK, while the request waits for its response: a
+ * repeated final ACK, a STOP and an ABORT change nothing (no ABORT sent,
+ * the deadline kept); the response ends it OK.
+ */
+static void rmpp_late_ctl_after_final_ack(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 37, 400, 500, 1);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	rt_ack(f, &seg1, 2, 2);
+	rt_ack(f, &seg1, 2, 2);
+	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
+	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_T2L, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	rt_expect_live(f, buf);
+	rt_respond(f, &seg1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_MULTI_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A STOP after an ACK that came before its segment's send completion and
+ * opened the window: the send ends REMOTE_ABORT at that completion, and
+ * the segments the window allowed are not sent.
+ */
+static void rmpp_stop_after_early_ack(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 38, 600, 0, 0);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_peek(f, 0, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_CANCELED);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_expect_live(f, buf);
+	rt_tx(f, buf, 1, &mad);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+}
+
+/* Settle until @n packets wait on device 0's wire (QP recovery may run
+ * from a delayed work); false after KT_ASYNC_WAIT_MS.
+ */
+static bool rt_wait_wire(struct kt_fix *f, unsigned int n)
+{
+	return kt_wait_until((kt_settle(f), rt_wire(f) == n),
+			     KT_ASYNC_WAIT_MS);
+}
+
+/* A QP error flushes the segment in the hardware mid-window: recovery
+ * sends the same segment again, the transfer goes on and ends OK, once.
+ */
+static void rmpp_qp_error_mid_window(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 39, 600, 0, 0);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 */
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test, rt_wait_wire(f, 1));
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_expect_live(f, buf);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	rt_ack(f, &seg1, 3, 3);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_free_send_buf(buf);
+}
+
+/* Static: the thread may outlive a case that failed an assertion. */
+static struct rt_unreg {
+	struct kmad_agent *agent;
+	struct completion done;
+} rt_unreg_ctx;
+
+static int rt_unreg_fn(void *arg)
+{
+	struct rt_unreg *u = arg;
+
+	kmad_unregister_agent(u->agent);
+	complete(&u->done);
+	return 0;
+}
+
+/* Unregister while a segment is in the QP and an ACK that came before
+ * its send completion has opened the window: the flush makes the send
+ * CANCELED, unregister waits for the segment's send completion, which
+ * ends it FLUSHED, once; the window's next segment is never sent.
+ */
+static void rmpp_unregister_segment_in_hw(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 40, 600, 0, 0);
+	struct rt_unreg *u = &rt_unreg_ctx;
+	struct task_struct *t;
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);	/* segment 2 */
+	rt_peek(f, 0, &mad);
+	rt_ack(f, &seg1, 2, 3);			/* before its completion */
+	u->agent = rt_req_agent;
+	init_completion(&u->done);
+	t = kthread_run(rt_unreg_fn, u, "rt_unreg");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	rt_req_agent = NULL;
+	KUNIT_EXPECT_TRUE(test, kt_wait_until(kt_state(buf, NULL) ==
+					      KMAD_SS_CANCELED,
+					      KT_ASYNC_WAIT_MS));
+	rt_expect_live(f, buf);
+	KUNIT_EXPECT_FALSE(test, completion_done(&u->done));
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_tx(f, buf, 2, &mad);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&u->done, 30 * HZ),
+			0UL);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_FLUSHED);
+	kmad_free_send_buf(buf);
+}
+
+/* The verdict rt_expect_live() and kmad_rmpp_race rely on: a waiting
+ * state without its way out is stuck, with it is not.
+ */
+static void rmpp_probe_verdict(struct kunit *test)
+{
+	static const struct {
+		u8 state, hw;
+		bool in_wheel, virtual_clock, work_busy, stuck;
+	} rows[] = {
+		{ KMAD_SS_SENDING, KMAD_HW_POSTED, false, false, false, false },
+		{ KMAD_SS_SENDING, KMAD_HW_WAITING, false, false, false, false },
+		{ KMAD_SS_SENDING, KMAD_HW_IDLE, false, false, true, true },
+		{ KMAD_SS_CANCELED, KMAD_HW_CANCELED, false, false, false, false },
+		{ KMAD_SS_CANCELED, KMAD_HW_IDLE, false, false, true, true },
+		{ KMAD_SS_EARLY_RESP, KMAD_HW_IDLE, false, false, true, true },
+		{ KMAD_SS_WAIT_RESP, KMAD_HW_IDLE, true, false, true, false },
+		{ KMAD_SS_WAIT_RESP, KMAD_HW_IDLE, true, true, false, false },
+		{ KMAD_SS_WAIT_RESP, KMAD_HW_IDLE, true, false, false, true },
+		{ KMAD_SS_WAIT_RESP, KMAD_HW_IDLE, false, true, true, true },
+		{ KMAD_SS_DONE, KMAD_HW_IDLE, false, false, true, false },
+		{ KMAD_SS_DONE, KMAD_HW_IDLE, false, false, false, true },
+		{ KMAD_SS_BACKLOG, KMAD_HW_IDLE, false, false, false, false },
+	};
+	struct kmad_send_probe p = {};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		p.state = rows[i].state;
+		p.hw = rows[i].hw;
+		p.in_wheel = rows[i].in_wheel;
+		p.virtual_clock = rows[i].virtual_clock;
+		p.work_busy = rows[i].work_busy;
+		KUNIT_EXPECT_EQ_MSG(test, kmad_send_probe_stuck(&p),
+				    rows[i].stuck, "row %u", i);
+	}
+}
+
 /* What the API refuses with -EINVAL. */
 static void rmpp_api_einval(struct kunit *test)
 {
@@ -895,6 +1344,18 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_same_tid_two_peers),
 	KUNIT_CASE(rmpp_one_mib),
 	KUNIT_CASE(rmpp_api_einval),
+	KUNIT_CASE(rmpp_final_ack_during_retry),
+	KUNIT_CASE(rmpp_final_ack_during_retry_request),
+	KUNIT_CASE(rmpp_ack_during_retry_moves_on),
+	KUNIT_CASE(rmpp_response_before_final_ack),
+	KUNIT_CASE(rmpp_response_while_segment_in_hw),
+	KUNIT_CASE(rmpp_modify_mid_window),
+	KUNIT_CASE(rmpp_modify_without_timeout),
+	KUNIT_CASE(rmpp_late_ctl_after_final_ack),
+	KUNIT_CASE(rmpp_stop_after_early_ack),
+	KUNIT_CASE(rmpp_qp_error_mid_window),
+	KUNIT_CASE(rmpp_unregister_segment_in_hw),
+	KUNIT_CASE(rmpp_probe_verdict),
 	{}
 };
 
@@ -908,4 +1369,5 @@ static struct kunit_suite rmpp_suite = {
 kunit_test_suites(&rmpp_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's RMPP sender");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_LICENSE("GPL");
