@@ -90,6 +90,40 @@ static unsigned int sm_lid = 1;
 module_param(sm_lid, uint, 0444);
 MODULE_PARM_DESC(sm_lid, "SM LID every port reports (default 1)");
 
+/*
+ * Fault injection, for make fakeib: the next flush_smi_resp sends from a
+ * QP0 that carry a response MAD (method bit 0x80) are not delivered and
+ * complete with IB_WC_WR_FLUSH_ERR, as a send queued behind a failed one
+ * is flushed by a real HCA.  ib_mad passes such a flush to the agent that
+ * posted it (ib_mad_send_error(): no retry marked).  Read back to see
+ * how many are left.
+ */
+static atomic_t flush_smi_resp = ATOMIC_INIT(0);
+
+static int flush_smi_resp_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	atomic_set(&flush_smi_resp, n);
+	return 0;
+}
+
+static int flush_smi_resp_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&flush_smi_resp));
+}
+
+static const struct kernel_param_ops flush_smi_resp_ops = {
+	.set = flush_smi_resp_set,
+	.get = flush_smi_resp_get,
+};
+module_param_cb(flush_smi_resp, &flush_smi_resp_ops, NULL, 0644);
+MODULE_PARM_DESC(flush_smi_resp,
+		 "flush the next N response SMPs sent from a QP0 instead of delivering them (default 0)");
+
 struct fakeib_dev {
 	struct ib_device ibdev;
 	unsigned int index;
@@ -906,6 +940,13 @@ static void fakeib_deliver(struct fakeib_pkt *pkt)
 	/* Moved to RESET after fakeib_wire_work took it off the list. */
 	if (state == IB_QPS_RESET)
 		return;
+	/* The injected flush (flush_smi_resp): a response SMP (byte 3 of
+	 * the MAD is the method) lost as if flushed.
+	 */
+	if (state != IB_QPS_ERR && qp->ibqp.qp_type == IB_QPT_SMI &&
+	    pkt->len >= 4 && (pkt->data[3] & 0x80) &&
+	    atomic_add_unless(&flush_smi_resp, -1, 0))
+		state = IB_QPS_ERR;
 	if (state != IB_QPS_ERR)
 		fakeib_receive(to_fdev(qp->ibqp.device), pkt);
 	if (state != IB_QPS_ERR && !pkt->signaled)

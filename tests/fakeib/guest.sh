@@ -245,6 +245,33 @@ if [ "$rc" = 0 ] && grep -qi "guid.*0x6b6d61642d534d41" /tmp/out &&
 else
 	result smi/smpquery-sma "FAILED exit $rc: $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')"
 fi
+
+# smi/ibmad-flush: ib_mad reports the kmad SMA's answer as flushed
+# (kmad_fakeib's flush_smi_resp drops it as an HCA flushing its send
+# queue would).  kmad_ib must end that send with a local error, not
+# report a flush of kmad's QP0, which kmad would wait to empty and
+# recover (it never empties: it holds its receives).  The smpquery whose
+# answer is flushed gets none (libibmad gives up when its receive times
+# out: exit 255 here); the next one must be answered (before the fix in
+# kmad_ib it timed out too: kmad's QP0 stayed in recovery).
+fp=/sys/module/kmad_fakeib/parameters/flush_smi_resp
+bad=
+if ! echo 1 > "$fp"; then
+	bad=" cannot write $fp;"
+else
+	run smpquery -e -C fakeib0 -P 1 -t 500 nodeinfo 2
+	first=$rc
+	left=$(cat "$fp")
+	[ "$left" = 0 ] || bad="$bad the flush was not injected ($left left);"
+	run smpquery -e -C fakeib0 -P 1 -t 500 nodeinfo 2
+	grep -qi "guid.*0x6b6d61642d534d41" /tmp/out ||
+		bad="$bad second smpquery: exit $rc, $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ');"
+fi
+if [ -z "$bad" ]; then
+	result smi/ibmad-flush "ok the SMA's answer flushed by ib_mad once (that smpquery exit $first); the next smpquery nodeinfo 2 answered by the kmad SMA"
+else
+	result smi/ibmad-flush "FAILED$bad"
+fi
 bounded 60 rmmod kmad_fakeib_smi || say "rmmod kmad_fakeib_smi failed"
 
 # Then with no kmad SMA (ib_mad answers 0x000c), and SubnGets left

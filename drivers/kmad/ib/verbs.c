@@ -519,7 +519,15 @@ void kmad_ib_mad_send_handler(struct ib_mad_agent *agent,
 				    send_wc->vendor_err);
 	w->msg = NULL;
 	ib_free_send_mad(send_wc->send_buf);
-	kmad_ib_sw_complete(w, kmad_ib_wc_status(send_wc->status));
+	/* ib_mad's flush is not our QP's: reported as a flush, kmad would
+	 * take our QP for one in error, wait for it to empty and recover it
+	 * (qp.c), and the SMI QP, which holds its receives until it is
+	 * moved to ERR, would never empty.  The send ends with a local
+	 * error instead, and the QP carries on.
+	 */
+	kmad_ib_sw_complete(w, send_wc->status == IB_WC_WR_FLUSH_ERR ?
+			    KMAD_WC_LOC_ERR :
+			    kmad_ib_wc_status(send_wc->status));
 	/* Last: destroy_qp may free the QP once this reads zero. */
 	if (atomic_dec_and_test(&iqp->ibmad_sends))
 		wake_up_var(&iqp->ibmad_sends);
