@@ -46,10 +46,11 @@
  *   are new posts, so new copies with the same TID.
  *
  * Lifetimes.  A &struct kmad_ib_smp lives from the post to ib_mad's report
- * of its copy, on its QP's lingering list (Q) and counted in
- * &kmad_ib_qp.ibmad_sends.  destroy_qp cancels every lingering copy
- * (ib_cancel_mad(), under Q: the report that frees it takes Q first) and
- * waits for the count to drop to zero, so the QP outlives every handler
+ * of its copy (and a canceller's reference, if one holds it then), on its
+ * QP's lingering list (Q) until the report, and counted in
+ * &kmad_ib_qp.ibmad_sends until freed.  destroy_qp cancels every
+ * lingering copy (ib_cancel_mad(), one at a time with a reference, Q
+ * dropped) and waits for the count to drop to zero, so the QP outlives every handler
  * of its copies; the QP0 agent is unregistered only after the kmad
  * device.  Responses are given to kmad only while the QP is ready to
  * send (&kmad_ib_qp.state RTS, checked under Q with &kmad_ib_qp.feeding
@@ -60,6 +61,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/refcount.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 #include <rdma/ib_mad.h>
@@ -81,6 +83,10 @@ MODULE_PARM_DESC(bridge_smp_timeout_ms,
  * @msg: ib_mad's copy; its context[1] points here, context[0] is NULL.
  * @ah: the copy's address handle, ours.
  * @tid: kmad's TID of the request, given back to the response.
+ * @refs: ib_mad's report holds one, a canceller (kmad_ib_smi_cancel_lingering())
+ *	one more while it calls ib_cancel_mad() without Q; the last put
+ *	frees the copy, its handle and this.
+ * @canceled: kmad_ib_smi_cancel_lingering() has taken it (Q).
  */
 struct kmad_ib_smp {
 	struct list_head entry;
@@ -88,6 +94,8 @@ struct kmad_ib_smp {
 	struct ib_mad_send_buf *msg;
 	struct ib_ah *ah;
 	u64 tid;
+	refcount_t refs;
+	bool canceled;
 };
 
 static struct kmad_ib_port *smi_port(struct kmad_ib_qp *iqp)
@@ -252,6 +260,7 @@ static int smi_post_request(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	if (!sm)
 		return -ENOMEM;
 	sm->iqp = iqp;
+	refcount_set(&sm->refs, 1);		/* ib_mad's report */
 	sm->ah = smi_ah(iqp, agent, wr);
 	if (IS_ERR(sm->ah)) {
 		ret = PTR_ERR(sm->ah);
@@ -339,10 +348,36 @@ int kmad_ib_smi_post_send(struct kmad_ib_qp *iqp,
 	return smi_post_request(iqp, agent, wr);
 }
 
+/*
+ * Drop a reference to a lingering copy; the last (after ib_mad's report)
+ * frees it.  Process context (ib_mad's work, or the canceller).
+ */
+static void smp_put(struct kmad_ib_smp *sm)
+{
+	struct kmad_ib_qp *iqp = sm->iqp;
+
+	if (!refcount_dec_and_test(&sm->refs))
+		return;
+	ib_free_send_mad(sm->msg);
+	rdma_destroy_ah(sm->ah, 0);
+	kfree(sm);
+	/* Last: destroy_qp may free the QP once this reads zero. */
+	if (atomic_dec_and_test(&iqp->ibmad_sends))
+		wake_up_var(&iqp->ibmad_sends);
+}
+
 /**
  * kmad_ib_smi_cancel_lingering() - cancel every lingering request of the
  * SMI QP (destroy_qp, which then waits for ib_mad's reports).
  * @iqp: the QP, stopped.
+ *
+ * One copy at a time, each with a reference of ours and without Q:
+ * ib_cancel_mad() walks the agent's lists with interrupts off, so a
+ * walk of them all under Q would keep interrupts off for a time that
+ * grows with the square of the copies lingering.  A canceled copy goes
+ * to the tail, so the head is always the next one to cancel.  A copy
+ * ib_mad reported meanwhile is kept until our put; ib_cancel_mad() does
+ * not find it any more (-EINVAL, ignored).
  *
  * Context: process context.
  */
@@ -352,12 +387,23 @@ void kmad_ib_smi_cancel_lingering(struct kmad_ib_qp *iqp)
 	unsigned int n = 0;
 	unsigned long flags;
 
-	spin_lock_irqsave(&iqp->lock, flags);
-	list_for_each_entry(sm, &iqp->lingering, entry) {
+	for (;;) {
+		spin_lock_irqsave(&iqp->lock, flags);
+		sm = list_first_entry_or_null(&iqp->lingering,
+					      struct kmad_ib_smp, entry);
+		if (!sm || sm->canceled) {
+			spin_unlock_irqrestore(&iqp->lock, flags);
+			break;
+		}
+		sm->canceled = true;
+		list_move_tail(&sm->entry, &iqp->lingering);
+		refcount_inc(&sm->refs);
+		spin_unlock_irqrestore(&iqp->lock, flags);
 		ib_cancel_mad(sm->msg);
+		smp_put(sm);
 		n++;
+		cond_resched();
 	}
-	spin_unlock_irqrestore(&iqp->lock, flags);
 	if (n)
 		pr_info("%s port %u: canceled %u SMP requests lingering in ib_mad\n",
 			dev_name(&iqp->kdev->ibdev->dev), iqp->port_num, n);
@@ -384,12 +430,7 @@ void kmad_ib_smi_linger_done(struct ib_mad_send_wc *send_wc)
 	spin_lock_irqsave(&iqp->lock, flags);
 	list_del(&sm->entry);
 	spin_unlock_irqrestore(&iqp->lock, flags);
-	ib_free_send_mad(sm->msg);
-	rdma_destroy_ah(sm->ah, 0);
-	kfree(sm);
-	/* Last: destroy_qp may free the QP once this reads zero. */
-	if (atomic_dec_and_test(&iqp->ibmad_sends))
-		wake_up_var(&iqp->ibmad_sends);
+	smp_put(sm);			/* ib_mad's report */
 }
 
 /**
