@@ -29,7 +29,10 @@
  *   differ, as HCAs do, in whether a CQE that arrived before arming raises
  *   the event; kmad's drain loop works with either (see cq.c).
  * - kmad_cq_event() and kmad_qp_event() may be called from any context,
- *   including hard interrupt context.
+ *   including hard interrupt context; kmad_cq_event() also from inside
+ *   post_send() or post_recv() (a work request completed at once, as a
+ *   post to a QP in the error state is): it only counts and queues
+ *   kmad's drain, which polls later.
  * - A port whose LID, LMC or SM LID changes after registration (the subnet
  *   manager assigned them) is reported with kmad_device_port_changed(),
  *   also from any context; a changed GID or P_Key table too (kmad then
