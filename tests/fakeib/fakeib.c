@@ -8,7 +8,10 @@
  * one port each, node type CA, link layer InfiniBand, port ACTIVE and
  * LinkUp from registration on.  Device i has node GUID FAKEIB_GUID_BASE +
  * 2 * i, port GUID one more, LID i + 1, SM LID sm_lid= (default 1), a
- * P_Key table of one entry (0xffff) and a GID table of one entry (the
+ * P_Key table of two entries (0xffff, 0x8001: a GSI QP sends with the
+ * work request's index, other QPs with their own; a receive reports the
+ * index of the packet's partition, and a UD QP takes its own only) and
+ * a GID table of one entry (the
  * link-local subnet prefix and the port GUID).  The ports report
  * RDMA_CORE_PORT_IBA_IB, so ib_mad opens QP0 and QP1 on them.  There is no
  * process_mad: every SMP and GMP goes to the "wire" and to ib_mad's
@@ -85,6 +88,12 @@
 static unsigned int devices = 2;
 module_param(devices, uint, 0444);
 MODULE_PARM_DESC(devices, "number of fake IB devices (1-16, default 2)");
+
+/*
+ * Every port's P_Key table: the default partition, and partition 1 (full
+ * member), so that a P_Key index other than 0 can be sent and received.
+ */
+static const u16 fakeib_pkeys[] = { IB_DEFAULT_PKEY_FULL, 0x8001 };
 
 static unsigned int sm_lid = 1;
 module_param(sm_lid, uint, 0444);
@@ -264,7 +273,7 @@ static int fakeib_query_device(struct ib_device *ibdev,
 	attr->max_mr = 1024;
 	attr->max_pd = 1024;
 	attr->max_ah = 65536;
-	attr->max_pkeys = 1;
+	attr->max_pkeys = ARRAY_SIZE(fakeib_pkeys);
 	attr->local_ca_ack_delay = 15;
 	return 0;
 }
@@ -285,7 +294,7 @@ static int fakeib_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->port_cap_flags = fdev->port_cap_flags;
 	spin_unlock_irqrestore(&fdev->port_lock, flags);
 	attr->max_msg_sz = FAKEIB_MTU_BYTES;
-	attr->pkey_tbl_len = 1;
+	attr->pkey_tbl_len = ARRAY_SIZE(fakeib_pkeys);
 	attr->lid = fdev->lid;
 	attr->sm_lid = sm_lid;
 	attr->lmc = 0;
@@ -314,7 +323,7 @@ static int fakeib_modify_port(struct ib_device *ibdev, u32 port_num, int mask,
 static int fakeib_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 				     struct ib_port_immutable *immutable)
 {
-	immutable->pkey_tbl_len = 1;
+	immutable->pkey_tbl_len = ARRAY_SIZE(fakeib_pkeys);
 	immutable->gid_tbl_len = 1;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_IB;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
@@ -330,10 +339,21 @@ static enum rdma_link_layer fakeib_get_link_layer(struct ib_device *ibdev,
 static int fakeib_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 			     u16 *pkey)
 {
-	if (index)
+	if (index >= ARRAY_SIZE(fakeib_pkeys))
 		return -EINVAL;
-	*pkey = IB_DEFAULT_PKEY_FULL;
+	*pkey = fakeib_pkeys[index];
 	return 0;
+}
+
+/* The index of @pkey's partition in the P_Key table, or -1. */
+static int fakeib_pkey_index(u16 pkey)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fakeib_pkeys); i++)
+		if ((fakeib_pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+			return i;
+	return -1;
 }
 
 static int fakeib_query_gid(struct ib_device *ibdev, u32 port_num, int index,
@@ -617,7 +637,8 @@ static int fakeib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	if (udata)
 		return -EOPNOTSUPP;
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= ARRAY_SIZE(fakeib_pkeys))
 		return -EINVAL;
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
@@ -737,6 +758,7 @@ static struct fakeib_pkt *fakeib_make_pkt(struct fakeib_qp *qp,
 	const struct ib_ud_wr *ud = ud_wr(wr);
 	struct fakeib_ah *ah = to_fah(ud->ah);
 	struct fakeib_pkt *pkt;
+	unsigned int pidx;
 	u32 len = 0;
 	u8 *p;
 	int i;
@@ -763,7 +785,15 @@ static struct fakeib_pkt *fakeib_make_pkt(struct fakeib_qp *qp,
 	pkt->sl = ah->sl;
 	pkt->dqpn = ud->remote_qpn;
 	pkt->qkey = (ud->remote_qkey & 0x80000000) ? qp->qkey : ud->remote_qkey;
-	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	/* A GSI QP sends with the work request's P_Key index, the others
+	 * with their own (as HCAs do).
+	 */
+	pidx = qp->ibqp.qp_type == IB_QPT_GSI ? ud->pkey_index : qp->pkey_index;
+	if (pidx >= ARRAY_SIZE(fakeib_pkeys)) {
+		kfree(pkt);
+		return ERR_PTR(-EINVAL);
+	}
+	pkt->pkey = fakeib_pkeys[pidx];
 	if (wr->opcode == IB_WR_SEND_WITH_IMM) {
 		pkt->has_imm = true;
 		pkt->imm = wr->ex.imm_data;
@@ -879,17 +909,21 @@ static void fakeib_receive(struct fakeib_dev *sdev, const struct fakeib_pkt *pkt
 	struct fakeib_qp *dqp;
 	unsigned long flags;
 	struct ib_wc wc = {};
+	int pidx;
 	bool ok;
 
 	if (!ddev)
 		return;
+	/* The P_Key must be in the table; a UD QP takes its own only. */
+	pidx = fakeib_pkey_index(pkt->pkey);
 	dqp = xa_load(&ddev->qps, pkt->dqpn);
 	if (!dqp)
 		return;
 	spin_lock_irqsave(&dqp->lock, flags);
 	ok = (dqp->state == IB_QPS_RTR || dqp->state == IB_QPS_RTS) &&
 	     dqp->rq_count && (pkt->dqpn == 0 || pkt->qkey == dqp->qkey) &&
-	     (pkt->pkey & 0x7fff) == 0x7fff;
+	     pidx >= 0 &&
+	     (dqp->ibqp.qp_type != IB_QPT_UD || pidx == dqp->pkey_index);
 	if (ok) {
 		wqe = dqp->rq[dqp->rq_head];
 		dqp->rq_head = (dqp->rq_head + 1) % dqp->cap.max_recv_wr;
@@ -913,7 +947,7 @@ static void fakeib_receive(struct fakeib_dev *sdev, const struct fakeib_pkt *pkt
 	wc.slid = sdev->lid;
 	wc.sl = pkt->sl;
 	wc.dlid_path_bits = 0;
-	wc.pkey_index = 0;
+	wc.pkey_index = pidx;
 	wc.port_num = 1;
 	if (pkt->has_grh)
 		wc.wc_flags |= IB_WC_GRH;

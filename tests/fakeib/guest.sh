@@ -217,6 +217,21 @@ else
 	esac
 fi
 
+# gsi/rdma-to-kmad-pkey: the same with P_Key index 1 (partition 0x8001,
+# fakeib's second P_Key): the request reaches the kmad agent with index 1
+# through ib_mad and the bridge, and kmad's answer (from ib_mad's QP1,
+# which takes an index per send) must come back in that partition:
+# umad_peer checks the answer's P_Key index.
+if ! grep -q '^kmad_interop ' /proc/modules; then
+	result gsi/rdma-to-kmad-pkey "FAILED kmad_interop is not loaded"
+else
+	run umad_peer query --ca fakeib1 --dlid 1 --class 0x0b --mult 17 --count 8 --pkey-index 1
+	case $rc in
+	0) result gsi/rdma-to-kmad-pkey "ok $(sed -n 's/^umad_peer: query: ok //p' /tmp/out | head -n 1), the kmad agent's answers in the request's partition" ;;
+	*) result gsi/rdma-to-kmad-pkey "FAILED exit $rc: $(tr '\n' ' ' < /tmp/out | tr -s ' \t' '  ')" ;;
+	esac
+fi
+
 # ---- smi/*: kmad SMI agents through kmad_ib's QP0 bridge, from fakeib0 to
 # fakeib1 (LID 2), LID routed (tests/fakeib/smi_test.c).  First with a kmad
 # SMA on fakeib1 answering SubnGet(NodeInfo) with NodeGUID

@@ -71,6 +71,7 @@ struct opts {
 	int timeout_s;
 	const char *dgid;
 	int dlid;
+	int pkey_index;
 	int sgid_index;
 	int expect_status;
 	int timeout_ms;
@@ -90,7 +91,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: umad_peer serve --ca CA [--port P] [--class C] [--mult M] [--count N] [--timeout S]\n"
 		"       umad_peer query --ca CA [--port P] {--dgid GID | --dlid LID [--dgid GID]}\n"
-		"                       [--sgid-index I] [--class C]\n"
+		"                       [--sgid-index I] [--pkey-index K] [--class C]\n"
 		"                       [--mult M] [--count N] [--expect-status S]\n"
 		"                       [--timeout-ms T] [--retries R]\n");
 	exit(2);
@@ -288,7 +289,7 @@ static int query(const struct opts *o)
 			addr.flow_label = 0;
 			umad_set_grh(out, &addr);
 		}
-		umad_set_pkey(out, 0);
+		umad_set_pkey(out, o->pkey_index);
 		ret = umad_send(fd, agent, out, MAD_SIZE, o->timeout_ms, o->retries);
 		if (ret < 0) {
 			printf("umad_peer: query: FAILED umad_send #%d: %s\n", i, strerror(-ret));
@@ -312,6 +313,12 @@ static int query(const struct opts *o)
 			printf("umad_peer: query: FAILED Get #%d: answer method 0x%02x status 0x%04x, want 0x81 0x%04x\n",
 			       i, resp->method, be16toh(resp->status),
 			       o->expect_status);
+			return 1;
+		}
+		/* The answer comes in the request's partition. */
+		if (umad_get_pkey(in) != o->pkey_index) {
+			printf("umad_peer: query: FAILED Get #%d: answer with P_Key index %d, want %d\n",
+			       i, umad_get_pkey(in), o->pkey_index);
 			return 1;
 		}
 		src_qp = be32toh(umad_get_mad_addr(in)->qpn);
@@ -342,9 +349,9 @@ static int query(const struct opts *o)
 		       data_bad, o->count);
 		return 1;
 	}
-	printf("umad_peer: query: ok %d (class 0x%02x, %s -> %s, status 0x%04x, from QP %u)\n",
+	printf("umad_peer: query: ok %d (class 0x%02x, %s -> %s, status 0x%04x, from QP %u, P_Key index %d)\n",
 	       o->count, o->mgmt_class, o->ca, to, o->expect_status,
-	       src_qp);
+	       src_qp, o->pkey_index);
 	return 0;
 }
 
@@ -359,6 +366,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "dgid", required_argument, NULL, 'g' },
 		{ "dlid", required_argument, NULL, 'L' },
+		{ "pkey-index", required_argument, NULL, 'K' },
 		{ "sgid-index", required_argument, NULL, 'i' },
 		{ "expect-status", required_argument, NULL, 's' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
@@ -401,6 +409,13 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			o.dgid = optarg;
+			break;
+		case 'K':
+			o.pkey_index = num(optarg);
+			if (o.pkey_index < 0 || o.pkey_index > 0xffff) {
+				fprintf(stderr, "umad_peer: bad --pkey-index\n");
+				exit(2);
+			}
 			break;
 		case 'L':
 			o.dlid = num(optarg);
