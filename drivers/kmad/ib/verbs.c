@@ -349,29 +349,46 @@ int kmad_ib_modify_qp(struct kmad_qp *kqp, enum kmad_qp_state state)
 	return 0;
 }
 
+/*
+ * Take the first free slot for @kcqe, busy, or NULL if none is free.  A
+ * slot comes back from kmad_ib_wr_put_locked() with its flags clear.
+ * Context: Q held.
+ */
+static struct kmad_ib_wr *wr_take_locked(struct kmad_ib_qp *iqp,
+					 struct kmad_cqe *kcqe)
+{
+	struct kmad_ib_wr *w = iqp->free;
+
+	lockdep_assert_held(&iqp->lock);
+	if (!w)
+		return NULL;
+	iqp->free = w->next;
+	w->next = NULL;
+	w->kcqe = kcqe;
+	w->busy = true;
+	return w;
+}
+
 /* Take a free slot and map @buf into it.  Context: Q held. */
 static struct kmad_ib_wr *wr_get_locked(struct kmad_ib_qp *iqp,
 					struct kmad_cqe *kcqe, void *buf,
 					u32 len, enum dma_data_direction dir)
 {
 	struct ib_device *ibdev = iqp->kdev->ibdev;
-	struct kmad_ib_wr *w = iqp->free;
+	struct kmad_ib_wr *w;
 	u64 dma;
 
 	lockdep_assert_held(&iqp->lock);
-	if (!w)
+	if (!iqp->free)
 		return ERR_PTR(-ENOBUFS);
 	dma = ib_dma_map_single(ibdev, buf, len, dir);
 	if (ib_dma_mapping_error(ibdev, dma))
 		return ERR_PTR(-ENOMEM);
-	iqp->free = w->next;
-	w->next = NULL;
-	w->kcqe = kcqe;
+	w = wr_take_locked(iqp, kcqe);
 	w->buf = buf;
 	w->dma = dma;
 	w->len = len;
 	w->dir = dir;
-	w->busy = true;
 	return w;
 }
 
@@ -449,21 +466,13 @@ int kmad_ib_post_via_mad(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 struct kmad_ib_wr *kmad_ib_wr_get_sw_locked(struct kmad_ib_qp *iqp,
 					    struct kmad_cqe *kcqe)
 {
-	struct kmad_ib_wr *w = iqp->free;
+	struct kmad_ib_wr *w = wr_take_locked(iqp, kcqe);
 
-	lockdep_assert_held(&iqp->lock);
 	if (!w)
 		return NULL;
-	iqp->free = w->next;
-	w->next = NULL;
-	w->kcqe = kcqe;
 	w->buf = NULL;
-	w->dir = DMA_NONE;
-	w->busy = true;
+	w->dir = DMA_NONE;	/* a slot never used has 0, DMA_BIDIRECTIONAL */
 	w->sw = true;
-	w->recv = false;
-	w->held = false;
-	w->msg = NULL;
 	return w;
 }
 
