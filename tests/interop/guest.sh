@@ -166,9 +166,11 @@ rxe_bench() {
 	mark 5
 	say "modprobe rxe_bench $RXE_BENCH_ARGS"
 	t0=$(date +%s)
+	[ "${RXE_PERF:-0}" != 1 ] || perf_start
 	# shellcheck disable=SC2086 # the arguments are words on purpose
 	bounded "${RXE_BENCH_WAIT:-2900}" modprobe rxe_bench $RXE_BENCH_ARGS
 	rc=$?
+	[ "${RXE_PERF:-0}" != 1 ] || perf_stop
 	since 5 | grep 'rxe_bench: ' | sed 's/^\[[ 0-9.]*\] //' > /tmp/bench
 	done_line=$(grep -m1 'rxe_bench: done' /tmp/bench | sed 's/.*rxe_bench: //')
 	samples=$(grep -c 'rxe_bench: sample ' /tmp/bench)
@@ -182,6 +184,46 @@ rxe_bench() {
 		loaded "$m" || continue
 		bounded 120 rmmod "$m" || say "FAILED: rmmod $m"
 	done
+}
+# RXE_PERF=1 (interop.sh): rxe_bench under perf record, system-wide,
+# kernel call chains, CLOCK_MONOTONIC timestamps (the clock of rxe_bench's
+# "prof: window" lines); then, for every window, a flat profile by
+# symbol, its folded call chains and a profile by task and module,
+# between "kmad-interop: perf: window ..." and "kmad-interop: perf: end".
+perf_start() {
+	echo 0 > /proc/sys/kernel/kptr_restrict
+	echo -1 > /proc/sys/kernel/perf_event_paranoid
+	echo 32 > /proc/sys/kernel/perf_event_max_stack
+	say "perf: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+		"(available: $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource))"
+	for f in /sys/devices/system/cpu/vulnerabilities/*; do
+		say "perf: vulnerability ${f##*/}: $(cat "$f")"
+	done
+	say "perf: cmdline $(cat /proc/cmdline)"
+	HOME=/tmp perf record -a -g -k mono -F "$RXE_PERF_FREQ" -e cpu-clock \
+		-N -B -o /tmp/perf.data > /tmp/perf.rec 2>&1 &
+	perf_pid=$!
+	sleep 2
+}
+perf_stop() {
+	kill -INT "$perf_pid"
+	wait "$perf_pid"
+	sed 's/^/kmad-perf: record: /' /tmp/perf.rec
+	say "perf: data $(ls -l /tmp/perf.data)"
+	since 5 | sed -n 's/.*rxe_bench: prof: window //p' > /tmp/windows
+	while read -r what stack a b; do
+		say "perf: window $what $stack $a $b"
+		HOME=/tmp perf report -i /tmp/perf.data --stdio --no-children \
+			--time "$a,$b" --sort sym -g none --percent-limit 0.5 \
+			2>/dev/null | grep -v '^$'
+		HOME=/tmp perf report -i /tmp/perf.data --stdio --no-children \
+			--time "$a,$b" --sort sym -g folded,0.5,caller \
+			--percent-limit 0.8 2>/dev/null | grep -v '^$\|^#'
+		HOME=/tmp perf report -i /tmp/perf.data --stdio --no-children \
+			--time "$a,$b" --sort comm,dso -g none \
+			--percent-limit 0.5 2>/dev/null | grep -v '^$\|^#'
+	done < /tmp/windows
+	say "perf: end"
 }
 if [ "${RXE_BENCH:-0}" = 1 ]; then
 	rxe_bench

@@ -48,6 +48,17 @@
 #                             2 GiB guest, slab_nomerge (so that each slab
 #                             cache's counters are its own)
 #   RXE_BENCH_ARGS='k=v ...'  rxe_bench's parameters (quick=, repeats=...)
+#   RXE_PERF=1                with RXE_BENCH=1, profile: the host's perf
+#                             (/usr/bin/perf) goes into the initramfs and
+#                             the guest runs rxe_bench under perf record -a
+#                             -g -k mono -e cpu-clock, then prints perf
+#                             report for every "prof: window" rxe_bench
+#                             printed (give it prof_n=<N> in
+#                             RXE_BENCH_ARGS); Documentation/benchmarks.rst,
+#                             "Profiling"
+#   RXE_PERF_FREQ=<Hz>        perf record -F (default 2000)
+#   RXE_PERF_APPEND='...'     with RXE_PERF=1, more guest kernel command
+#                             line (e.g. 'clocksource=tsc tsc=reliable')
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +69,10 @@ qemu_dir=$root/tests/qemu
 kernel=${KERNEL:-stock}
 bench=${RXE_BENCH:-0}
 bench_args=${RXE_BENCH_ARGS:-}
+perf=${RXE_PERF:-0}
+perf_freq=${RXE_PERF_FREQ:-2000}
+perf_append=${RXE_PERF_APPEND:-}
+[ "$bench" = 1 ] || perf=0
 case "$kernel" in
 stock) out=$root/build/interop
        [ "$bench" != 1 ] || out=$root/build/rxebench ;;
@@ -76,6 +91,9 @@ die() { echo "interop.sh: FAILED: $*" >&2; echo "interop: verdict: FAILED ($*)";
 
 [[ "$cases $interop_args $bench_args" =~ ^[A-Za-z0-9_=,:.\ /+-]*$ ]] ||
 	die "INTEROP_CASES/INTEROP_ARGS/RXE_BENCH_ARGS: only letters, digits, blanks and _=,:./+- are allowed"
+[[ "$perf_freq" =~ ^[0-9]+$ ]] || die "RXE_PERF_FREQ=$perf_freq: a number expected"
+[[ "$perf_append" =~ ^[A-Za-z0-9_=,.\ -]*$ ]] ||
+	die "RXE_PERF_APPEND: only letters, digits, blanks and _=,.- are allowed"
 
 # 1. Packages.
 # modroot: where the kernel's own modules are (/lib/modules/<kver>/ below
@@ -142,6 +160,10 @@ cp /bin/busybox "$stage/bin/busybox"
 add_prog "$(command -v ip)" /bin/iproute2-ip
 add_prog "$(command -v rdma)" /bin/rdma
 add_prog "$src/tests/interop/umad_peer" /bin/umad_peer
+if [ "$perf" = 1 ]; then
+	[ -x /usr/bin/perf ] || die "RXE_PERF=1: no /usr/bin/perf on this host"
+	add_prog /usr/bin/perf /bin/perf
+fi
 
 # The stock modules and everything they depend on, at their own paths.
 stock=(crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_umad rdma_rxe veth)
@@ -179,6 +201,7 @@ fi
 	printf 'KVER=%q\n' "$kver"
 	printf 'INTEROP_ARGS=%q\n' "${interop_mod[*]}"
 	[ "$bench" != 1 ] || printf 'RXE_BENCH=1\nRXE_BENCH_ARGS=%q\n' "$bench_args"
+	[ "$perf" != 1 ] || printf 'RXE_PERF=1\nRXE_PERF_FREQ=%q\n' "$perf_freq"
 } > "$stage/kmad/interop.conf"
 cp "$here/guest.sh" "$stage/init"
 cp "$qemu_dir/guest-lib.sh" "$stage/kmad/"
@@ -196,6 +219,7 @@ if [ "$bench" = 1 ]; then
 	append+=" slab_nomerge"
 	export QEMU_MEM=${QEMU_MEM:-2G}
 fi
+[ "$perf" != 1 ] || [ -z "$perf_append" ] || append+=" $perf_append"
 log=$out/console.log
 say "booting the $kernel kernel $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
 qemu_boot "$timeout" "$vmlinuz" "$out/initramfs.cpio.gz" "$append" "$log"

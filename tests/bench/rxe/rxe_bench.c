@@ -102,6 +102,28 @@ static char *run = "scale,rate";
 module_param(run, charp, 0444);
 MODULE_PARM_DESC(run, "what to run: scale, rate (default both)");
 
+/*
+ * prof_n: for profiling (tests/interop/interop.sh RXE_PERF=1), 0 (the
+ * default) for the benchmark.  Non-zero: scale runs N = prof_n only, rate
+ * one requester only; the time one ktime_get_ns() takes is printed, and
+ * every unregister and rate run prints its window in CLOCK_MONOTONIC
+ * (perf record -k mono) as "prof: window <what> <stack> <start> <end>"
+ * in seconds, for perf report --time.
+ */
+static unsigned int prof_n;
+module_param(prof_n, uint, 0444);
+MODULE_PARM_DESC(prof_n, "profiling: only N = prof_n and 1 requester, print time windows (default 0: off)");
+
+/*
+ * prof_noclock: for profiling, false (the default) for the benchmark.
+ * True: the send handlers read no clock while an unregister runs (the
+ * unreg phases line then has no cb_first/cb_last), to measure what the
+ * clock read costs each callback.
+ */
+static bool prof_noclock;
+module_param(prof_noclock, bool, 0444);
+MODULE_PARM_DESC(prof_noclock, "profiling: no clock read in handlers during unregister (default false)");
+
 #define RB_CLASS	0x09
 #define RB_DEAD_QPN	0xfffff0
 #define RB_BG_MS	600000		/* background: 10 minutes */
@@ -408,9 +430,13 @@ static void rb_repost(struct rb_req *r);
  */
 static void rb_ended(struct rb_req *r, void *buf, enum rb_kind kind, bool ok)
 {
-	u64 now = ktime_get_ns();
+	u64 now;
 
-	if (READ_ONCE(r->unreg)) {
+	if (prof_noclock && READ_ONCE(r->unreg))
+		now = 0;
+	else
+		now = ktime_get_ns();
+	if (READ_ONCE(r->unreg) && now) {
 		if (!r->cb_first)
 			r->cb_first = now;
 		r->cb_last = now;
@@ -897,6 +923,38 @@ static long long rb_up_us(u64 t, u64 t0)
 	return t >= t0 ? (long long)div_u64(t - t0, NSEC_PER_USEC) : -1;
 }
 
+/* A profiling window (prof_n): [@t0, @t1] in CLOCK_MONOTONIC seconds. */
+static void rb_prof_window(const char *what, const char *stack, u64 t0,
+			   u64 t1)
+{
+	u32 ns0, ns1;
+	u64 s0, s1;
+
+	if (!prof_n || !t0 || t1 < t0)
+		return;
+	s0 = div_u64_rem(t0, NSEC_PER_SEC, &ns0);
+	s1 = div_u64_rem(t1, NSEC_PER_SEC, &ns1);
+	pr_info("prof: window %s %s %llu.%09u %llu.%09u\n", what, stack,
+		s0, ns0, s1, ns1);
+}
+
+/* The cost of one ktime_get_ns() here (prof_n), best of 3 x 10^5. */
+static void rb_prof_clock(void)
+{
+	u64 best = U64_MAX, t0, t1, sink = 0;
+	unsigned int i, k;
+
+	for (k = 0; k < 3; k++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < 100000; i++)
+			sink += ktime_get_ns();
+		t1 = ktime_get_ns();
+		best = min(best, t1 - t0);
+	}
+	pr_info("prof: ktime_get_ns %llu ns per call (best of 3 x 100000; %llu)\n",
+		div_u64(best, 100000), sink & 1);
+}
+
 static void rb_kt_start(void)
 {
 	if (register_trace_kmad_send_hw_done(rb_kt_hw_done, NULL))
@@ -1271,6 +1329,10 @@ close:
 	pr_info("unreg cpus %s N=%u rep %u: call %d flush %d work %d released %d return %d\n",
 		name, n, rep, cpu0, rb_up_cpu[0], rb_up_cpu[1], rb_up_cpu[2],
 		cpu1);
+	rb_prof_window("unreg", name, t0, t1);
+	rb_prof_window("unreg-flush", name, rb_up_t[0],
+		       rb_up_t[1] ? rb_up_t[1] : t1);
+	rb_prof_window("unreg-work", name, rb_up_t[1], t1);
 	rb_up_stop();
 	rb_mem_read(&m2);
 	if (atomic_read(&r->outstanding)) {
@@ -1377,6 +1439,11 @@ static void rb_scale(void)
 	unsigned int rep, i, s;
 	u64 *tmp;
 
+	if (prof_n) {
+		ns = &prof_n;
+		nn = 1;
+	}
+
 	tmp = kcalloc(2 * max(RB_PROBES, RB_CANCELS), sizeof(*tmp), GFP_KERNEL);
 	if (!tmp) {
 		rb_error("scale: no memory");
@@ -1441,6 +1508,7 @@ static void rb_rate_one(const struct rb_ops *ops, unsigned int agents,
 	t1 = ktime_get_ns();
 	rb_sample("rate", ops->name, agents, rep,
 		  div64_u64((c1 - c0) * NSEC_PER_SEC, t1 - t0));
+	rb_prof_window("rate", ops->name, t0, t1);
 stop:
 	for (i = 0; i < agents; i++)
 		WRITE_ONCE(r[i].rate_stop, true);
@@ -1470,7 +1538,7 @@ static void rb_rate(void)
 	unsigned int rep, i, s;
 
 	for (rep = 0; rep < repeats; rep++)
-		for (i = 0; i < ARRAY_SIZE(rb_agents); i++)
+		for (i = 0; i < (prof_n ? 1 : ARRAY_SIZE(rb_agents)); i++)
 			for (s = 0; s < ARRAY_SIZE(rb_stacks); s++)
 				rb_rate_one(rb_stacks[(s + rep + i) % 2],
 					    rb_agents[i], rep);
@@ -1549,6 +1617,8 @@ static int __init rxe_bench_init(void)
 
 	pr_info("start run=%s quick=%d repeats=%u dev=%s peer=%s\n", run,
 		quick, repeats, dev, peer);
+	if (prof_n)
+		rb_prof_clock();
 	ret = rb_setup();
 	if (ret) {
 		rb_errors++;
