@@ -430,13 +430,20 @@ static void rb_repost(struct rb_req *r);
  */
 static void rb_ended(struct rb_req *r, void *buf, enum rb_kind kind, bool ok)
 {
-	u64 now;
+	bool unreg = READ_ONCE(r->unreg);
+	u64 now = 0;
 
-	if (prof_noclock && READ_ONCE(r->unreg))
-		now = 0;
-	else
+	/* During an unregister only its first and last callbacks read the
+	 * clock (nothing is posted then, so the last is the one that finds
+	 * one send outstanding): a read per callback, on the guest's HPET,
+	 * cost more than either stack's own work per send.
+	 */
+	if (!unreg)
 		now = ktime_get_ns();
-	if (READ_ONCE(r->unreg) && now) {
+	else if (!prof_noclock &&
+		 (!r->cb_first || atomic_read(&r->outstanding) == 1))
+		now = ktime_get_ns();
+	if (unreg && now) {
 		if (!r->cb_first)
 			r->cb_first = now;
 		r->cb_last = now;
