@@ -245,6 +245,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	spin_lock_init(&agent->lock);
 	agent->state = KMAD_AGENT_ACTIVE;
 	INIT_LIST_HEAD(&agent->sends);
+	INIT_LIST_HEAD(&agent->waiting);
 	INIT_LIST_HEAD(&agent->done);
 	INIT_LIST_HEAD(&agent->recvs);
 	INIT_LIST_HEAD(&agent->rmpp_sends);

@@ -107,11 +107,31 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 EXPORT_SYMBOL_IF_KUNIT(kmad_debugfs_stats_show);
 DEFINE_SHOW_ATTRIBUTE(kmad_debugfs_stats);
 
+/* The sends of one of @agent's lists (kmad_priv.h), under its lock. */
+static void sends_show_list(struct seq_file *m, struct kmad_agent_priv *agent,
+			    struct list_head *list, u64 now)
+{
+	struct kmad_send_wr *wr;
+
+	lockdep_assert_held(&agent->lock);
+	list_for_each_entry(wr, list, agent_entry) {
+		long long left = -1;
+		u64 at = wr->deadline_node.expires;
+
+		if (wr->state == KMAD_SS_WAIT_RESP)
+			left = jiffies_to_msecs(time_after64(at, now) ?
+						at - now : 0);
+		seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
+			   agent->agent.hi_tid, wr->tid.tid,
+			   kmad_send_state_name(wr->state), wr->refs,
+			   wr->retries_left, left);
+	}
+}
+
 VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 {
 	struct kmad_port *port = m->private;
 	struct kmad_agent_priv *agent;
-	struct kmad_send_wr *wr;
 	u64 now = kmad_now(port);
 	unsigned long flags;
 
@@ -119,19 +139,8 @@ VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 	rcu_read_lock();
 	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
 		spin_lock_irqsave(&agent->lock, flags);
-		list_for_each_entry(wr, &agent->sends, agent_entry) {
-			long long left = -1;
-
-			u64 at = wr->deadline_node.expires;
-
-			if (wr->state == KMAD_SS_WAIT_RESP)
-				left = jiffies_to_msecs(time_after64(at, now) ?
-							at - now : 0);
-			seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
-				   agent->agent.hi_tid, wr->tid.tid,
-				   kmad_send_state_name(wr->state), wr->refs,
-				   wr->retries_left, left);
-		}
+		sends_show_list(m, agent, &agent->sends, now);
+		sends_show_list(m, agent, &agent->waiting, now);
 		spin_unlock_irqrestore(&agent->lock, flags);
 	}
 	rcu_read_unlock();

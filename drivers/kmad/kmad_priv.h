@@ -433,7 +433,18 @@ struct kmad_agent_priv {
 	struct completion released;
 	spinlock_t lock;			/* A: see the legend above */
 	enum kmad_agent_state state;		/* A */
-	struct list_head sends;			/* A: sends not yet DONE */
+	struct list_head sends;			/* A: posted sends not yet
+						 * DONE, but for @waiting's
+						 */
+	struct list_head waiting;		/* A: WAIT_RESP sends that
+						 * are not RMPP; once
+						 * @tables_emptied, the ones
+						 * the flush left to the
+						 * agent's work to end, and
+						 * behind them the DONE ones
+						 * the flush ended
+						 * (kmad_agent_flush_sends())
+						 */
 	struct list_head done;			/* A: DONE, callback pending */
 	struct list_head recvs;			/* A: unsolicited MADs for
 						 * recv_handler, each with a
@@ -453,6 +464,10 @@ struct kmad_agent_priv {
 						 * were emptied by the flush
 						 * of a DYING agent and stay
 						 * empty
+						 */
+	u8 flush_status;			/* A: enum kmad_send_status
+						 * the flush ends @waiting's
+						 * sends with
 						 */
 	struct delayed_work work;		/* timeouts and done list */
 	u64 timer_at;				/* A: @work is queued to run
@@ -575,7 +590,9 @@ struct kmad_send_wr {
 						 * the agent's tids while
 						 * matchable
 						 */
-	struct list_head agent_entry;		/* A: agent->sends or ->done */
+	struct list_head agent_entry;		/* A: agent->sends, ->waiting
+						 * or ->done
+						 */
 	union {
 		/* A: in agent->deadlines while WAIT_RESP; .expires is the
 		 * deadline, kept after it for the lateness

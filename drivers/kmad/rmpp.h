@@ -57,6 +57,8 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
  * @rmpp: an RMPP send: the fields below mean something.
  * @in_wheel: its deadline is in the agent's wheel (WAIT_RESP, the agent
  *	not flushed).
+ * @flushed: its agent was flushed (kmad_agent_flush_sends()): a WAIT_RESP
+ *	send then waits for the agent's work to end it.
  * @virtual_clock: the port's clock is the provider's (step mode): time,
  *	and so every deadline, moves only when the provider says so.
  * @work_busy: the agent's work is queued or running (work_busy()).
@@ -78,6 +80,7 @@ struct kmad_send_probe {
 	u8 retries_left;
 	bool rmpp;
 	bool in_wheel;
+	bool flushed;
 	bool virtual_clock;
 	bool work_busy;
 	s64 deadline_ms;

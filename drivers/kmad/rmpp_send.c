@@ -647,10 +647,13 @@ void kmad_send_probe(struct kmad_send_wr *wr, struct kmad_send_probe *p)
 	spin_unlock(&qpi->lock);
 	p->refs = wr->refs;
 	p->retries_left = wr->retries_left;
-	p->in_wheel = wr->state == KMAD_SS_WAIT_RESP && !agent->tables_emptied;
-	p->virtual_clock = kmad_port_clock(qpi->port, &now) &&
-			   qpi->port->dev->ops->now;
-	now = kmad_now(qpi->port);
+	p->flushed = agent->tables_emptied;
+	p->in_wheel = wr->state == KMAD_SS_WAIT_RESP && !p->flushed;
+	/* One read of the port's clock, as kmad_now() would make it. */
+	if (kmad_port_clock(qpi->port, &now))
+		p->virtual_clock = !!qpi->port->dev->ops->now;
+	else
+		now = get_jiffies_64();
 	p->work_busy = work_busy(&agent->work.work);
 	p->deadline_ms = p->in_wheel ?
 			 probe_ms(wr->deadline_node.expires, now) : 0;
@@ -674,7 +677,8 @@ EXPORT_SYMBOL_IF_KUNIT(kmad_send_probe);
  * Every state a posted send waits in has a way out: SENDING, CANCELED and
  * EARLY_RESP a send completion (the QP holds the send: waiting for a slot,
  * or posted); WAIT_RESP a deadline in the wheel, and, on the real clock,
- * the agent's work queued (or running) to expire it; DONE its callback,
+ * the agent's work queued (or running) to expire it, or, its agent
+ * flushed, the work queued to end it (agent_take_done()); DONE its callback,
  * with the work queued.  BACKLOG waits for another send to end, which is
  * that send's way out.  A send with none is stuck: it would never get its
  * callback.
@@ -694,6 +698,8 @@ bool kmad_send_probe_stuck(const struct kmad_send_probe *p)
 	case KMAD_SS_EARLY_RESP:
 		return p->hw == KMAD_HW_IDLE;
 	case KMAD_SS_WAIT_RESP:
+		if (p->flushed)
+			return !p->work_busy;
 		return !p->in_wheel || (!p->virtual_clock && !p->work_busy);
 	case KMAD_SS_DONE:
 		return !p->work_busy;

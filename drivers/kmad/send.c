@@ -138,9 +138,23 @@ static bool send_holds_tid(const struct kmad_send_wr *wr,
 	return send_matchable(wr, state) || state == KMAD_SS_BACKLOG;
 }
 
-static bool send_on_agent_list(enum kmad_send_state state)
+/*
+ * The agent list a send in @state is on: none when idle or DONE (then it
+ * is on the done list or a batch, or on none), @waiting while it waits
+ * for its response (not an RMPP send, whose transfer rmpp_send.c moves
+ * on), @sends otherwise.  kmad_agent_flush_sends() ends the sends of
+ * @sends at once and leaves @waiting's to the agent's work.
+ */
+static struct list_head *send_agent_list(const struct kmad_send_wr *wr,
+					 enum kmad_send_state state)
 {
-	return state != KMAD_SS_INIT && state != KMAD_SS_DONE;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+
+	if (state == KMAD_SS_INIT || state == KMAD_SS_DONE)
+		return NULL;
+	if (state == KMAD_SS_WAIT_RESP && !wr->rmpp)
+		return &agent->waiting;
+	return &agent->sends;
 }
 
 /*
@@ -226,6 +240,7 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 {
 	struct kmad_agent_priv *agent = kmad_send_agent(wr);
 	enum kmad_send_state old = wr->state;
+	struct list_head *old_list, *new_list;
 	bool drain;
 	int ret;
 
@@ -245,14 +260,15 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 	if (ret)
 		return ret;
 
-	if (!send_on_agent_list(old) && send_on_agent_list(new)) {
-		list_add_tail(&wr->agent_entry, &agent->sends);
-		if (wr->rmpp)
-			kmad_rmpp_send_listed(wr, true);
-	} else if (send_on_agent_list(old) && !send_on_agent_list(new)) {
-		list_del_init(&wr->agent_entry);
-		if (wr->rmpp)
-			kmad_rmpp_send_listed(wr, false);
+	old_list = send_agent_list(wr, old);
+	new_list = send_agent_list(wr, new);
+	if (old_list != new_list) {
+		if (old_list)
+			list_del_init(&wr->agent_entry);
+		if (new_list)
+			list_add_tail(&wr->agent_entry, new_list);
+		if (wr->rmpp && !old_list != !new_list)
+			kmad_rmpp_send_listed(wr, new_list != NULL);
 	}
 
 	/* Out of the wheel: what shares its memory (kmad_priv.h) is in
@@ -680,6 +696,29 @@ void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
  * send still waiting for a QP slot is taken back from the QP (it never
  * reached the hardware) and ends at once.
  */
+/*
+ * A waiting send the flush left to the agent's work
+ * (kmad_agent_flush_sends()): to the ULP it has ended already, FLUSHED,
+ * as if the flush had ended it at once, so cancel and modify get
+ * -EALREADY.
+ */
+static bool send_flushed_waiting(const struct kmad_send_wr *wr)
+{
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
+	return wr->state == KMAD_SS_WAIT_RESP &&
+	       kmad_send_agent(wr)->tables_emptied;
+}
+
+/* A WAIT_RESP send ends, canceled or flushed: DONE, on no list. */
+static void send_end_waiting(struct kmad_send_wr *wr,
+			     enum kmad_send_status status)
+{
+	trace_kmad_cancel(wr);
+	send_put_ref(wr);			/* response */
+	wr->status = status;
+	send_set_state(wr, KMAD_SS_DONE);
+}
+
 static int send_cancel_locked(struct kmad_send_wr *wr,
 			      enum kmad_send_status status)
 {
@@ -704,10 +743,7 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 		}
 		return 0;
 	case KMAD_SS_WAIT_RESP:
-		trace_kmad_cancel(wr);
-		send_put_ref(wr);			/* response */
-		wr->status = status;
-		send_set_state(wr, KMAD_SS_DONE);
+		send_end_waiting(wr, status);
 		send_defer_done(wr);
 		return 0;
 	case KMAD_SS_BACKLOG:
@@ -731,16 +767,25 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
  * @agent: an agent that is DYING (no new posts).
  * @status: the status the sends end with.
  *
- * Sends waiting for a response end at once; sends the hardware holds end
- * at their send completion.  Callbacks run from the agent's work.  One
- * walk under one hold of the agent lock: no send can end, and no handler
- * free it, while the walk looks at it.
+ * Sends the hardware holds end at their send completion, backlogged and
+ * RMPP sends at once, in one walk under one hold of the agent lock: no
+ * send can end, and no handler free it, while the walk looks at it.
+ * Sends waiting for a response (&kmad_agent_priv.waiting) are not walked
+ * here: with the TID table and the wheel emptied nothing but a cancel
+ * can move them any more, and the agent's work ends each one with
+ * @status just before its callback (agent_take_done()), so a flush of N
+ * of them touches each send once, not twice, and keeps interrupts off
+ * for no walk of N.  The sends the walk ends go behind them on the same
+ * list, so the callbacks keep posting order as the walk of every send
+ * did (a send retried is on the list from its last transmission).
+ * Callbacks run from the agent's work.
  */
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 			    enum kmad_send_status status)
 {
 	struct kmad_send_wr *wr, *tmp;
 	unsigned long flags;
+	LIST_HEAD(before);
 
 	spin_lock_irqsave(&agent->lock, flags);
 	/* Every matchable or waiting send leaves the TID table and the
@@ -757,8 +802,18 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 	/* send_cancel_locked() may move @wr to the done list, never
 	 * another send.
 	 */
+	/* Callbacks keep posting order: first the sends that ended before
+	 * the flush, then the waiting ones, then the ones the walk ends
+	 * now (DONE, behind the waiting ones on the same list).
+	 */
+	list_splice_init(&agent->done, &before);
 	list_for_each_entry_safe(wr, tmp, &agent->sends, agent_entry)
 		send_cancel_locked(wr, status);
+	list_splice_tail_init(&agent->done, &agent->waiting);
+	list_splice_init(&before, &agent->done);
+	agent->flush_status = status;
+	if (!list_empty(&agent->waiting))
+		kmad_agent_run_now(agent);
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
@@ -935,8 +990,11 @@ static void agent_resize_tids(struct kmad_agent_priv *agent)
 
 /*
  * Take up to KMAD_DELIVER_BATCH sends off the done list onto @batch, in
- * order, and prepare their delivery (send_deliver_prepare()).  Returns how
- * many.
+ * order, and prepare their delivery (send_deliver_prepare()).  Once the
+ * done list is empty, a flushed agent's waiting list follows: its WAIT_RESP
+ * sends are ended here, one at a time, with the flush's status, and the
+ * DONE ones the flush put behind them are taken as they are
+ * (kmad_agent_flush_sends()).  Returns how many.
  */
 static unsigned int agent_take_done(struct kmad_agent_priv *agent,
 				    struct list_head *batch)
@@ -945,10 +1003,18 @@ static unsigned int agent_take_done(struct kmad_agent_priv *agent,
 	struct kmad_send_wr *wr;
 
 	lockdep_assert_held(&agent->lock);
-	while (t.n < KMAD_DELIVER_BATCH &&
-	       (wr = list_first_entry_or_null(&agent->done,
-					      struct kmad_send_wr,
-					      agent_entry))) {
+	while (t.n < KMAD_DELIVER_BATCH) {
+		wr = list_first_entry_or_null(&agent->done,
+					      struct kmad_send_wr, agent_entry);
+		if (!wr && agent->tables_emptied) {
+			wr = list_first_entry_or_null(&agent->waiting,
+						      struct kmad_send_wr,
+						      agent_entry);
+			if (wr && wr->state == KMAD_SS_WAIT_RESP)
+				send_end_waiting(wr, agent->flush_status);
+		}
+		if (!wr)
+			break;
 		list_move_tail(&wr->agent_entry, batch);
 		send_deliver_prepare(wr, &t);
 	}
@@ -1439,7 +1505,10 @@ int kmad_cancel_send(struct kmad_send_buf *buf)
 	agent = kmad_send_agent(wr);
 	rcu_read_lock();
 	spin_lock_irqsave(&agent->lock, flags);
-	ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
+	if (send_flushed_waiting(wr))
+		ret = -EALREADY;
+	else
+		ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
 	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return ret;
@@ -1497,6 +1566,10 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 		/* An RMPP send without a timeout waits for an ACK. */
 		if (!wr->expects_resp) {
 			ret = -EINVAL;
+			break;
+		}
+		if (send_flushed_waiting(wr)) {
+			ret = -EALREADY;
 			break;
 		}
 		buf->timeout_ms = timeout_ms;

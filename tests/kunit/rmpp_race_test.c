@@ -293,7 +293,8 @@ static void rr_report_agent(struct kunit *test, struct kmad_agent *agent,
 			    const struct rr_stuck *before, struct rr_stuck *now)
 {
 	struct kmad_agent_priv *priv = kmad_agent_priv(agent);
-	struct list_head *lists[] = { &priv->sends, &priv->done };
+	struct list_head *lists[] = { &priv->sends, &priv->waiting,
+				      &priv->done };
 	struct kmad_send_probe p;
 	struct kmad_send_wr *wr;
 	unsigned long flags;

@@ -151,6 +151,79 @@ static void unreg_many_every_callback_once(struct kunit *test)
 			flushed0, (s64)KU_MANY);
 }
 
+/*
+ * Sends still waiting when the flush starts end FLUSHED, in posting order,
+ * one callback each, even when a handler of the unregister tries to
+ * cancel or modify one of them before its callback: to the ULP they have
+ * ended at the flush (-EALREADY), although the agent's work ends each
+ * only just before its callback, in batches of 64 (kmad_agent_work()).
+ * More than a batch, and fewer than a send-only agent's flow control
+ * limit (128), so that every send is waiting, none backlogged.
+ */
+#define KU_LATE		120
+
+static struct kmad_send_buf *ku_late_bufs[KU_LATE];
+static int ku_late_cancel, ku_late_modify;
+
+static void ku_late_handler(struct kmad_agent *agent,
+			    struct kmad_send_wc *wc)
+{
+	unsigned long i = (unsigned long)wc->send_buf->context[0];
+
+	if (i == 0) {
+		ku_late_cancel = kmad_cancel_send(ku_late_bufs[KU_LATE - 1]);
+		ku_late_modify = kmad_modify_send(ku_late_bufs[KU_LATE - 2],
+						  1000);
+	}
+	ku_send_handler(agent, wc);
+}
+
+static void unreg_handler_cancels_flushed_send(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *agent;
+	struct ku_log *log;
+	unsigned int i;
+
+	log = kunit_kzalloc(test, sizeof(*log), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, log);
+	log->calls = kunit_kcalloc(test, KU_LATE, sizeof(*log->calls),
+				   GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, log->calls);
+	log->f = f;
+	log->n = KU_LATE;
+	ku_late_cancel = 1;
+	ku_late_modify = 1;
+	agent = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
+				    ku_late_handler, ku_recv_handler, log);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(agent));
+	for (i = 0; i < KU_LATE; i++) {
+		ku_late_bufs[i] = ku_request(f, agent, i, KU_FAR_MS,
+					     KMAD_SEND_FLUSHED);
+		kt_post(f, ku_late_bufs[i]);
+	}
+	for (i = 0; i < KU_LATE; i++)
+		KUNIT_ASSERT_TRUE(test,
+				  kt_wait_until(kt_state(ku_late_bufs[i], NULL) ==
+						KMAD_SS_WAIT_RESP,
+						KU_FENCE_WAIT_MS));
+
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(agent), 0);
+	WRITE_ONCE(log->returned, true);
+	KUNIT_EXPECT_EQ(test, ku_late_cancel, -EALREADY);
+	KUNIT_EXPECT_EQ(test, ku_late_modify, -EALREADY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&log->total), KU_LATE);
+	for (i = 0; i < KU_LATE; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&log->calls[i]), 1,
+				    "send %u", i);
+	KUNIT_EXPECT_EQ(test, atomic_read(&log->bad_status), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&log->out_of_order), 0);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, atomic_read(&log->after_return), 0);
+	for (i = 0; i < KU_LATE; i++)
+		kmad_free_send_buf(ku_late_bufs[i]);
+}
+
 /* The counters a send_handler reads already count its own send. */
 static struct kmad_agent_stats ku_seen_stats;
 
@@ -216,6 +289,7 @@ static void unreg_send_object_size(struct kunit *test)
 
 static struct kunit_case unreg_cases[] = {
 	KUNIT_CASE(unreg_many_every_callback_once),
+	KUNIT_CASE(unreg_handler_cancels_flushed_send),
 	KUNIT_CASE(unreg_stats_before_callback),
 	KUNIT_CASE(unreg_modify_sets_timeout_ms),
 	KUNIT_CASE(unreg_send_object_size),
