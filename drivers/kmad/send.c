@@ -268,7 +268,7 @@ static int send_set_state(struct kmad_send_wr *wr, enum kmad_send_state new)
 		if (new_list)
 			list_add_tail(&wr->agent_entry, new_list);
 		if (wr->rmpp && !old_list != !new_list)
-			kmad_rmpp_send_listed(wr, new_list != NULL);
+			kmad_rmpp_send_listed(wr, !!new_list);
 	}
 
 	/* Out of the wheel: what shares its memory (kmad_priv.h) is in
