@@ -387,6 +387,15 @@ static void send_defer_done(struct kmad_send_wr *wr)
 	bool first;
 
 	lockdep_assert_held(&agent->lock);
+	/* Flushed, its waiting sends not all delivered yet: behind them, on
+	 * the list the agent's work takes after the done list, so that the
+	 * callbacks keep posting order (kmad_agent_flush_sends()); the work
+	 * is queued or running until that list is empty.
+	 */
+	if (agent->tables_emptied && !list_empty(&agent->waiting)) {
+		list_add_tail(&wr->agent_entry, &agent->waiting);
+		return;
+	}
 	first = list_empty(&agent->done);
 	list_add_tail(&wr->agent_entry, &agent->done);
 	if (first)
@@ -775,9 +784,12 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
  * can move them any more, and the agent's work ends each one with
  * @status just before its callback (agent_take_done()), so a flush of N
  * of them touches each send once, not twice, and keeps interrupts off
- * for no walk of N.  The sends the walk ends go behind them on the same
- * list, so the callbacks keep posting order as the walk of every send
- * did (a send retried is on the list from its last transmission).
+ * for no walk of N.  The sends that end from then on, in the walk or at
+ * their send completion, go behind them on the same list
+ * (send_defer_done()), so the callbacks keep posting order among the
+ * sends that are not RMPP sends (a send retried counts from its last
+ * transmission; an RMPP send waiting for an ACK ends in the walk, behind
+ * every waiting send).
  * Callbacks run from the agent's work.
  */
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
@@ -785,7 +797,6 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 {
 	struct kmad_send_wr *wr, *tmp;
 	unsigned long flags;
-	LIST_HEAD(before);
 
 	spin_lock_irqsave(&agent->lock, flags);
 	/* Every matchable or waiting send leaves the TID table and the
@@ -803,14 +814,12 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 	 * another send.
 	 */
 	/* Callbacks keep posting order: first the sends that ended before
-	 * the flush, then the waiting ones, then the ones the walk ends
-	 * now (DONE, behind the waiting ones on the same list).
+	 * the flush, then the waiting ones, then the ones that end from
+	 * now on, the walk's and later ones at their send completion
+	 * (send_defer_done() puts them behind the waiting ones).
 	 */
-	list_splice_init(&agent->done, &before);
 	list_for_each_entry_safe(wr, tmp, &agent->sends, agent_entry)
 		send_cancel_locked(wr, status);
-	list_splice_tail_init(&agent->done, &agent->waiting);
-	list_splice_init(&before, &agent->done);
 	agent->flush_status = status;
 	if (!list_empty(&agent->waiting))
 		kmad_agent_run_now(agent);
