@@ -359,6 +359,103 @@ static void dereg_overlapping_stops(struct kunit *test)
 	kt_overlap_run(test, true);
 }
 
+/*
+ * Posting order at unregister, across the hand-over to the agent's work:
+ * the flush leaves sends waiting for their response to the work, which
+ * ends each just before its callback, in batches of 64.  A send the
+ * hardware still held (CANCELED) that completes meanwhile must come
+ * behind them, as it did when the flush ended every waiting send at once
+ * (c4529d6 put it on the done list, which the work takes first: its
+ * callback came before those of the last 6 waiting sends).
+ */
+#define KT_ORDER_WAITING	70
+
+struct kt_order {
+	struct kt_fix *f;
+	struct kmad_send_buf *bufs[KT_ORDER_WAITING + 1];
+	unsigned int seen[KT_ORDER_WAITING + 1];	/* index of each, in
+							 * callback order
+							 */
+	atomic_t n;
+	struct completion entered;	/* the first callback runs */
+	struct completion go;		/* ... and may return */
+};
+
+static void kt_order_handler(struct kmad_agent *agent,
+			     struct kmad_send_wc *wc)
+{
+	struct kt_order *o = agent->context;
+	unsigned long i = (unsigned long)wc->send_buf->context[0];
+	int k = atomic_inc_return(&o->n) - 1;
+
+	if (k <= KT_ORDER_WAITING)
+		o->seen[k] = i;
+	if (k == 0) {
+		complete(&o->entered);
+		wait_for_completion_timeout(&o->go, 20 * HZ);
+	}
+}
+
+static void kt_order_recv(struct kmad_agent *agent,
+			  struct kmad_send_buf *request,
+			  struct kmad_recv_wc *wc)
+{
+	kmad_free_recv(wc);
+}
+
+static void dereg_late_completion_keeps_order(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *late;
+	struct kt_order *o;
+	struct kt_unreg u;
+	unsigned int i;
+
+	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->f = f;
+	init_completion(&o->entered);
+	init_completion(&o->go);
+	/* Send-only: flow control lets 128 through, all of these. */
+	u.agent = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
+				      kt_order_handler, kt_order_recv, o);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(u.agent));
+	for (i = 0; i <= KT_ORDER_WAITING; i++) {
+		o->bufs[i] = kt_request(f, u.agent, KMAD_METHOD_GET, i + 1,
+					60000, 0);
+		o->bufs[i]->context[0] = (void *)(unsigned long)i;
+		kt_post(f, o->bufs[i]);
+	}
+	for (i = 0; i < KT_ORDER_WAITING; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	late = o->bufs[KT_ORDER_WAITING];
+	KUNIT_ASSERT_EQ(test, kt_state(o->bufs[0], NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_ASSERT_EQ(test, kt_state(late, NULL), KMAD_SS_SENDING);
+
+	kt_unreg_start(f, &u, u.agent);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&o->entered,
+							  20 * HZ), 0UL);
+	/* The first batch is being delivered; the hardware gives the last
+	 * send back now, and the CQ drain (not the blocked work) ends it.
+	 */
+	KUNIT_EXPECT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN,
+						     0, KMAD_WC_SUCCESS,
+						     false), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN,
+						     false), 0);
+	for (i = 0; i < 5000 && kt_state(late, NULL) != KMAD_SS_DONE; i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_EQ(test, kt_state(late, NULL), KMAD_SS_DONE);
+	complete(&o->go);
+	kt_unreg_wait(f, &u);
+
+	KUNIT_ASSERT_EQ(test, atomic_read(&o->n), KT_ORDER_WAITING + 1);
+	for (i = 0; i <= KT_ORDER_WAITING; i++)
+		KUNIT_EXPECT_EQ_MSG(test, o->seen[i], i, "callback %u", i);
+	for (i = 0; i <= KT_ORDER_WAITING; i++)
+		kmad_free_send_buf(o->bufs[i]);
+}
+
 static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_sends_in_every_state),
 	KUNIT_CASE(dereg_post_while_deregistering_fails),
@@ -367,6 +464,7 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_port_removal_flushes),
 	KUNIT_CASE(dereg_unregister_inside_port_flush),
 	KUNIT_CASE(dereg_overlapping_stops),
+	KUNIT_CASE(dereg_late_completion_keeps_order),
 	{}
 };
 
