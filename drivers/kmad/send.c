@@ -13,6 +13,7 @@
  *   response        kmad_send_response()                   CQ drain
  *   timeout         agent_expire()                         agent work
  *   cancel/flush    send_cancel_locked()                   caller context
+ *   flush (waiting) agent_take_done(), send_end_waiting()  agent work
  *   slot freed      kmad_send_drain_backlog()              any of the above
  *
  * References, as in the 2004 design: a send that expects a response holds
@@ -699,13 +700,6 @@ void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 }
 
 /*
- * Cancel or flush one send, under its agent's lock.  Returns 0 if this
- * decided its outcome, -EALREADY if it was already decided, -EINVAL if it
- * is not posted.  Sends that end here are queued to the agent's work; a
- * send still waiting for a QP slot is taken back from the QP (it never
- * reached the hardware) and ends at once.
- */
-/*
  * A waiting send the flush left to the agent's work
  * (kmad_agent_flush_sends()): to the ULP it has ended already, FLUSHED,
  * as if the flush had ended it at once, so cancel and modify get
@@ -728,6 +722,13 @@ static void send_end_waiting(struct kmad_send_wr *wr,
 	send_set_state(wr, KMAD_SS_DONE);
 }
 
+/*
+ * Cancel or flush one send, under its agent's lock.  Returns 0 if this
+ * decided its outcome, -EALREADY if it was already decided, -EINVAL if it
+ * is not posted.  Sends that end here are queued to the agent's work; a
+ * send still waiting for a QP slot is taken back from the QP (it never
+ * reached the hardware) and ends at once.
+ */
 static int send_cancel_locked(struct kmad_send_wr *wr,
 			      enum kmad_send_status status)
 {
