@@ -701,15 +701,19 @@ void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 
 /*
  * A waiting send the flush left to the agent's work
- * (kmad_agent_flush_sends()): to the ULP it has ended already, FLUSHED,
- * as if the flush had ended it at once, so cancel and modify get
- * -EALREADY.
+ * (kmad_agent_flush_sends()): one on &kmad_agent_priv.waiting once the
+ * agent is flushed.  To the ULP it has ended already, FLUSHED, as if the
+ * flush had ended it at once, so cancel and modify get -EALREADY.  An
+ * RMPP send waiting for an ACK is on &kmad_agent_priv.sends: the flush
+ * itself ends it.
  */
 static bool send_flushed_waiting(const struct kmad_send_wr *wr)
 {
-	lockdep_assert_held(&kmad_send_agent(wr)->lock);
-	return wr->state == KMAD_SS_WAIT_RESP &&
-	       kmad_send_agent(wr)->tables_emptied;
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+
+	lockdep_assert_held(&agent->lock);
+	return agent->tables_emptied &&
+	       send_agent_list(wr, wr->state) == &agent->waiting;
 }
 
 /* A WAIT_RESP send ends, canceled or flushed: DONE, on no list. */
@@ -753,6 +757,8 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 		}
 		return 0;
 	case KMAD_SS_WAIT_RESP:
+		if (send_flushed_waiting(wr))
+			return -EALREADY;	/* the agent's work ends it */
 		send_end_waiting(wr, status);
 		send_defer_done(wr);
 		return 0;
@@ -811,12 +817,10 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 		kmad_wheel_clear(&agent->deadlines);
 		agent->tables_emptied = true;
 	}
-	/* send_cancel_locked() may move @wr to the done list, never
-	 * another send.
-	 */
-	/* Callbacks keep posting order: first the sends that ended before
-	 * the flush, then the waiting ones, then the ones that end from
-	 * now on, the walk's and later ones at their send completion
+	/* send_cancel_locked() may move @wr off this list, never another
+	 * send.  Callbacks keep posting order: first the sends that ended
+	 * before the flush, then the waiting ones, then the ones that end
+	 * from now on, the walk's and later ones at their send completion
 	 * (send_defer_done() puts them behind the waiting ones).
 	 */
 	list_for_each_entry_safe(wr, tmp, &agent->sends, agent_entry)
@@ -1515,10 +1519,7 @@ int kmad_cancel_send(struct kmad_send_buf *buf)
 	agent = kmad_send_agent(wr);
 	rcu_read_lock();
 	spin_lock_irqsave(&agent->lock, flags);
-	if (send_flushed_waiting(wr))
-		ret = -EALREADY;
-	else
-		ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
+	ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
 	spin_unlock_irqrestore(&agent->lock, flags);
 	rcu_read_unlock();
 	return ret;

@@ -59,6 +59,21 @@ static void ku_send_handler(struct kmad_agent *agent, struct kmad_send_wc *wc)
 	atomic_inc(&log->total);
 }
 
+/* A log for @n sends of @f, freed with the test. */
+static struct ku_log *ku_log_new(struct kunit *test, struct kt_fix *f,
+				 unsigned int n)
+{
+	struct ku_log *log;
+
+	log = kunit_kzalloc(test, sizeof(*log), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, log);
+	log->calls = kunit_kcalloc(test, n, sizeof(*log->calls), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, log->calls);
+	log->f = f;
+	log->n = n;
+	return log;
+}
+
 static void ku_recv_handler(struct kmad_agent *agent,
 			    struct kmad_send_buf *request,
 			    struct kmad_recv_wc *wc)
@@ -102,15 +117,9 @@ static void unreg_many_every_callback_once(struct kunit *test)
 	unsigned int i;
 	s64 flushed0;
 
-	log = kunit_kzalloc(test, sizeof(*log), GFP_KERNEL);
+	log = ku_log_new(test, f, KU_MANY);
 	bufs = kunit_kcalloc(test, KU_MANY, sizeof(*bufs), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, log);
 	KUNIT_ASSERT_NOT_NULL(test, bufs);
-	log->calls = kunit_kcalloc(test, KU_MANY, sizeof(*log->calls),
-				   GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, log->calls);
-	log->f = f;
-	log->n = KU_MANY;
 	agent = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
 				    ku_send_handler, ku_recv_handler, log);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(agent));
@@ -185,13 +194,7 @@ static void unreg_handler_cancels_flushed_send(struct kunit *test)
 	struct ku_log *log;
 	unsigned int i;
 
-	log = kunit_kzalloc(test, sizeof(*log), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, log);
-	log->calls = kunit_kcalloc(test, KU_LATE, sizeof(*log->calls),
-				   GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, log->calls);
-	log->f = f;
-	log->n = KU_LATE;
+	log = ku_log_new(test, f, KU_LATE);
 	ku_late_cancel = 1;
 	ku_late_modify = 1;
 	agent = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
