@@ -1056,6 +1056,26 @@ static void rb_repost(struct rb_req *r)
 }
 
 /* Wait for the callback of the send rb_post() was told to watch. */
+/*
+ * Wait for the next tick to begin.  Both stacks start a send's timeout at
+ * its send completion, in jiffies, and the timer that ends it fires a
+ * tick after the deadline's (Linux rounds a timer's expiry up).  A post
+ * late in a tick, whose completion is handled in the next one (0.4-3.4 ms
+ * after the post over rxe here, either stack), expires a tick later: a
+ * sample of 4 or 8 ms by the phase of the post.  Posting at the start of
+ * a tick leaves that to a completion slower than a tick, so the figure is
+ * the stacks' own lateness (Documentation/benchmarks.rst, "Timeout
+ * expiry").
+ */
+static void rb_tick_start(void)
+{
+	unsigned long j = READ_ONCE(jiffies);
+	u64 end = ktime_get_ns() + 2 * TICK_NSEC;	/* a stalled tick */
+
+	while (READ_ONCE(jiffies) == j && ktime_get_ns() < end)
+		cpu_relax();
+}
+
 static bool rb_wait_one(struct rb_req *r, const char *what)
 {
 	if (wait_for_completion_timeout(&r->one, msecs_to_jiffies(RB_WAIT_MS)))
@@ -1294,10 +1314,13 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 	rb_sample("cancel", name, n, rep, rb_median(tmp, kc));
 	rb_sample("cancel_cb", name, n, rep, rb_median(tmp + kc, kc));
 
-	/* Timeout expiry with N outstanding: post + timeout -> callback. */
+	/* Timeout expiry with N outstanding: post + timeout -> callback,
+	 * each post at the start of a tick (rb_tick_start()).
+	 */
 	for (i = 0; i < ke; i++) {
 		void *buf;
 
+		rb_tick_start();
 		t0 = ktime_get_ns();
 		if (!rb_post(r, RB_DEAD_QPN, RB_EXPIRE_MS, RB_EXPIRE, &buf))
 			goto close;
