@@ -4,7 +4,8 @@
 # `make lint`: checkpatch.pl --strict over every kmad C and header file
 # (the kernel ones: tests/interop/umad_peer.c is a user program),
 # then a sparse (C=2) and W=1 build of all modules against the debug test
-# kernel.  Any warning fails.
+# kernel, then docutils over every Documentation/*.rst.  Any warning
+# fails.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +92,32 @@ else
 	else
 		echo ">> kmad_ib not checked: no kernel headers with CONFIG_INFINIBAND"
 	fi
+fi
+
+# Documentation: every file must parse as reStructuredText without a
+# warning (a broken table or a stray line turns into garbled text).
+# Debian's python3 and python3-docutils, whatever python3 is first in PATH.
+mapfile -t rsts < <(cd "$root" && git ls-files -co --exclude-standard 'Documentation/*.rst')
+echo ">> docutils on ${#rsts[@]} reStructuredText files"
+if ! (cd "$root" && /usr/bin/python3 - "${rsts[@]}" <<'PY'
+import sys
+import docutils.core
+import docutils.utils
+
+bad = 0
+for path in sys.argv[1:]:
+    try:
+        with open(path, encoding='utf-8') as f:
+            docutils.core.publish_doctree(
+                f.read(), source_path=path,
+                settings_overrides={'halt_level': 2, 'report_level': 2})
+    except docutils.utils.SystemMessage as e:
+        print(f'{path}: {e}', file=sys.stderr)
+        bad = 1
+sys.exit(bad)
+PY
+); then
+	fail=1
 fi
 
 if [ "$fail" = 0 ]; then

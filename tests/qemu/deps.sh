@@ -15,7 +15,8 @@ check_pkgs=(bc bison flex libelf-dev libssl-dev xz-utils python3
 for what in "$@"; do
 	case "$what" in
 	check) pkgs+=("${check_pkgs[@]}") ;;
-	lint) pkgs+=("${check_pkgs[@]}" sparse perl) ;;
+	# lint: python3-docutils for the reStructuredText check
+	lint) pkgs+=("${check_pkgs[@]}" sparse perl python3-docutils) ;;
 	stock) pkgs+=(linux-headers-amd64 linux-image-amd64) ;;
 	# make run: the stock kernel and its headers, rsync for the build copy
 	run) pkgs+=(linux-headers-amd64 linux-image-amd64 rsync) ;;
