@@ -98,8 +98,9 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 			seq_printf(m, " %s %lld", agent_stat_names[i],
 				   atomic64_read(&agent->stats[i]));
 		kmad_agent_get_stats(&agent->agent, &st);
-		seq_printf(m, " timeout_late_max_us %llu\n",
-			   st.timeout_late_max_us);
+		seq_printf(m, " timeout_late_max_us %llu work_runs %lu\n",
+			   st.timeout_late_max_us,
+			   READ_ONCE(agent->work_runs));
 	}
 	rcu_read_unlock();
 	return 0;

@@ -474,6 +474,10 @@ struct kmad_agent_priv {
 						 * by then; U64_MAX: not
 						 * queued by a deadline
 						 */
+	unsigned long work_runs;		/* W: runs of @work; written
+						 * by it alone, read with
+						 * READ_ONCE() (debugfs)
+						 */
 	struct list_head port_entry;		/* P: kmad_port.agents */
 	bool unlinked;				/* P: taken off @port_entry
 						 * by the first stop

@@ -326,18 +326,15 @@ static bool agent_has_clock(struct kmad_agent_priv *agent)
 
 /*
  * Queue the agent's work for when its wheel next needs it (real clock
- * only), unless it is already queued for then or sooner.
+ * only), unless it is already queued for then or sooner.  From the
+ * agent's work itself (agent_expire()), which goes on to deliver the done
+ * list: arming from anywhere else goes through agent_arm_timer().
  */
-static void agent_arm_timer(struct kmad_agent_priv *agent)
+static void agent_arm_deadline(struct kmad_agent_priv *agent)
 {
 	u64 when, now;
 
 	lockdep_assert_held(&agent->lock);
-	if (!list_empty(&agent->done)) {
-		/* A callback is pending: run now, re-arm after. */
-		kmad_agent_run_now(agent);
-		return;
-	}
 	if (agent_has_clock(agent) ||
 	    !kmad_wheel_next(&agent->deadlines, &when) ||
 	    when >= agent->timer_at)
@@ -346,6 +343,21 @@ static void agent_arm_timer(struct kmad_agent_priv *agent)
 	agent->timer_at = when;
 	kmad_agent_queue_work(agent,
 			      when > now ? (unsigned long)(when - now) : 0);
+}
+
+/*
+ * The same, outside the agent's work.  With a callback pending the work
+ * is already queued to run at once, and arming a later deadline would
+ * postpone it: it is queued to run at once, and re-arms when it runs.
+ */
+static void agent_arm_timer(struct kmad_agent_priv *agent)
+{
+	lockdep_assert_held(&agent->lock);
+	if (!list_empty(&agent->done)) {
+		kmad_agent_run_now(agent);
+		return;
+	}
+	agent_arm_deadline(agent);
 }
 
 static void agent_stat_inc(struct kmad_agent_priv *agent,
@@ -963,11 +975,14 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			list_add_tail(&wr->agent_entry, &ended);
 		}
 	}
-	agent_arm_timer(agent);
-	/* Delivered by this run of the work, which goes on to the done list
-	 * (kmad_agent_work()): added after arming the timer, which would
-	 * otherwise queue the work once more for them instead of arming.
+	/* Not agent_arm_timer(): this run of the work goes on to deliver the
+	 * done list (kmad_agent_work()), the sends that ended here and the
+	 * ones already there, such as a response's; queueing it once more
+	 * for them cost a second run of the work after every response
+	 * (Documentation/benchmarks.rst, "One run of the agent's work per
+	 * response").
 	 */
+	agent_arm_deadline(agent);
 	list_splice_tail(&ended, &agent->done);
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
@@ -1062,6 +1077,7 @@ void kmad_agent_work(struct work_struct *work)
 	/* The reference kmad_agent_queue_work() took for this run is ours
 	 * until the end.
 	 */
+	WRITE_ONCE(agent->work_runs, agent->work_runs + 1);
 	agent_resize_tids(agent);
 	agent_expire(agent);
 	kmad_rmpp_recv_expire(agent);

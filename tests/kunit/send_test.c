@@ -35,6 +35,46 @@ static void send_request_response(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * A response is delivered by one run of the agent's work, with other
+ * sends waiting for theirs: the run does not queue itself once more for
+ * the callback it is about to deliver.  Before 2026-12-01 it did
+ * (agent_expire(), with deadlines in the wheel, re-armed through the path
+ * for callers outside the work, which queues the work when the done list
+ * is not empty): two runs per response, the second with nothing to do.
+ */
+static void send_response_one_work_run(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *agent = kmad_agent_priv(f->agent);
+	struct kmad_send_buf *other = kt_request(f, f->agent, KMAD_METHOD_GET,
+						 1, 60000, 0);
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       2, 1000, 0);
+	unsigned long runs;
+
+	kt_post(f, other);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_state(other, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_ASSERT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	runs = READ_ONCE(agent->work_runs);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	runs = READ_ONCE(agent->work_runs) - runs;
+	KUNIT_EXPECT_EQ(test, runs, 1UL);
+
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(other), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 3);
+	kt_expect_send(f, 2, other, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(other);
+	kmad_free_send_buf(buf);
+}
+
 /* Seed rule: the callback never runs before the hardware send completion;
  * a response that arrives first waits for it.
  */
@@ -681,6 +721,7 @@ static void send_clock_jump(struct kunit *test)
 
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
+	KUNIT_CASE(send_response_one_work_run),
 	KUNIT_CASE(send_early_response_waits),
 	KUNIT_CASE(send_without_timeout),
 	KUNIT_CASE(send_timeout_retries_keep_tid),
