@@ -392,7 +392,10 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 		goto dropped;
 	if (kmad_recv_reply_dest(qpi->port, &dest, &recv->wc))
 		goto dropped;
-	buf = kmad_alloc_send_buf(&responder->agent, &dest, GFP_KERNEL);
+	/* Atomic: a provider's bridge may hand the MAD over from softirq
+	 * (kmad_device_bridge_recv_qp()).
+	 */
+	buf = kmad_alloc_send_buf(&responder->agent, &dest, GFP_ATOMIC);
 	if (IS_ERR(buf))
 		goto dropped;
 	if (build_unsupported(buf->mad, &recv->mad, status) ||

@@ -451,6 +451,37 @@ static void gid_bridged_response_from_qp1(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/*
+ * The bridge may be called from softirq (provider.h, and
+ * kmad_device_bridge_recv_qp()'s Context): kmad's own "unsupported"
+ * answer to a bridged request must not sleep there.  It allocated its
+ * send buffer with GFP_KERNEL until 2026-12-01; with bottom halves off
+ * the debug kernel reported "BUG: sleeping function called from invalid
+ * context" (a splat: a failed run).
+ */
+static void gid_bridged_unsupported_in_softirq(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+	struct kmad_send_buf *req = gt_request(f, false, 0);
+	struct kmad_wc bwc = { .src_qpn = 1, .slid = 1, .pkey_index = 0 };
+	s64 dropped;
+	int ret;
+
+	dropped = atomic64_read(&f->port[KT_DEV1]->stats[KMAD_PSTAT_REQ_DROPPED]);
+	req->mad->mad_hdr.method = KMAD_METHOD_SET;
+	local_bh_disable();
+	ret = kmad_device_bridge_recv(dev, 1, &bwc, NULL, req->mad,
+				      KMAD_MAD_SIZE);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	/* Answered from QP1, which the simulated fabric cannot: dropped. */
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&f->port[KT_DEV1]->stats[KMAD_PSTAT_REQ_DROPPED]),
+			dropped + 1);
+	kmad_free_send_buf(req);
+}
+
 /* kmad_device_bridge_recv_qp() on QP0: an SMP another MAD layer received
  * goes to the kmad SMI agent registered for it, marked bridged, and its
  * response has no from_qp1 mark (on a bridging provider every send of QP0
@@ -1080,6 +1111,7 @@ static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_create_response_by_gid),
 	KUNIT_CASE(gid_bridged_response_from_qp1),
 	KUNIT_CASE(gid_bridged_smp_on_qp0),
+	KUNIT_CASE(gid_bridged_unsupported_in_softirq),
 	KUNIT_CASE(gid_match_rejects_no_grh),
 	KUNIT_CASE(gid_match_rejects_grh),
 	KUNIT_CASE(gid_match_dgid),
