@@ -537,8 +537,18 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		kmad_recv_free(recv);
 		return;
 	}
-	kmad_recv_refill(qpi);
+	/* Refilled after the MAD is handled, as ib_mad does, so that the
+	 * refill (an allocation and the provider's post) does not delay a
+	 * response on its way to its callback; first if this receive left
+	 * the QP no buffer (a receive queue of one, where the ACK an RMPP
+	 * segment's handling sends would let the next segment in before
+	 * the refill).  An unlocked read: the refill decides under the QP
+	 * lock.
+	 */
+	if (!data_race(qpi->rq_posted))
+		kmad_recv_refill(qpi);
 	recv_handle(qpi, recv, wc);
+	kmad_recv_refill(qpi);
 }
 
 /*
