@@ -940,7 +940,13 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	LIST_HEAD(ended);
 
 	spin_lock_irqsave(&agent->lock, flags);
-	agent->timer_at = U64_MAX;	/* running now */
+	/* Running now: the work is queued for no deadline, unless it was
+	 * queued again since this run began (every queueing holds the
+	 * agent lock), e.g. at once by kmad_agent_run_now() for a TID table
+	 * to resize, which the re-arms below must not postpone.
+	 */
+	if (!delayed_work_pending(&agent->work))
+		agent->timer_at = U64_MAX;
 	/* No deadline, no clock: the agent of a removed device has none,
 	 * and its provider must not be called any more.
 	 */
