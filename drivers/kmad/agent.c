@@ -21,6 +21,7 @@
  * synchronously (it cannot be requeued: that needs a reference).
  */
 
+#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
@@ -87,6 +88,7 @@ void kmad_agent_run_now(struct kmad_agent_priv *agent)
 	agent->timer_at = 0;
 	kmad_agent_queue_work(agent, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(kmad_agent_run_now);
 
 /**
  * kmad_agent_find_by_tid() - the agent a response is for, with a reference.

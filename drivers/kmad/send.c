@@ -31,6 +31,7 @@
  * kmad_device_clock_changed() kicks the work instead.
  */
 
+#include <kunit/visibility.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 
@@ -931,6 +932,11 @@ int kmad_send_abort(struct kmad_send_wr *wr, enum kmad_send_status status)
 }
 
 /* Expire deadlines that have passed: retry or end with a timeout. */
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_test_flush_hook_t kmad_test_agent_work_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_test_agent_work_hook);
+#endif
+
 static void agent_expire(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->qpi->port;
@@ -938,6 +944,12 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	struct kmad_send_wr *wr;
 	unsigned long flags;
 	LIST_HEAD(ended);
+#if IS_ENABLED(CONFIG_KUNIT)
+	kmad_test_flush_hook_t hook = READ_ONCE(kmad_test_agent_work_hook);
+
+	if (hook)
+		hook(agent);
+#endif
 
 	spin_lock_irqsave(&agent->lock, flags);
 	/* Running now: the work is queued for no deadline, unless it was

@@ -820,6 +820,65 @@ static void send_async_sooner_deadline(struct kunit *test)
 	kmad_free_send_buf(soon);
 }
 
+/*
+ * A run of the agent's work queued to start at once while the work is
+ * already running (here from the work's test seam, as a TID table resize
+ * or a callback would queue it) is not put off by the running work's
+ * re-arm for its next deadline.  Before 2026-12-01 agent_expire() marked
+ * the work "queued for no deadline" at its start, over the run just
+ * queued, and its re-arm then moved that run to the next deadline, here
+ * about a minute away: the second run did not come within the bound.
+ */
+static struct kmad_agent_priv *ks_requeue_agent;
+static atomic_t ks_requeued;
+
+static void ks_requeue_hook(struct kmad_agent_priv *agent)
+{
+	unsigned long flags;
+
+	if (agent != READ_ONCE(ks_requeue_agent) ||
+	    atomic_cmpxchg(&ks_requeued, 0, 1))
+		return;
+	spin_lock_irqsave(&agent->lock, flags);
+	kmad_agent_run_now(agent);
+	spin_unlock_irqrestore(&agent->lock, flags);
+}
+
+static void send_async_run_queued_meanwhile(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *agent = kmad_agent_priv(f->agent);
+	struct kmad_send_buf *late = kt_request(f, f->agent, KMAD_METHOD_GET,
+						1, KS_LATE_MS, 0);
+	unsigned long runs, flags;
+
+	late->dest.dlid = 0x100;
+	kt_post(f, late);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_state(late, NULL) ==
+					      KMAD_SS_WAIT_RESP,
+					      KT_ASYNC_WAIT_MS));
+	kt_settle(f);
+	atomic_set(&ks_requeued, 0);
+	WRITE_ONCE(ks_requeue_agent, agent);
+	WRITE_ONCE(kmad_test_agent_work_hook, ks_requeue_hook);
+	runs = READ_ONCE(agent->work_runs);
+	spin_lock_irqsave(&agent->lock, flags);
+	kmad_agent_run_now(agent);
+	spin_unlock_irqrestore(&agent->lock, flags);
+	/* This run, then the one its seam queued. */
+	KUNIT_EXPECT_TRUE(test, kt_wait_until(READ_ONCE(agent->work_runs) -
+					      runs >= 2, KT_ASYNC_WAIT_MS));
+	WRITE_ONCE(kmad_test_agent_work_hook, NULL);
+	WRITE_ONCE(ks_requeue_agent, NULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ks_requeued), 1);
+
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(late), 0);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_events(f) >= 1,
+					      KT_ASYNC_WAIT_MS));
+	kt_expect_send(f, 0, late, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(late);
+}
+
 static int ks_async_init(struct kunit *test)
 {
 	return kt_fix_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA);
@@ -827,6 +886,7 @@ static int ks_async_init(struct kunit *test)
 
 static struct kunit_case send_async_cases[] = {
 	KUNIT_CASE(send_async_sooner_deadline),
+	KUNIT_CASE(send_async_run_queued_meanwhile),
 	{}
 };
 
@@ -841,3 +901,4 @@ kunit_test_suites(&send_suite, &send_async_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's send path");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
