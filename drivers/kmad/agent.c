@@ -30,7 +30,7 @@
 #include "kmad_priv.h"
 
 #if IS_ENABLED(CONFIG_KUNIT)
-kmad_test_flush_hook_t kmad_test_port_flush_hook;
+kmad_test_agent_hook_t kmad_test_port_flush_hook;
 EXPORT_SYMBOL_GPL(kmad_test_port_flush_hook);
 #endif
 
@@ -499,7 +499,7 @@ void kmad_port_flush_agents(struct kmad_port *port)
 {
 	struct kmad_agent_priv *agent;
 #if IS_ENABLED(CONFIG_KUNIT)
-	kmad_test_flush_hook_t hook;
+	kmad_test_agent_hook_t hook;
 #endif
 
 	for (;;) {

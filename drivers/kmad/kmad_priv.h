@@ -743,14 +743,14 @@ void kmad_flow_show(struct seq_file *m, struct kmad_agent_priv *agent);
  * an agent still registered on the port and stopping that agent, so a test
  * can run the ULP's own unregister exactly there.
  */
-typedef void (*kmad_test_flush_hook_t)(struct kmad_agent_priv *agent);
-extern kmad_test_flush_hook_t kmad_test_port_flush_hook;
+typedef void (*kmad_test_agent_hook_t)(struct kmad_agent_priv *agent);
+extern kmad_test_agent_hook_t kmad_test_port_flush_hook;
 /*
  * KUnit seam: the agent's work calls it (if set) once it has begun, just
  * before it re-arms its timer (agent_expire()), so a test can queue the
  * work again exactly there (send.c).
  */
-extern kmad_test_flush_hook_t kmad_test_agent_work_hook;
+extern kmad_test_agent_hook_t kmad_test_agent_work_hook;
 #endif
 struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
 					       u64 tid);

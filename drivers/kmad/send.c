@@ -931,12 +931,12 @@ int kmad_send_abort(struct kmad_send_wr *wr, enum kmad_send_status status)
 	return send_cancel_locked(wr, status);
 }
 
-/* Expire deadlines that have passed: retry or end with a timeout. */
 #if IS_ENABLED(CONFIG_KUNIT)
-kmad_test_flush_hook_t kmad_test_agent_work_hook;
+kmad_test_agent_hook_t kmad_test_agent_work_hook;
 EXPORT_SYMBOL_IF_KUNIT(kmad_test_agent_work_hook);
 #endif
 
+/* Expire deadlines that have passed: retry or end with a timeout. */
 static void agent_expire(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->qpi->port;
@@ -945,7 +945,7 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	unsigned long flags;
 	LIST_HEAD(ended);
 #if IS_ENABLED(CONFIG_KUNIT)
-	kmad_test_flush_hook_t hook = READ_ONCE(kmad_test_agent_work_hook);
+	kmad_test_agent_hook_t hook = READ_ONCE(kmad_test_agent_work_hook);
 
 	if (hook)
 		hook(agent);

@@ -1055,7 +1055,6 @@ static void rb_repost(struct rb_req *r)
 	}
 }
 
-/* Wait for the callback of the send rb_post() was told to watch. */
 /*
  * Wait for the next tick to begin.  Both stacks start a send's timeout at
  * its send completion, in jiffies, and the timer that ends it fires a
@@ -1076,6 +1075,7 @@ static void rb_tick_start(void)
 		cpu_relax();
 }
 
+/* Wait for the callback of the send rb_post() was told to watch. */
 static bool rb_wait_one(struct rb_req *r, const char *what)
 {
 	if (wait_for_completion_timeout(&r->one, msecs_to_jiffies(RB_WAIT_MS)))
