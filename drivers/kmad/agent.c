@@ -34,7 +34,9 @@ kmad_test_agent_hook_t kmad_test_port_flush_hook;
 EXPORT_SYMBOL_GPL(kmad_test_port_flush_hook);
 #endif
 
-/* hi_tid -> agent.  Writers: register/unregister; readers: RCU. */
+/* hi_tid -> agent.  Writers: register (an agent is stored only once its
+ * registration can no longer fail) and unregister; readers: RCU.
+ */
 static DEFINE_XARRAY_ALLOC1(kmad_agents);
 static u32 kmad_next_hi_tid;
 
@@ -48,6 +50,7 @@ void kmad_agent_put(struct kmad_agent_priv *agent)
 	if (refcount_dec_and_test(&agent->refs))
 		complete(&agent->released);
 }
+EXPORT_SYMBOL_IF_KUNIT(kmad_agent_put);
 
 /* kmad_agent_put() @n times at once: for a batch of callbacks. */
 void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n)
@@ -110,6 +113,7 @@ struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
 	rcu_read_unlock();
 	return agent;
 }
+EXPORT_SYMBOL_IF_KUNIT(kmad_agent_find_by_tid);
 
 static bool reg_same_class(const struct kmad_reg_req *a,
 			   const struct kmad_reg_req *b)
@@ -260,7 +264,12 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	ret = kmad_agent_tables_init(agent);
 	if (ret)
 		goto err_free;
-	ret = xa_alloc_cyclic(&kmad_agents, &id, agent, xa_limit_32b,
+	/* The hi_tid is reserved (a NULL entry, which xa_load() does not
+	 * return) until nothing can fail any more: a response whose TID
+	 * named an agent that then failed to register would hold a
+	 * reference to freed memory.
+	 */
+	ret = xa_alloc_cyclic(&kmad_agents, &id, NULL, xa_limit_32b,
 			      &kmad_next_hi_tid, GFP_KERNEL);
 	if (ret < 0)
 		goto err_tids;
@@ -285,6 +294,8 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 			goto err_unlock;
 		agent->bridged = true;
 	}
+	/* Into the reserved slot: allocates nothing, cannot fail. */
+	WARN_ON_ONCE(xa_is_err(xa_store(&kmad_agents, id, agent, GFP_NOWAIT)));
 	list_add_tail_rcu(&agent->port_entry, &port->agents);
 	kref_get(&port->dev->ref);
 	mutex_unlock(&port->reg_mutex);

@@ -3,6 +3,8 @@
  * kmad_agent: registration rules.
  */
 
+#include <linux/kthread.h>
+
 #include "kmad_test.h"
 
 static void kt_set_methods(struct kmad_reg_req *req, u8 cls, u8 version,
@@ -232,6 +234,75 @@ static void agent_client_add_remove(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kc.removed, 2);
 }
 
+struct kt_reg {
+	struct kt_fix *f;
+	struct kmad_reg_req req;
+	struct kmad_agent *agent;
+	struct completion done;
+};
+
+static int kt_reg_fn(void *arg)
+{
+	struct kt_reg *r = arg;
+
+	r->agent = kt_register(r->f, KMAD_QPT_GSI, &r->req);
+	complete(&r->done);
+	return 0;
+}
+
+/*
+ * A registration that fails was never reachable: while a conflicting
+ * registration waits for the port's registration lock, the hi_tid it was
+ * given names no agent.  (It once did, from the moment the hi_tid was
+ * allocated: a response with that TID took a reference to an agent that
+ * the failing registration then freed under it.)
+ */
+static void agent_failed_registration_unreachable(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port = f->port[KT_DEV1];
+	struct kmad_agent_priv *found = NULL;
+	struct kt_reg r = { .f = f };
+	struct task_struct *t;
+	struct kmad_agent *a;
+	bool was_found;
+	u64 tid;
+	int i;
+
+	kt_set_methods(&r.req, KT_CLASS, KT_VERSION, get, 1);
+	a = kt_register(f, KMAD_QPT_GSI, &r.req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	/* hi_tids are handed out in turn: the next registration's is a's + 1. */
+	tid = (u64)(a->hi_tid + 1) << 32;
+	init_completion(&r.done);
+	mutex_lock(&port->reg_mutex);
+	t = kthread_run(kt_reg_fn, &r, "kt_reg");
+	if (IS_ERR(t)) {
+		mutex_unlock(&port->reg_mutex);
+		kmad_unregister_agent(a);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
+	/* The thread gets to the lock within a few ms; look for 200. */
+	for (i = 0; i < 100 && !found; i++) {
+		found = kmad_agent_find_by_tid(&port->qpi[KMAD_QPT_GSI], tid);
+		usleep_range(2000, 3000);
+	}
+	was_found = found;
+	if (found)	/* before the registration fails and frees it */
+		kmad_agent_put(found);
+	mutex_unlock(&port->reg_mutex);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&r.done, 30 * HZ),
+			0UL);
+	KUNIT_EXPECT_FALSE(test, was_found);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(r.agent), -EBUSY);
+	/* The hi_tid it held is free again, and names nothing. */
+	KUNIT_EXPECT_NULL(test,
+			  kmad_agent_find_by_tid(&port->qpi[KMAD_QPT_GSI], tid));
+	kmad_unregister_agent(a);
+}
+
 static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_overlap_is_busy),
 	KUNIT_CASE(agent_vendor_oui),
@@ -240,6 +311,7 @@ static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_bad_arguments),
 	KUNIT_CASE(agent_port_lookup),
 	KUNIT_CASE(agent_client_add_remove),
+	KUNIT_CASE(agent_failed_registration_unreachable),
 	{}
 };
 
@@ -254,3 +326,4 @@ kunit_test_suites(&agent_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad agent registration");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
