@@ -192,7 +192,8 @@ static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
 		return -EINVAL;
 	if (!req || !req->mgmt_class)
 		return 0;	/* send-only */
-	if (class_reserved(req->mgmt_class) || !req->class_version)
+	if (class_reserved(req->mgmt_class) || !req->class_version ||
+	    req->class_version >= KMAD_MAX_CLASS_VERSION)
 		return -EINVAL;
 	if (kmad_is_smp_class(req->mgmt_class) != kmad_qpt_is_smi(qpt))
 		return -EINVAL;

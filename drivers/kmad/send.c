@@ -1524,6 +1524,33 @@ out_unlock:
 }
 EXPORT_SYMBOL_GPL(kmad_post_send);
 
+/*
+ * kmad_cancel_send(), and kmad_modify_send(@buf, 0) with @modify: a send
+ * it cancels gets a timeout of 0, as ib_modify_mad(buf, 0) gives it.
+ * Written under the lock: the callback, after which the ULP may free
+ * @buf, may run as soon as the lock is dropped.
+ */
+static int send_cancel(struct kmad_send_buf *buf, bool modify)
+{
+	struct kmad_agent_priv *agent;
+	struct kmad_send_wr *wr;
+	unsigned long flags;
+	int ret;
+
+	if (!buf || !buf->agent)
+		return -EINVAL;
+	wr = kmad_send_wr(buf);
+	agent = kmad_send_agent(wr);
+	rcu_read_lock();
+	spin_lock_irqsave(&agent->lock, flags);
+	ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
+	if (!ret && modify)
+		buf->timeout_ms = 0;
+	spin_unlock_irqrestore(&agent->lock, flags);
+	rcu_read_unlock();
+	return ret;
+}
+
 /**
  * kmad_cancel_send() - cancel a posted send.
  * @buf: the send.
@@ -1542,21 +1569,7 @@ EXPORT_SYMBOL_GPL(kmad_post_send);
  */
 int kmad_cancel_send(struct kmad_send_buf *buf)
 {
-	struct kmad_agent_priv *agent;
-	struct kmad_send_wr *wr;
-	unsigned long flags;
-	int ret;
-
-	if (!buf || !buf->agent)
-		return -EINVAL;
-	wr = kmad_send_wr(buf);
-	agent = kmad_send_agent(wr);
-	rcu_read_lock();
-	spin_lock_irqsave(&agent->lock, flags);
-	ret = send_cancel_locked(wr, KMAD_SEND_CANCELED);
-	spin_unlock_irqrestore(&agent->lock, flags);
-	rcu_read_unlock();
-	return ret;
+	return send_cancel(buf, false);
 }
 EXPORT_SYMBOL_GPL(kmad_cancel_send);
 
@@ -1571,7 +1584,8 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  * @timeout_ms once its send completes.
  * Either way @buf->timeout_ms becomes @timeout_ms (as ib_modify_mad()
  * sets send_buf.timeout_ms): it is the send's timeout, of which kmad
- * keeps no copy.
+ * keeps no copy.  A send that a @timeout_ms of 0 cancels gets 0 there
+ * too; one it cannot cancel keeps its timeout.
  *
  *
  * Context: any but hard interrupt, interrupts possibly disabled (see
@@ -1591,7 +1605,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	if (!buf || !buf->agent || timeout_ms > KMAD_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	if (!timeout_ms)
-		return kmad_cancel_send(buf);
+		return send_cancel(buf, true);
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
 

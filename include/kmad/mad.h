@@ -78,6 +78,12 @@ struct kmad_agent;
 #define KMAD_METHODS 128
 
 /**
+ * KMAD_MAX_CLASS_VERSION - class versions an agent registers for are
+ * below this (ib_mad's MAX_MGMT_VERSION).
+ */
+#define KMAD_MAX_CLASS_VERSION 8
+
+/**
  * enum kmad_qp_type - which QP an agent is registered on.
  * @KMAD_QPT_SMI: QP0, subnet management packets.
  * @KMAD_QPT_GSI: QP1, general services.
@@ -169,7 +175,8 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  * struct kmad_reg_req - what an agent registers to receive.
  * @mgmt_class: management class; 0 registers a send-only agent that gets
  *	no unsolicited MADs (only responses to its own requests).
- * @class_version: class version.
+ * @class_version: class version, 1-7 (as ib_mad takes them; 0 and 8 on
+ *	are -EINVAL).
  * @method_mask: bit m set: unsolicited requests with method m come here.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single
@@ -284,8 +291,9 @@ struct kmad_dest {
  * @timeout_ms: 0: no response expected; else how long to wait for one
  *	after each transmission, at most %KMAD_MAX_TIMEOUT_MS.
  *	kmad_modify_send() sets it to its new timeout, as ib_modify_mad()
- *	does.  For an RMPP send also the wait for each ACK (at most 2 s;
- *	2 s when 0), Documentation/rmpp.rst.
+ *	does (to 0 when that cancels the send).  For an RMPP send also
+ *	the wait for each ACK (at most 2 s; 2 s when 0),
+ *	Documentation/rmpp.rst.
  * @retries: how many times to resend after a timeout (same TID); for an
  *	RMPP send, after an ACK timeout, from the last segment acknowledged.
  * @context: for the ULP.

@@ -160,7 +160,9 @@ static void cancel_modify_timeout(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
-/* Modify to 0 is cancel; modify of a send without a timeout is refused. */
+/* Modify to 0 is cancel, and leaves the send a timeout of 0, as
+ * ib_modify_mad() does; modify of a send without a timeout is refused.
+ */
 static void cancel_modify_zero_and_invalid(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
@@ -174,6 +176,8 @@ static void cancel_modify_zero_and_invalid(struct kunit *test)
 	kt_post(f, b);
 	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 10), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_modify_send(a, 0), 0);
+	KUNIT_EXPECT_EQ(test, a->timeout_ms, 0U);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(a, 0), -EALREADY);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
