@@ -288,7 +288,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	/* A provider whose QP1 is another MAD layer's passes requests for
 	 * the registration on (provider.h, bridge_add).
 	 */
-	if (!agent->send_only && !internal && port->dev->ops->bridge_add) {
+	if (!agent->send_only && !internal && port->dev->bridges) {
 		ret = port->dev->ops->bridge_add(port->dev, port->port_num, qpt,
 						 &agent->reg);
 		if (ret)
@@ -568,14 +568,22 @@ int kmad_port_responder_create(struct kmad_port *port)
 	return 0;
 }
 
+/*
+ * Each responder is unlinked before it is unregistered: rmpp_post() may
+ * still look it up (under RCU, from another agent's work) until the port's
+ * agents are flushed, and the grace period unregister's kfree_rcu() waits
+ * for covers only readers that can have seen the pointer.
+ */
 void kmad_port_responder_destroy(struct kmad_port *port)
 {
+	struct kmad_agent_priv *agent;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(port->responder); i++) {
-		if (port->responder[i])
-			kmad_unregister_agent(&port->responder[i]->agent);
-		port->responder[i] = NULL;
+		agent = port->responder[i];
+		WRITE_ONCE(port->responder[i], NULL);
+		if (agent)
+			kmad_unregister_agent(&agent->agent);
 	}
 }
 

@@ -140,6 +140,8 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 		return NULL;
 	strscpy(dev->name, name, sizeof(dev->name));
 	dev->ops = ops;
+	dev->bridges = !!ops->bridge_add;
+	dev->has_gids = !!ops->query_gid;
 	dev->num_ports = num_ports;
 	dev->priv = priv_size ? (char *)dev + size : NULL;
 	kref_init(&dev->ref);
@@ -830,7 +832,7 @@ EXPORT_SYMBOL_GPL(kmad_port_qp_num);
 /* Entries in the port's GID table kmad can read: none without query_gid. */
 static u32 port_gid_tbl_len(const struct kmad_port *port)
 {
-	return port->dev->ops->query_gid ? port->attr.gid_tbl_len : 0;
+	return port->dev->has_gids ? port->attr.gid_tbl_len : 0;
 }
 
 /**

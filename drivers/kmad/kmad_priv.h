@@ -333,7 +333,11 @@ struct kmad_port {
 	struct list_head agents;	/* P writes, RCU reads */
 	struct list_head client_data;	/* G: struct kmad_client_data */
 	/* kmad's own send-only agents that answer unsupported requests. */
-	struct kmad_agent_priv *responder[2];	/* I while registered */
+	struct kmad_agent_priv *responder[2];	/* I while registered; NULL
+						 * before its unregister
+						 * (rmpp_post() reads it
+						 * under RCU)
+						 */
 	struct kmad_qp_info qpi[2];	/* [KMAD_QPT_SMI], [KMAD_QPT_GSI];
 					 * no SMI QP if !kmad_port_has_smi()
 					 */
@@ -355,6 +359,11 @@ struct kmad_port {
 struct kmad_device {
 	char name[KMAD_NAME_LEN];		/* I */
 	const struct kmad_provider_ops *ops;	/* I */
+	/* I: copies of what @ops has, for checks a ULP's call may make
+	 * after the device is gone (and the provider's module with it)
+	 */
+	bool bridges;				/* ops->bridge_add */
+	bool has_gids;				/* ops->query_gid */
 	u8 num_ports;				/* I */
 	bool registered;			/* G */
 	bool gone;				/* set once unregistered:

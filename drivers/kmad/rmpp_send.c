@@ -74,6 +74,8 @@
  * @last_ack: the highest segment acknowledged; @seg_count: all.
  * @window: NewWindowLast of the last ACK taken, 1 to start with.
  * @cur: the segment the QP sends.
+ * @free_work: frees a send whose @pages kvcalloc() took from vmalloc()
+ *	(rmpp_free()).
  */
 struct kmad_rmpp_send {
 	struct kmad_send_wr wr;
@@ -88,6 +90,7 @@ struct kmad_rmpp_send {
 	u32 last_ack;			/* A */
 	u32 window;			/* A */
 	struct kmad_mad *cur;		/* A, QP idle; Q reads: see above */
+	struct work_struct free_work;
 };
 
 static struct kmad_rmpp_send *rmpp_send(struct kmad_send_wr *wr)
@@ -120,7 +123,7 @@ static bool rmpp_hdr_len_ok(const struct kmad_agent_priv *agent,
 	       hdr_len == kmad_rmpp_hdr_len(KMAD_MGMT_CLASS_VENDOR_RANGE2_START);
 }
 
-static void rmpp_free(struct kmad_rmpp_send *rs)
+static void rmpp_free_now(struct kmad_rmpp_send *rs)
 {
 	unsigned int i;
 
@@ -131,6 +134,27 @@ static void rmpp_free(struct kmad_rmpp_send *rs)
 		kvfree(rs->pages);
 	}
 	kfree(rs);
+}
+
+static void rmpp_free_work(struct work_struct *work)
+{
+	rmpp_free_now(container_of(work, struct kmad_rmpp_send, free_work));
+}
+
+/*
+ * kmad_free_send_buf() may be called with interrupts off (<kmad/mad.h>),
+ * where vfree() may sleep: a page array that kvcalloc() took from
+ * vmalloc() (a large buffer, when the kmalloc() it tries first failed)
+ * is freed from kmad_wq, with the send.
+ */
+static void rmpp_free(struct kmad_rmpp_send *rs)
+{
+	if (is_vmalloc_addr(rs->pages)) {
+		INIT_WORK(&rs->free_work, rmpp_free_work);
+		queue_work(kmad_wq, &rs->free_work);
+		return;
+	}
+	rmpp_free_now(rs);
 }
 
 /**

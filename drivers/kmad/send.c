@@ -1307,7 +1307,7 @@ static int send_check_addr(struct kmad_agent_priv *agent,
 
 	/* Only a provider with a bridge has a real QP1 to send from. */
 	if (dest->from_qp1 && (kmad_qpt_is_smi(agent->agent.qpt) ||
-			       !port->dev->ops->bridge_add))
+			       !port->dev->bridges))
 		return -EINVAL;
 	if (!dest->grh_present)
 		return eth ? -EINVAL : 0;
@@ -1345,7 +1345,7 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 	 */
 	attr->from_qp1 = dest->from_qp1 ||
 			 (kmad_qpt_is_smi(kmad_send_agent(wr)->agent.qpt) &&
-			  port->dev->ops->bridge_add);
+			  port->dev->bridges);
 	if (!dest->grh_present)
 		return;
 	attr->grh_present = true;
