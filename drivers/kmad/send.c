@@ -1591,8 +1591,9 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
  * Return: 0; -EINVAL if @timeout_ms is above %KMAD_MAX_TIMEOUT_MS, or the
- * send is not posted or was posted without a timeout; -EALREADY if its
- * outcome is already decided.
+ * send is not posted or waits for no response (posted without a timeout,
+ * or a response: an RMPP response's timeout is its ACK timeout, which
+ * this does not change); -EALREADY if its outcome is already decided.
  */
 int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 {

@@ -18,7 +18,10 @@
  * register clients (their add callbacks then run later, from kmad's event
  * workqueue), and register or unregister any *other* agent, also during
  * device removal.  Unregistering its own agent from its handler is
- * refused with -EDEADLK (never a hang).
+ * refused with -EDEADLK (never a hang).  Handlers of two agents must not
+ * unregister each other's agent (nor any cycle of agents): each would wait
+ * for the other's handler to return, as with two locks taken in opposite
+ * orders; kmad does not detect it.
  *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
  * kmad_alloc_send_buf() and kmad_alloc_send_buf_rmpp() with GFP_ATOMIC,
