@@ -228,7 +228,9 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * @req: the received MAD.
  *
  * For responses, kmad's "unsupported" answers and the RMPP receiver's
- * ACK, STOP and ABORT (rmpp_recv.c).  A MAD that came with a GRH is
+ * ACK, STOP and ABORT (rmpp_recv.c).  By LID: to the request's SLID, or
+ * for a directed-route SMP that came directed all the way, to the
+ * permissive LID.  A MAD that came with a GRH is
  * answered by GID, as ib_mad's
  * ib_init_ah_attr_from_wc() does: to its source GID, from the port's GID
  * it was sent to (the lowest index holding it), with its flow label and
@@ -247,10 +249,18 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 			 const struct kmad_recv_wc *req)
 {
+	const struct kmad_smp *smp = (const struct kmad_smp *)req->mad;
+
 	memset(dest, 0, sizeof(*dest));
-	dest->dlid = req->mad->mad_hdr.mgmt_class ==
-		     KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE ?
-		     KMAD_PERMISSIVE_LID : req->slid;
+	dest->dlid = req->slid;
+	/* A directed-route SMP that came directed all the way goes back so
+	 * from the permissive LID on; one whose last leg was LID-routed
+	 * (its DrDLID is this port's LID) goes back first to where that
+	 * leg began, its SLID (IBTA 14.2.2), as ib_mad answers every SMP.
+	 */
+	if (smp->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+	    smp->dr_dlid == cpu_to_be16(KMAD_PERMISSIVE_LID))
+		dest->dlid = KMAD_PERMISSIVE_LID;
 	dest->remote_qpn = req->src_qpn;
 	dest->remote_qkey = KMAD_QP1_QKEY;
 	dest->sl = req->sl;

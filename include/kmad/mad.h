@@ -240,8 +240,10 @@ struct kmad_grh_attr {
 
 /**
  * struct kmad_dest - where a send goes.
- * @dlid: destination LID; KMAD_PERMISSIVE_LID for directed-route SMPs.
- *	0 on an Ethernet (RoCE) port, where @grh routes the send.
+ * @dlid: destination LID; KMAD_PERMISSIVE_LID for directed-route SMPs
+ *	whose directed part starts here (a DrSLID, for a request, or a
+ *	DrDLID, for a response, that is permissive; else the LID where it
+ *	starts).  0 on an Ethernet (RoCE) port, where @grh routes the send.
  * @sl: service level.
  * @grh_present: send with a GRH built from @grh.  Required on an Ethernet
  *	port (kmad_post_send() fails with -EINVAL without it); refused for

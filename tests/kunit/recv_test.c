@@ -245,6 +245,58 @@ static void recv_dr_smp_failing_smi_dropped(struct kunit *test)
 }
 
 /*
+ * The answer to a directed-route SMP goes back the way the SMP came: to the
+ * permissive LID when it came directed all the way (its DrDLID
+ * permissive), but to its LRH SLID when its last leg was LID-routed (its
+ * DrDLID this port's LID, hop pointer past the directed part), where the
+ * directed part of the way back begins, as ib_mad, which answers every
+ * SMP to the SLID it came from, does.  (kmad sent every answer to the
+ * permissive LID: the switch next to the port then took it for the
+ * start of the directed part.)
+ */
+static void recv_dr_reply_dest(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_recv_wc wc = { };
+	struct kmad_send_buf *buf;
+	struct kmad_smp smp = { };
+	struct kmad_agent *a;
+
+	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_SMI, NULL,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	smp.base_version = KMAD_MGMT_BASE_VERSION;
+	smp.mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp.class_version = 1;
+	smp.method = KMAD_METHOD_GET;
+	smp.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	smp.hop_cnt = 1;
+	smp.hop_ptr = 2;
+	smp.initial_path[1] = 1;
+	smp.return_path[1] = 3;
+	smp.dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	smp.dr_dlid = cpu_to_be16(5);
+	wc.mad = (const struct kmad_mad *)&smp;
+	wc.mad_len = sizeof(smp);
+	wc.slid = 7;
+	wc.qpt = KMAD_QPT_SMI;
+	buf = kmad_create_response(a, &wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	KUNIT_EXPECT_EQ(test, buf->dest.dlid, 7);
+	kmad_free_send_buf(buf);
+
+	/* Directed all the way: the hop pointer at the hop count. */
+	smp.hop_ptr = 1;
+	smp.dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	wc.slid = 9;	/* what the LRH said: not where the answer goes */
+	buf = kmad_create_response(a, &wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	KUNIT_EXPECT_EQ(test, buf->dest.dlid, KMAD_PERMISSIVE_LID);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(a);
+}
+
+/*
  * A request; the method of kmad's answer when no agent takes it (0: no
  * answer); the method kmad_create_response() gives its response (0: it
  * refuses, -EINVAL).  IBTA 13.4.5 and 15.2.2 pair them: Get and Set with
@@ -528,6 +580,7 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_unmatched_response),
 	KUNIT_CASE(recv_create_response_round_trip),
 	KUNIT_CASE(recv_dr_smp_failing_smi_dropped),
+	KUNIT_CASE(recv_dr_reply_dest),
 	KUNIT_CASE(recv_bm_response_round_trip),
 	KUNIT_CASE_PARAM(recv_answer_method, kr_resp_gen_params),
 	KUNIT_CASE_PARAM(recv_create_response_method, kr_resp_gen_params),
