@@ -281,6 +281,31 @@ int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 }
 
 /**
+ * kmad_dest_from_wc() - the address to answer a received MAD at, as
+ * ib_init_ah_attr_from_wc() gives it: what kmad_create_response()
+ * addresses its response with (see kmad_recv_reply_dest() above).
+ * @port: the port @wc arrived on.
+ * @wc: the received MAD.
+ * @dest: filled in.
+ *
+ * For a ULP that builds its answer itself, and for kmad_umad, which tells
+ * user space the GID index a MAD was sent to and the hop limit to answer
+ * with, as ib_umad does.
+ *
+ * Context: any but hard interrupt.
+ * Return: 0; -EINVAL for a NULL argument; -EADDRNOTAVAIL for a MAD with a
+ * GRH whose destination GID is none of the port's.
+ */
+int kmad_dest_from_wc(struct kmad_port *port, const struct kmad_recv_wc *wc,
+		      struct kmad_dest *dest)
+{
+	if (!port || !wc || !wc->mad || !dest)
+		return -EINVAL;
+	return kmad_recv_reply_dest(port, dest, wc);
+}
+EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
+
+/**
  * kmad_create_response() - a send buffer holding the response to a request.
  * @agent: the agent that will send it.
  * @req: the received request.

@@ -494,6 +494,8 @@ int kmad_cancel_send(struct kmad_send_buf *buf);
 int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms);
 
 void kmad_free_recv(struct kmad_recv_wc *wc);
+int kmad_dest_from_wc(struct kmad_port *port, const struct kmad_recv_wc *wc,
+		      struct kmad_dest *dest);
 struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 					   const struct kmad_recv_wc *req,
 					   gfp_t gfp);

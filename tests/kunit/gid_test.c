@@ -364,6 +364,7 @@ static void gid_create_response_by_gid(struct kunit *test)
 	};
 	struct kmad_send_buf *resp;
 	struct kmad_recv_wc *wc;
+	struct kmad_dest dest;
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	f->keep_recv = true;
@@ -385,10 +386,21 @@ static void gid_create_response_by_gid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, resp->dest.dlid, 1);
 	KUNIT_EXPECT_FALSE(test, wc->bridged);
 	KUNIT_EXPECT_FALSE(test, resp->dest.from_qp1);
+	/* kmad_dest_from_wc() gives the same address. */
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, &dest),
+			0);
+	KUNIT_EXPECT_EQ(test, memcmp(&dest, &resp->dest, sizeof(dest)), 0);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(NULL, wc, &dest), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], NULL, &dest),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, NULL),
+			-EINVAL);
 	kmad_free_send_buf(resp);
 	/* Not one of ours: no response. */
 	wc->grh.dgid.global.interface_id = cpu_to_be64(0x1234);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_create_response(a, wc, GFP_KERNEL)),
+			-EADDRNOTAVAIL);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, &dest),
 			-EADDRNOTAVAIL);
 	kmad_free_recv(wc);
 	kmad_free_send_buf(req);

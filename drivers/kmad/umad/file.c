@@ -184,11 +184,25 @@ static void umad_recv_handler(struct kmad_agent *agent,
 	packet->hdr.pkey_index = wc->pkey_index;
 	packet->hdr.grh_present = wc->grh_present;
 	if (wc->grh_present) {
-		/* The address to answer to: the sender's GID. */
-		memcpy(packet->hdr.gid, wc->grh.sgid.raw, 16);
-		packet->hdr.hop_limit = wc->grh.hop_limit;
-		packet->hdr.traffic_class = wc->grh.traffic_class;
-		packet->hdr.flow_label = cpu_to_be32(wc->grh.flow_label);
+		struct kmad_dest dest;
+
+		/*
+		 * The address to answer to, as ib_umad gives it
+		 * (ib_init_ah_attr_from_wc()): the sender's GID, the index
+		 * of the port's GID the MAD was sent to, the hop limit to
+		 * answer with.  A MAD sent to none of the port's GIDs (a
+		 * multicast DGID) is dropped, as there.
+		 */
+		if (kmad_dest_from_wc(agent->port, wc, &dest) ||
+		    !dest.grh_present) {
+			umad_packet_free(packet);
+			goto out_free_recv;
+		}
+		memcpy(packet->hdr.gid, dest.grh.dgid.raw, 16);
+		packet->hdr.gid_index = dest.grh.sgid_index;
+		packet->hdr.hop_limit = dest.grh.hop_limit;
+		packet->hdr.traffic_class = dest.grh.traffic_class;
+		packet->hdr.flow_label = cpu_to_be32(dest.grh.flow_label);
 	}
 	if (umad_queue_packet(file, agent, packet, true))
 		umad_packet_free(packet);
