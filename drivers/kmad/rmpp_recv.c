@@ -694,8 +694,9 @@ static bool rmpp_remote_end(struct kmad_agent_priv *agent,
 }
 
 /*
- * An RMPPType that does not exist: ABORT with BADT (UNV if the
- * RMPPVersion is not one either), ending a transfer it is about.
+ * An RMPPType that does not exist, or an ACK or STOP of another
+ * RMPPVersion: ABORT with BADT (UNV if the RMPPVersion is not 1), ending
+ * a transfer it is about.
  */
 static void rmpp_bad_type(struct kmad_agent_priv *agent,
 			  struct kmad_recv_priv *recv)
@@ -732,7 +733,25 @@ static void rmpp_bad_type(struct kmad_agent_priv *agent,
 struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 				      struct kmad_recv_priv *recv)
 {
-	switch (rmpp_hdr(recv)->rmpp_type) {
+	u8 type = rmpp_hdr(recv)->rmpp_type;
+
+	/* An ACK or STOP of an RMPPVersion kmad does not speak is refused as
+	 * a DATA is (ABORT with UNV: ib_mad refuses any packet of it); an
+	 * ABORT is dropped, never answered, so that two ends cannot bounce
+	 * ABORTs.  Neither moves or ends a send.
+	 */
+	if (rmpp_hdr(recv)->rmpp_version != KMAD_RMPP_VERSION &&
+	    type != KMAD_RMPP_TYPE_DATA) {
+		if (type == KMAD_RMPP_TYPE_ABORT) {
+			kmad_port_stat_inc(agent->qpi->port,
+					   KMAD_PSTAT_RMPP_DROPPED);
+			kmad_recv_free(recv);
+		} else {
+			rmpp_bad_type(agent, recv);
+		}
+		return NULL;
+	}
+	switch (type) {
 	case KMAD_RMPP_TYPE_DATA:
 		return rmpp_data(agent, recv);
 	case KMAD_RMPP_TYPE_STOP:

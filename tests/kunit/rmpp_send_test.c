@@ -440,6 +440,43 @@ static void rmpp_ack_beyond_sent_aborts(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * An ACK, STOP or ABORT whose RMPPVersion is not 1 is not taken: an ACK
+ * or a STOP gets ABORT (UNV), as ib_mad refuses any such packet, an ABORT
+ * is dropped (never answered: two ends would bounce ABORTs), and the
+ * transfer goes on at the next good ACK.  (An ACK of version 2 moved the
+ * window, an ABORT of version 2 ended the send.)
+ */
+static void rmpp_ctl_bad_version_refused(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 5, 800, 0, 0);
+	struct kmad_mad seg1, bad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	bad = seg1;
+	((struct kmad_rmpp_mad *)&bad)->rmpp_hdr.rmpp_version = 2;
+	rt_ack(f, &bad, 1, 2);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_UNV);
+	rt_ctl(f, &bad, KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_UNV);
+	rt_ctl(f, &bad, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BADT, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+
+	rt_ack(f, &seg1, 1, 4);
+	rt_tx(f, buf, 2, &bad);
+	rt_tx(f, buf, 3, &bad);
+	rt_tx(f, buf, 4, &bad);
+	rt_ack(f, &seg1, 4, 4);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
 /* NewWindowLast below the segment acknowledged: ABORT (W2S). */
 static void rmpp_window_too_small_aborts(struct kunit *test)
 {
@@ -1328,6 +1365,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_retries_exhausted),
 	KUNIT_CASE(rmpp_stale_ack_ignored),
 	KUNIT_CASE(rmpp_ack_beyond_sent_aborts),
+	KUNIT_CASE(rmpp_ctl_bad_version_refused),
 	KUNIT_CASE(rmpp_window_too_small_aborts),
 	KUNIT_CASE(rmpp_stop_from_receiver),
 	KUNIT_CASE(rmpp_abort_from_receiver),
