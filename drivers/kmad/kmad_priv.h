@@ -66,6 +66,8 @@ struct dentry;
 #define KMAD_NAME_LEN		32
 #define KMAD_DEFAULT_SQ_DEPTH	128
 #define KMAD_DEFAULT_RQ_DEPTH	256
+/* How long a QP left without receive buffers waits to try a refill again. */
+#define KMAD_RECV_REFILL_RETRY_MS	100
 /* CQEs one drain pass handles before it yields to other CQs. */
 #define KMAD_CQ_BUDGET		64
 /* CQEs polled per provider call. */
@@ -226,6 +228,10 @@ struct kmad_qp_info {
 					 */
 	unsigned int rq_depth;		/* I */
 	unsigned int rq_posted;		/* Q: receive buffers the provider holds */
+	/* A refill that left the QP no receive buffer, tried again later:
+	 * no receive completion would come to try it (kmad_recv_refill()).
+	 */
+	struct delayed_work refill_work;
 	struct delayed_work recover_work;
 	unsigned int recover_tries;	/* W: recover_work; failed resets
 					 * since the last recovery

@@ -615,6 +615,12 @@ static void qp_recover_work(struct work_struct *work)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 }
 
+static void qp_refill_work(struct work_struct *work)
+{
+	kmad_recv_refill(container_of(to_delayed_work(work),
+				      struct kmad_qp_info, refill_work));
+}
+
 /*
  * First step of teardown: mark the QP down, then wait for its works.  In
  * that order: a drain already past its check of the run state finishes
@@ -632,6 +638,7 @@ static void qp_mark_down(struct kmad_qp_info *qpi)
 	cancel_work_sync(&qpi->cq.drain_work);
 	qp_test_destroy_hook(qpi);
 	cancel_delayed_work_sync(&qpi->recover_work);
+	cancel_delayed_work_sync(&qpi->refill_work);
 }
 
 /*
@@ -665,6 +672,7 @@ int kmad_qp_create(struct kmad_qp_info *qpi)
 	INIT_LIST_HEAD(&qpi->failed);
 	INIT_LIST_HEAD(&qpi->ah_wait);
 	INIT_DELAYED_WORK(&qpi->recover_work, qp_recover_work);
+	INIT_DELAYED_WORK(&qpi->refill_work, qp_refill_work);
 	qpi->recover_tries = 0;
 	qpi->sq_depth = port->attr.sq_depth ?: KMAD_DEFAULT_SQ_DEPTH;
 	qpi->rq_depth = port->attr.rq_depth ?: KMAD_DEFAULT_RQ_DEPTH;

@@ -67,8 +67,11 @@ EXPORT_SYMBOL_GPL(kmad_free_recv);
  * kmad_recv_refill() - post receive buffers until the QP holds rq_depth.
  * @qpi: the QP.
  *
- * Context: process context.  A failed allocation is counted and retried at
- * the next receive completion.
+ * Context: process context.  A failed allocation is counted.  A refill
+ * that failed (to allocate, or in the provider's post_recv) is tried again
+ * at the next receive completion, or, if the QP was left with no receive
+ * buffer at all, so that none will come, from &kmad_qp_info.refill_work
+ * %KMAD_RECV_REFILL_RETRY_MS later, while the QP runs.
  * Return: 0, or -ENOMEM if the QP holds no receive buffer at all.
  */
 int kmad_recv_refill(struct kmad_qp_info *qpi)
@@ -118,6 +121,9 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 		}
 	}
 	spin_lock_irqsave(&qpi->lock, flags);
+	if (ret && !qpi->rq_posted && qpi->run == KMAD_QP_RUNNING)
+		queue_delayed_work(kmad_wq, &qpi->refill_work,
+				   msecs_to_jiffies(KMAD_RECV_REFILL_RETRY_MS));
 	if (ret && qpi->rq_posted)
 		ret = 0;
 	spin_unlock_irqrestore(&qpi->lock, flags);

@@ -391,6 +391,8 @@ int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
 int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, enum kmad_qp_state state,
 			    unsigned int count);
+int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, unsigned int count);
 void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 			struct kmad_sim_stats *stats);
 

@@ -191,11 +191,58 @@ static void qp_destroy_event_after_drain_cancel(struct kunit *test)
 			p.empty_before);
 }
 
+/*
+ * A QP whose refills all failed until it held no receive buffer is not
+ * deaf for good: with nothing posted no receive completion comes to try
+ * the refill again, so a work does (KMAD_RECV_REFILL_RETRY_MS later) and
+ * the next MAD is received.  (It stayed deaf: the sim dropped every MAD
+ * after for want of a buffer.)
+ */
+static void qp_refill_retried_when_empty(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV1]->qpi[KMAD_QPT_GSI];
+	s64 unmatched = kt_pstat(f, KT_DEV1, KMAD_PSTAT_RESP_UNMATCHED);
+	struct kmad_mad mad = { };
+	unsigned int i, posted;
+
+	/* A response nobody waits for: received, counted, freed. */
+	mad.mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad.mad_hdr.mgmt_class = KT_CLASS;
+	mad.mad_hdr.class_version = KT_VERSION;
+	mad.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	mad.mad_hdr.tid = cpu_to_be64(0xfffffff0ULL << 32);
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_post_recv(f->fab, KT_DEV1, KT_QPN,
+						      UINT_MAX), 0);
+	for (i = 0; i < KT_RQ_DEPTH; i++)
+		KUNIT_ASSERT_EQ(test,
+				kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, &mad,
+						sizeof(mad), 1, KT_QPN), 0);
+	kt_event(f, KT_DEV1);
+	KUNIT_ASSERT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + KT_RQ_DEPTH);
+	posted = kt_qp_rq_posted(qpi);
+	KUNIT_ASSERT_EQ(test, posted, 0U);
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_post_recv(f->fab, KT_DEV1, KT_QPN,
+						      0), 0);
+	for (i = 0; i < 500 && kt_qp_rq_posted(qpi) < KT_RQ_DEPTH; i++)
+		msleep(20);
+	posted = kt_qp_rq_posted(qpi);
+	KUNIT_EXPECT_EQ(test, posted, KT_RQ_DEPTH);
+	KUNIT_EXPECT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, &mad,
+					      sizeof(mad), 1, KT_QPN), 0);
+	kt_event(f, KT_DEV1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + KT_RQ_DEPTH + 1);
+}
+
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
 	KUNIT_CASE(qp_destroy_event_after_drain_cancel),
+	KUNIT_CASE(qp_refill_retried_when_empty),
 	{}
 };
 

@@ -704,6 +704,11 @@ int kmad_sim_qp_post_recv(struct sim_qp *qp, const struct kmad_hw_recv *wr)
 		ret = -EINVAL;
 		goto out_unlock;
 	}
+	if (qp->post_recv_fails) {	/* kmad_sim_fail_post_recv() */
+		qp->post_recv_fails--;
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
 	if (qp->rq_unpolled == qp->rq_depth || !r) {
 		pr_err_ratelimited("%s: QP%u: receive queue full (%u)\n",
 				   qp->port->node->name, qp->qpn,

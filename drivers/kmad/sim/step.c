@@ -208,6 +208,35 @@ int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 EXPORT_SYMBOL_GPL(kmad_sim_fail_modify_qp);
 
 /**
+ * kmad_sim_fail_post_recv() - make the next @count post_recv() calls on a
+ * QP fail with -ENOMEM, posting nothing (as a provider out of memory
+ * would); 0 ends it.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
+ * @count: how many.
+ *
+ * Context: any.
+ * Return: 0, or -ENODEV for a bad or absent QP.
+ */
+int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, unsigned int count)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	qp->post_recv_fails = count;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_sim_fail_post_recv);
+
+/**
  * kmad_sim_pending_sends() - how many sends wait on a QP's wire.
  * @fab: the fabric.
  * @dev: device index.
