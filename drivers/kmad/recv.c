@@ -180,10 +180,21 @@ static u8 response_method(u8 cls, u8 method)
  * not a Send (none is due, and a baseboard management Send is its
  * manager's to answer), not the class-specific methods of other classes
  * (kmad cannot know which of them ask for a response), and never a
- * response.
+ * response.  Of an RMPP transfer only the first DATA segment: the answer
+ * ends the transfer, whose later segments, ACKs, STOPs and ABORTs are no
+ * requests of their own (build_unsupported() makes it one MAD).
  */
-static bool answers_unsupported(const struct kmad_mad_hdr *hdr)
+static bool answers_unsupported(const struct kmad_mad *mad)
 {
+	const struct kmad_mad_hdr *hdr = &mad->mad_hdr;
+	const struct kmad_rmpp_hdr *rh =
+		&((const struct kmad_rmpp_mad *)mad)->rmpp_hdr;
+
+	if (kmad_mgmt_class_has_rmpp(hdr->mgmt_class) &&
+	    (kmad_rmpp_flags(rh) & KMAD_RMPP_FLAG_ACTIVE) &&
+	    (rh->rmpp_type != KMAD_RMPP_TYPE_DATA ||
+	     !(kmad_rmpp_flags(rh) & KMAD_RMPP_FLAG_FIRST)))
+		return false;
 	switch (hdr->method) {
 	case KMAD_METHOD_GET:
 	case KMAD_METHOD_SET:
@@ -387,9 +398,11 @@ static bool recv_smi_step(struct kmad_qp_info *qpi,
  * define (a ReportResp outside the SA, the answer to a method the class
  * lacks) becomes GetResp, which every class defines, as Linux's IBTA
  * agents (qib's and hfi1's SMA and PMA) answer any method they do not
- * support.  Nonzero if there is no answer, or if the answer still would
- * not pass kmad_mad_validate(): a CM request other than for ClassPortInfo
- * (CM carries every other attribute in Send, never answered).
+ * support.  In a class with an RMPP header the answer is one MAD, its
+ * RMPP header cleared.  Nonzero if there is no answer, or if the answer
+ * still would not pass kmad_mad_validate(): a CM request other than for
+ * ClassPortInfo (CM carries every other attribute in Send, never
+ * answered).
  */
 static int build_unsupported(struct kmad_mad *resp, const struct kmad_mad *req,
 			     u16 status)
@@ -403,6 +416,10 @@ static int build_unsupported(struct kmad_mad *resp, const struct kmad_mad *req,
 		return ret;
 	if (version)
 		resp->mad_hdr.class_version = version;
+	/* One MAD, even to the first segment of a transfer. */
+	if (kmad_mgmt_class_has_rmpp(resp->mad_hdr.mgmt_class))
+		memset(&((struct kmad_rmpp_mad *)resp)->rmpp_hdr, 0,
+		       sizeof(struct kmad_rmpp_hdr));
 	if (kmad_mad_validate(resp, sizeof(*resp), &v) &&
 	    v == KMAD_MAD_VERDICT_CLASS_METHOD)
 		resp->mad_hdr.method = KMAD_METHOD_GET_RESP;
@@ -425,7 +442,7 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 	struct kmad_send_buf *buf;
 	struct kmad_dest dest;
 
-	if (!responder || !answers_unsupported(hdr))
+	if (!responder || !answers_unsupported(&recv->mad))
 		goto dropped;
 	if (hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
 	    (kmad_smp_is_returning((struct kmad_smp *)&recv->mad) ||

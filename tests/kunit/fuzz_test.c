@@ -723,8 +723,9 @@ static bool fz_dispatched(const struct fz_input *in, bool *class_known)
  * request with its IBTA response method if the class defines it, else
  * GetResp; @status; the ClassVersion the class defines, if it defines
  * one; everything else as received.  None to a CM request of another
- * attribute than ClassPortInfo (CM carries every other in Send).  A
- * directed-route SMP travels outbound, passes the SMI's receive step
+ * attribute than ClassPortInfo (CM carries every other in Send), nor to
+ * an RMPP packet but a transfer's first DATA segment, whose answer has
+ * its RMPP header cleared.  A directed-route SMP travels outbound, passes the SMI's receive step
  * here, and its answer returns (D bit, hop pointer HopCount + 1, the SMI's
  * send step when DrDLID is permissive).  False if kmad sends none.
  */
@@ -740,6 +741,21 @@ static bool fz_predict_answer(struct fz_fix *f, struct fz_input *in,
 	memcpy(in->answer, in->mad, KMAD_MAD_SIZE);
 	if (!method)
 		return false;
+	/* Of an RMPP transfer only the first DATA segment, and with one
+	 * MAD, its RMPP header cleared.
+	 */
+	if (kmad_mgmt_class_has_rmpp(h->mgmt_class)) {
+		const struct kmad_rmpp_hdr *rh =
+			&((const struct kmad_rmpp_mad *)in->mad)->rmpp_hdr;
+		u8 fl = kmad_rmpp_flags(rh);
+
+		if ((fl & KMAD_RMPP_FLAG_ACTIVE) &&
+		    (rh->rmpp_type != KMAD_RMPP_TYPE_DATA ||
+		     !(fl & KMAD_RMPP_FLAG_FIRST)))
+			return false;
+		memset(&((struct kmad_rmpp_mad *)in->answer)->rmpp_hdr, 0,
+		       sizeof(struct kmad_rmpp_hdr));
+	}
 	/* CM answers nothing but ClassPortInfo: the rest is all Send. */
 	if (h->mgmt_class == KMAD_MGMT_CLASS_CM &&
 	    h->attr_id != cpu_to_be16(KMAD_ATTR_CLASS_PORT_INFO))

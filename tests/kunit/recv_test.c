@@ -81,6 +81,60 @@ static void kt_expect_answer(struct kt_fix *f, u8 method, u16 status)
 	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
 }
 
+/*
+ * Of an RMPP transfer to a class no agent takes, kmad answers only the
+ * first DATA segment, and with one MAD (its RMPP header cleared): the
+ * answer ends the transfer at the requester, whose later segments and
+ * ACK, STOP and ABORT packets are no requests of their own.  (kmad
+ * answered each of them and copied their RMPP header: the answer to a
+ * first segment started a transfer of its own at the requester, and an
+ * ACK was reflected.)
+ */
+static void recv_unsupported_rmpp(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_mad mad, seen;
+	struct kmad_rmpp_mad *r = (struct kmad_rmpp_mad *)&mad;
+	struct kmad_rmpp_mad *rs = (struct kmad_rmpp_mad *)&seen;
+
+	kt_mad(&mad, KMAD_MGMT_CLASS_DEVICE_MGMT, 1, KMAD_METHOD_GET);
+	r->rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_DATA;
+	r->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE |
+				       KMAD_RMPP_FLAG_FIRST;
+	r->rmpp_hdr.seg_num = cpu_to_be32(1);
+	r->rmpp_hdr.paylen_newwin = cpu_to_be32(400);
+	kt_inject1(f, &mad);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			1U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV1, KT_QPN, 0,
+						 &seen, sizeof(seen)),
+			(int)sizeof(seen));
+	KUNIT_EXPECT_EQ(test, seen.mad_hdr.method, KMAD_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(seen.mad_hdr.status),
+			KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, rs->rmpp_hdr.rmpp_rtime_flags, 0);
+	KUNIT_EXPECT_EQ(test, rs->rmpp_hdr.rmpp_type, 0);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rs->rmpp_hdr.paylen_newwin), 0U);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+
+	/* A later segment, then an ACK, STOP and ABORT: no answer. */
+	r->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE;
+	r->rmpp_hdr.seg_num = cpu_to_be32(2);
+	kt_inject1(f, &mad);
+	r->rmpp_hdr.seg_num = cpu_to_be32(1);
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_ACK;
+	kt_inject1(f, &mad);
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_STOP;
+	kt_inject1(f, &mad);
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_ABORT;
+	kt_inject1(f, &mad);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+}
+
 /* No agent for the class: GetResp with "unsupported class/version". */
 static void recv_unsupported_class(struct kunit *test)
 {
@@ -574,6 +628,7 @@ static void recv_local_error_dropped(struct kunit *test)
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
 	KUNIT_CASE(recv_unsupported_class),
+	KUNIT_CASE(recv_unsupported_rmpp),
 	KUNIT_CASE(recv_unsupported_method),
 	KUNIT_CASE(recv_never_answers_non_requests),
 	KUNIT_CASE(recv_malformed_dropped),
