@@ -140,9 +140,11 @@ static void agent_bad_arguments(struct kunit *test)
 {
 	static const u8 get[] = { KMAD_METHOD_GET };
 	static const u8 zero[] = { 0 };
+	static const u8 bad_versions[] = { 0, KMAD_MAX_CLASS_VERSION, 0xff };
 	struct kt_fix *f = test->priv;
 	struct kmad_reg_req req;
 	struct kmad_agent *a;
+	unsigned int i;
 
 	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 1);
 	KUNIT_EXPECT_EQ(test, kt_reg_err(NULL, KMAD_QPT_GSI, &req,
@@ -160,16 +162,13 @@ static void agent_bad_arguments(struct kunit *test)
 	kt_set_methods(&req, KT_CLASS, KT_VERSION, zero, 1);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
 			-EINVAL);
-	kt_set_methods(&req, KT_CLASS, 0, get, 1);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
-			-EINVAL);
-	/* Class versions 8 on, as ib_mad refuses them; 7 is the last. */
-	kt_set_methods(&req, KT_CLASS, KMAD_MAX_CLASS_VERSION, get, 1);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
-			-EINVAL);
-	kt_set_methods(&req, KT_CLASS, 0xff, get, 1);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
-			-EINVAL);
+	/* Class version 0, and 8 on, as ib_mad refuses them; 7 is the last. */
+	for (i = 0; i < ARRAY_SIZE(bad_versions); i++) {
+		kt_set_methods(&req, KT_CLASS, bad_versions[i], get, 1);
+		KUNIT_EXPECT_EQ(test,
+				PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
+				-EINVAL);
+	}
 	kt_set_methods(&req, KT_CLASS, KMAD_MAX_CLASS_VERSION - 1, get, 1);
 	a = kt_register(f, KMAD_QPT_GSI, &req);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(a));

@@ -275,21 +275,28 @@ static void recv_create_response_round_trip(struct kunit *test)
 /* A directed-route SMP that fails the SMI's hop checks (an outgoing one
  * whose sender did not advance the hop pointer) is dropped and counted.
  */
+/* A directed-route Get(NodeInfo) one hop out, at hop pointer @hop_ptr. */
+static void kr_dr_get(struct kmad_smp *smp, u8 hop_ptr)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->base_version = KMAD_MGMT_BASE_VERSION;
+	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = 1;
+	smp->method = KMAD_METHOD_GET;
+	smp->attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	smp->hop_cnt = 1;
+	smp->hop_ptr = hop_ptr;
+	smp->initial_path[1] = 1;
+	smp->dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	smp->dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+}
+
 static void recv_dr_smp_failing_smi_dropped(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kmad_smp smp = { };
+	struct kmad_smp smp;
 
-	smp.base_version = KMAD_MGMT_BASE_VERSION;
-	smp.mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp.class_version = 1;
-	smp.method = KMAD_METHOD_GET;
-	smp.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
-	smp.hop_cnt = 1;
-	smp.hop_ptr = 0;
-	smp.initial_path[1] = 1;
-	smp.dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
-	smp.dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	kr_dr_get(&smp, 0);
 	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, 0, &smp,
 					      sizeof(smp), 1, 0), 0);
 	kmad_sim_fire_cq_event(f->fab, KT_DEV1, 0, false);
@@ -313,22 +320,14 @@ static void recv_dr_reply_dest(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_recv_wc wc = { };
 	struct kmad_send_buf *buf;
-	struct kmad_smp smp = { };
 	struct kmad_agent *a;
+	struct kmad_smp smp;
 
 	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_SMI, NULL,
 				kt_send_handler, kt_recv_handler, f);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
-	smp.base_version = KMAD_MGMT_BASE_VERSION;
-	smp.mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp.class_version = 1;
-	smp.method = KMAD_METHOD_GET;
-	smp.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
-	smp.hop_cnt = 1;
-	smp.hop_ptr = 2;
-	smp.initial_path[1] = 1;
+	kr_dr_get(&smp, 2);
 	smp.return_path[1] = 3;
-	smp.dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
 	smp.dr_dlid = cpu_to_be16(5);
 	wc.mad = (const struct kmad_mad *)&smp;
 	wc.mad_len = sizeof(smp);

@@ -169,6 +169,29 @@ int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn)
 }
 EXPORT_SYMBOL_GPL(kmad_sim_qp_error);
 
+/*
+ * Set how many of a QP's next moves to @state (post_recv() calls, if
+ * @state is -1) fail.
+ */
+static int sim_qp_set_fails(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, int state, unsigned int count)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	if (state < 0)
+		qp->post_recv_fails = count;
+	else
+		qp->modify_fails[state] = count;
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	kmad_sim_qp_put(qp);
+	return 0;
+}
+
 /**
  * kmad_sim_fail_modify_qp() - make a QP's next moves to a state fail, as
  * an HCA's modify_qp may.
@@ -190,20 +213,10 @@ int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, enum kmad_qp_state state,
 			    unsigned int count)
 {
-	struct sim_qp *qp;
-	unsigned long flags;
-
 	if (state != KMAD_QPS_RESET && state != KMAD_QPS_RTS &&
 	    state != KMAD_QPS_ERR)
 		return -EINVAL;
-	qp = kmad_sim_qp_get(fab, dev, qpn);
-	if (IS_ERR(qp))
-		return PTR_ERR(qp);
-	spin_lock_irqsave(&qp->cq->lock, flags);
-	qp->modify_fails[state] = count;
-	spin_unlock_irqrestore(&qp->cq->lock, flags);
-	kmad_sim_qp_put(qp);
-	return 0;
+	return sim_qp_set_fails(fab, dev, qpn, state, count);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_fail_modify_qp);
 
@@ -222,17 +235,7 @@ EXPORT_SYMBOL_GPL(kmad_sim_fail_modify_qp);
 int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, unsigned int count)
 {
-	struct sim_qp *qp;
-	unsigned long flags;
-
-	qp = kmad_sim_qp_get(fab, dev, qpn);
-	if (IS_ERR(qp))
-		return PTR_ERR(qp);
-	spin_lock_irqsave(&qp->cq->lock, flags);
-	qp->post_recv_fails = count;
-	spin_unlock_irqrestore(&qp->cq->lock, flags);
-	kmad_sim_qp_put(qp);
-	return 0;
+	return sim_qp_set_fails(fab, dev, qpn, -1, count);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_fail_post_recv);
 
