@@ -735,13 +735,16 @@ struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 {
 	u8 type = rmpp_hdr(recv)->rmpp_type;
 
-	/* An ACK or STOP of an RMPPVersion kmad does not speak is refused as
-	 * a DATA is (ABORT with UNV: ib_mad refuses any packet of it); an
-	 * ABORT is dropped, never answered, so that two ends cannot bounce
-	 * ABORTs.  Neither moves or ends a send.
+	/* An ACK, STOP or ABORT of an RMPPVersion kmad does not speak ends
+	 * the send it is about (kmad_rmpp_send_ctl()); one about no send is
+	 * refused as a DATA is (ABORT with UNV: ib_mad refuses any packet of
+	 * it), except an ABORT, dropped, never answered, so that two ends
+	 * cannot bounce ABORTs.
 	 */
 	if (rmpp_hdr(recv)->rmpp_version != KMAD_RMPP_VERSION &&
 	    type != KMAD_RMPP_TYPE_DATA) {
+		if (kmad_rmpp_send_ctl(agent, recv))
+			return NULL;
 		if (type == KMAD_RMPP_TYPE_ABORT) {
 			kmad_port_stat_inc(agent->qpi->port,
 					   KMAD_PSTAT_RMPP_DROPPED);

@@ -616,7 +616,16 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 	/* Once all is acknowledged the transfer is over: a repeated final
 	 * ACK, or a late STOP or ABORT, changes nothing.
 	 */
-	if (rs->last_ack != rs->seg_count) {
+	if (rs->last_ack != rs->seg_count &&
+	    h->rmpp_version != KMAD_RMPP_VERSION) {
+		/* Of another RMPPVersion: the transfer ends, as ib_mad's
+		 * abort_send() ends it; the receiver is told with an ABORT
+		 * (UNV), but not in answer to an ABORT, so that two ends
+		 * cannot bounce ABORTs.
+		 */
+		rmpp_abort(rs, &reply, h->rmpp_type == KMAD_RMPP_TYPE_ABORT ?
+				       0 : KMAD_RMPP_STATUS_UNV);
+	} else if (rs->last_ack != rs->seg_count) {
 		switch (h->rmpp_type) {
 		case KMAD_RMPP_TYPE_ACK:
 			rmpp_ack(rs, h, &reply);

@@ -441,40 +441,37 @@ static void rmpp_ack_beyond_sent_aborts(struct kunit *test)
 }
 
 /*
- * An ACK, STOP or ABORT whose RMPPVersion is not 1 is not taken: an ACK
- * or a STOP gets ABORT (UNV), as ib_mad refuses any such packet, an ABORT
- * is dropped (never answered: two ends would bounce ABORTs), and the
- * transfer goes on at the next good ACK.  (An ACK of version 2 moved the
- * window, an ABORT of version 2 ended the send.)
+ * An ACK, STOP or ABORT whose RMPPVersion is not 1 ends the transfer, as
+ * ib_mad's abort_send() ends it: the send ends REMOTE_ABORT, and the
+ * receiver is told with an ABORT (UNV), except in answer to an ABORT
+ * (two ends could bounce ABORTs).  (An ACK of version 2 moved the window.)
  */
-static void rmpp_ctl_bad_version_refused(struct kunit *test)
+static void rmpp_ctl_bad_version_aborts(struct kunit *test)
 {
+	static const u8 types[] = { KMAD_RMPP_TYPE_ACK, KMAD_RMPP_TYPE_STOP,
+				    KMAD_RMPP_TYPE_ABORT };
+	static const u8 status[] = { 0, KMAD_RMPP_STATUS_RESX,
+				     KMAD_RMPP_STATUS_BADT };
 	struct kt_fix *f = test->priv;
-	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
-					   KMAD_METHOD_GET_MULTI, 5, 800, 0, 0);
 	struct kmad_mad seg1, bad;
+	struct kmad_send_buf *buf;
+	unsigned int i;
 
-	kt_post(f, buf);
-	rt_tx(f, buf, 1, &seg1);
-	bad = seg1;
-	((struct kmad_rmpp_mad *)&bad)->rmpp_hdr.rmpp_version = 2;
-	rt_ack(f, &bad, 1, 2);
-	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_UNV);
-	rt_ctl(f, &bad, KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
-	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_UNV);
-	rt_ctl(f, &bad, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BADT, 0, 0);
-	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
-
-	rt_ack(f, &seg1, 1, 4);
-	rt_tx(f, buf, 2, &bad);
-	rt_tx(f, buf, 3, &bad);
-	rt_tx(f, buf, 4, &bad);
-	rt_ack(f, &seg1, 4, 4);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
-	kmad_free_send_buf(buf);
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		buf = rt_buf(f, rt_req_agent, KMAD_METHOD_GET_MULTI, 20 + i,
+			     800, 0, 0);
+		kt_post(f, buf);
+		rt_tx(f, buf, 1, &seg1);
+		bad = seg1;
+		((struct kmad_rmpp_mad *)&bad)->rmpp_hdr.rmpp_version = 2;
+		rt_ctl(f, &bad, types[i], status[i], 1, 2);
+		if (types[i] != KMAD_RMPP_TYPE_ABORT)
+			rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_UNV);
+		KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+		KUNIT_ASSERT_EQ(test, kt_events(f), (int)i + 1);
+		kt_expect_send(f, i, buf, KMAD_SEND_REMOTE_ABORT);
+		kmad_free_send_buf(buf);
+	}
 }
 
 /* NewWindowLast below the segment acknowledged: ABORT (W2S). */
@@ -1365,7 +1362,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_retries_exhausted),
 	KUNIT_CASE(rmpp_stale_ack_ignored),
 	KUNIT_CASE(rmpp_ack_beyond_sent_aborts),
-	KUNIT_CASE(rmpp_ctl_bad_version_refused),
+	KUNIT_CASE(rmpp_ctl_bad_version_aborts),
 	KUNIT_CASE(rmpp_window_too_small_aborts),
 	KUNIT_CASE(rmpp_stop_from_receiver),
 	KUNIT_CASE(rmpp_abort_from_receiver),
