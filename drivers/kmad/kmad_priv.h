@@ -82,6 +82,11 @@ struct dentry;
  * ib_init_ah_attr_from_wc()): the requester's subnet may be any distance.
  */
 #define KMAD_IB_RESP_HOP_LIMIT	0xff
+/*
+ * The interface ID of the SA's well-known GID (IBTA 15.4.1): a MAD sent to
+ * it on InfiniBand is answered from GID index 0, as ib_mad answers it.
+ */
+#define KMAD_SA_WELL_KNOWN_GUID	0x0200000000000002ULL
 #define KMAD_QP_RECOVER_TRIES		5
 #define KMAD_QP_RECOVER_BACKOFF_MS	10
 

@@ -252,7 +252,10 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * ib_init_ah_attr_from_wc() does: to its source GID, from the port's GID
  * it was sent to (the lowest index holding it), with its flow label and
  * traffic class, hop limit 0xff on InfiniBand (the requester may be in
- * another subnet) and %KMAD_ETH_HOP_LIMIT on Ethernet.  -EADDRNOTAVAIL if
+ * another subnet) and %KMAD_ETH_HOP_LIMIT on Ethernet; on InfiniBand a MAD
+ * sent to the SA's well-known GID (%KMAD_SA_WELL_KNOWN_GUID, as ib_sa
+ * addresses SA queries that need a GRH) from GID index 0, as ib_mad
+ * answers it.  -EADDRNOTAVAIL if
  * that GID is none of the port's (a multicast DGID, or a GID the port lost
  * meanwhile): kmad does not answer from another address, which the
  * requester might not take for the one it asked.  A request that came
@@ -285,7 +288,12 @@ int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 	dest->from_qp1 = req->bridged && !kmad_qpt_is_smi(req->qpt);
 	if (!req->grh_present || kmad_qpt_is_smi(req->qpt))
 		return 0;
-	if (kmad_port_find_gid(port, &req->grh.dgid, &dest->grh.sgid_index))
+	if (kmad_port_link_layer(port) != KMAD_LINK_LAYER_ETHERNET &&
+	    req->grh.dgid.global.interface_id ==
+	    cpu_to_be64(KMAD_SA_WELL_KNOWN_GUID))
+		dest->grh.sgid_index = 0;
+	else if (kmad_port_find_gid(port, &req->grh.dgid,
+				    &dest->grh.sgid_index))
 		return -EADDRNOTAVAIL;
 	dest->grh_present = true;
 	dest->grh.dgid = req->grh.sgid;

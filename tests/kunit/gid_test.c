@@ -396,6 +396,13 @@ static void gid_create_response_by_gid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, NULL),
 			-EINVAL);
 	kmad_free_send_buf(resp);
+	/* The SA's well-known GID (ib_sa's SA queries that need a GRH): from
+	 * GID index 0, as ib_mad answers it.
+	 */
+	wc->grh.dgid.global.interface_id = cpu_to_be64(0x0200000000000002ULL);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, &dest),
+			0);
+	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 0);
 	/* Not one of ours: no response. */
 	wc->grh.dgid.global.interface_id = cpu_to_be64(0x1234);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_create_response(a, wc, GFP_KERNEL)),

@@ -272,9 +272,6 @@ static void recv_create_response_round_trip(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
-/* A directed-route SMP that fails the SMI's hop checks (an outgoing one
- * whose sender did not advance the hop pointer) is dropped and counted.
- */
 /* A directed-route Get(NodeInfo) one hop out, at hop pointer @hop_ptr. */
 static void kr_dr_get(struct kmad_smp *smp, u8 hop_ptr)
 {
@@ -291,6 +288,9 @@ static void kr_dr_get(struct kmad_smp *smp, u8 hop_ptr)
 	smp->dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
 }
 
+/* A directed-route SMP that fails the SMI's hop checks (an outgoing one
+ * whose sender did not advance the hop pointer) is dropped and counted.
+ */
 static void recv_dr_smp_failing_smi_dropped(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
@@ -338,7 +338,7 @@ static void recv_dr_reply_dest(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buf->dest.dlid, 7);
 	kmad_free_send_buf(buf);
 
-	/* Directed all the way: the hop pointer at the hop count. */
+	/* Directed all the way: DrDLID permissive. */
 	smp.hop_ptr = 1;
 	smp.dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
 	wc.slid = 9;	/* what the LRH said: not where the answer goes */

@@ -555,6 +555,9 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 	if (reg->rmpp_version && reg->mgmt_class &&
 	    !kmad_mgmt_class_has_rmpp(reg->mgmt_class))
 		return -EINVAL;
+	/* Likewise the class version, which ib_mad checks for any class. */
+	if (reg->mgmt_class && reg->class_version >= KMAD_MAX_CLASS_VERSION)
+		return -EINVAL;
 	req.rmpp_version = reg->rmpp_version;
 	agent = kmad_register_agent(port->kport,
 				    reg->qpn ? KMAD_QPT_GSI : KMAD_QPT_SMI,
