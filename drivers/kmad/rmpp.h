@@ -32,13 +32,21 @@ struct kmad_send_wr;
 struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 				      struct kmad_recv_priv *recv);
 
+/* Is @type one of the four RMPPTypes (IBTA 13.6.2.1)? */
+static inline bool kmad_rmpp_type_known(u8 type)
+{
+	return type >= KMAD_RMPP_TYPE_DATA && type <= KMAD_RMPP_TYPE_ABORT;
+}
+
 /*
  * The sending side (rmpp_send.c).
  *
  * kmad_rmpp_send_ctl() - an ACK, STOP or ABORT arrived for @agent that is
- * not about a transfer @agent receives: is it about one @agent sends?
+ * not about a transfer @agent receives, or a packet of another RMPPVersion
+ * or of no RMPPType: is it about a transfer @agent sends?  A broken one
+ * ends that transfer, unless it is over (every segment acknowledged).
  * Return: true if it was (it is consumed: @recv freed), false if not
- * (the caller drops and counts it).
+ * (the caller refuses, or drops and counts it).
  *
  * Context: CQ drain.
  */

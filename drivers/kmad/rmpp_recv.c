@@ -734,17 +734,18 @@ struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 				      struct kmad_recv_priv *recv)
 {
 	u8 type = rmpp_hdr(recv)->rmpp_type;
+	bool bad_version = rmpp_hdr(recv)->rmpp_version != KMAD_RMPP_VERSION;
 
-	/* An ACK, STOP or ABORT of an RMPPVersion kmad does not speak ends
-	 * the send it is about (kmad_rmpp_send_ctl()); one about no send is
-	 * refused as a DATA is (ABORT with UNV: ib_mad refuses any packet of
-	 * it), except an ABORT, dropped, never answered, so that two ends
-	 * cannot bounce ABORTs.
+	/* A packet of an RMPPVersion kmad does not speak, or of no RMPPType,
+	 * ends the live send it is about (kmad_rmpp_send_ctl()), as ib_mad's
+	 * abort_send() does.  Else it is refused (ABORT with UNV or BADT:
+	 * ib_mad's nack_recv()), a DATA by rmpp_data(), except an ABORT,
+	 * dropped, never answered, so that two ends cannot bounce ABORTs.
 	 */
-	if (rmpp_hdr(recv)->rmpp_version != KMAD_RMPP_VERSION &&
-	    type != KMAD_RMPP_TYPE_DATA) {
-		if (kmad_rmpp_send_ctl(agent, recv))
-			return NULL;
+	if ((bad_version || !kmad_rmpp_type_known(type)) &&
+	    kmad_rmpp_send_ctl(agent, recv))
+		return NULL;
+	if (bad_version && type != KMAD_RMPP_TYPE_DATA) {
 		if (type == KMAD_RMPP_TYPE_ABORT) {
 			kmad_port_stat_inc(agent->qpi->port,
 					   KMAD_PSTAT_RMPP_DROPPED);

@@ -603,28 +603,34 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 {
 	const struct kmad_rmpp_hdr *h =
 		&((const struct kmad_rmpp_mad *)&recv->mad)->rmpp_hdr;
+	bool bad_version = h->rmpp_version != KMAD_RMPP_VERSION;
+	bool broken = bad_version || !kmad_rmpp_type_known(h->rmpp_type);
 	struct rmpp_reply reply = {};
 	struct kmad_rmpp_send *rs;
 	unsigned long flags;
 
 	spin_lock_irqsave(&agent->lock, flags);
 	rs = rmpp_find(agent, recv);
-	if (!rs) {
+	/* A broken packet about a transfer that is over is not the sending
+	 * side's: kmad_rmpp_recv() refuses it.
+	 */
+	if (!rs || (broken && rs->last_ack == rs->seg_count)) {
 		spin_unlock_irqrestore(&agent->lock, flags);
 		return false;
 	}
 	/* Once all is acknowledged the transfer is over: a repeated final
 	 * ACK, or a late STOP or ABORT, changes nothing.
 	 */
-	if (rs->last_ack != rs->seg_count &&
-	    h->rmpp_version != KMAD_RMPP_VERSION) {
-		/* Of another RMPPVersion: the transfer ends, as ib_mad's
-		 * abort_send() ends it; the receiver is told with an ABORT
-		 * (UNV), but not in answer to an ABORT, so that two ends
-		 * cannot bounce ABORTs.
+	if (broken) {
+		/* Of another RMPPVersion, or of no RMPPType: the transfer
+		 * ends, as ib_mad's abort_send() ends it; the receiver is
+		 * told with an ABORT (UNV, or BADT), but not in answer to an
+		 * ABORT, so that two ends cannot bounce ABORTs.
 		 */
-		rmpp_abort(rs, &reply, h->rmpp_type == KMAD_RMPP_TYPE_ABORT ?
-				       0 : KMAD_RMPP_STATUS_UNV);
+		rmpp_abort(rs, &reply,
+			   h->rmpp_type == KMAD_RMPP_TYPE_ABORT ? 0 :
+			   bad_version ? KMAD_RMPP_STATUS_UNV :
+			   KMAD_RMPP_STATUS_BADT);
 	} else if (rs->last_ack != rs->seg_count) {
 		switch (h->rmpp_type) {
 		case KMAD_RMPP_TYPE_ACK:

@@ -178,8 +178,8 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  * struct kmad_reg_req - what an agent registers to receive.
  * @mgmt_class: management class; 0 registers a send-only agent that gets
  *	no unsolicited MADs (only responses to its own requests).
- * @class_version: class version, 1-7 (as ib_mad takes them; 0 and 8 on
- *	are -EINVAL).
+ * @class_version: class version, 1-7: 0 is no class's (kmad refuses it,
+ *	where ib_mad takes it), 8 on ib_mad refuses too; both are -EINVAL.
  * @method_mask: bit m set: unsolicited requests with method m come here.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single

@@ -162,7 +162,9 @@ static void agent_bad_arguments(struct kunit *test)
 	kt_set_methods(&req, KT_CLASS, KT_VERSION, zero, 1);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(kt_register(f, KMAD_QPT_GSI, &req)),
 			-EINVAL);
-	/* Class version 0, and 8 on, as ib_mad refuses them; 7 is the last. */
+	/* Class version 0 (no class has it: kmad's rule), and 8 on, as
+	 * ib_mad refuses them; 7 is the last.
+	 */
 	for (i = 0; i < ARRAY_SIZE(bad_versions); i++) {
 		kt_set_methods(&req, KT_CLASS, bad_versions[i], get, 1);
 		KUNIT_EXPECT_EQ(test,

@@ -474,6 +474,46 @@ static void rmpp_ctl_bad_version_aborts(struct kunit *test)
 	}
 }
 
+/*
+ * A control packet of no RMPPType ends the send it is about as well, with
+ * ABORT (BADT), as ib_mad's abort_send() does; and a broken packet about a
+ * transfer that is over (every segment acknowledged, the request waiting
+ * for its response) leaves the send alone but is still refused, ABORT
+ * (UNV).  (The first went on to a response timeout; the second was
+ * dropped unanswered.)
+ */
+static void rmpp_ctl_broken_type_and_done(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_mad seg1, bad;
+	struct kmad_send_buf *buf;
+
+	buf = rt_buf(f, rt_req_agent, KMAD_METHOD_GET_MULTI, 30, 800, 0, 0);
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ctl(f, &seg1, 7, 0, 1, 2);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_BADT);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+
+	buf = rt_buf(f, rt_req_agent, KMAD_METHOD_GET_MULTI, 31, 200, 1000, 0);
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 1);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	bad = seg1;
+	((struct kmad_rmpp_mad *)&bad)->rmpp_hdr.rmpp_version = 2;
+	rt_ctl(f, &bad, KMAD_RMPP_TYPE_ACK, 0, 1, 1);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_UNV);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
 /* NewWindowLast below the segment acknowledged: ABORT (W2S). */
 static void rmpp_window_too_small_aborts(struct kunit *test)
 {
@@ -1363,6 +1403,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_stale_ack_ignored),
 	KUNIT_CASE(rmpp_ack_beyond_sent_aborts),
 	KUNIT_CASE(rmpp_ctl_bad_version_aborts),
+	KUNIT_CASE(rmpp_ctl_broken_type_and_done),
 	KUNIT_CASE(rmpp_window_too_small_aborts),
 	KUNIT_CASE(rmpp_stop_from_receiver),
 	KUNIT_CASE(rmpp_abort_from_receiver),
