@@ -32,10 +32,20 @@ struct kmad_send_wr;
 struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 				      struct kmad_recv_priv *recv);
 
-/* Is @type one of the four RMPPTypes (IBTA 13.6.2.1)? */
-static inline bool kmad_rmpp_type_known(u8 type)
+/*
+ * What an RMPP header is refused for on its own, before anything else is
+ * looked at (ib_mad checks the same first): %KMAD_RMPP_STATUS_UNV for an
+ * RMPPVersion kmad does not speak, %KMAD_RMPP_STATUS_BADT for an RMPPType
+ * that is none of the four (IBTA 13.6.2.1); 0 if neither.
+ */
+static inline u8 kmad_rmpp_hdr_broken(const struct kmad_rmpp_hdr *h)
 {
-	return type >= KMAD_RMPP_TYPE_DATA && type <= KMAD_RMPP_TYPE_ABORT;
+	if (h->rmpp_version != KMAD_RMPP_VERSION)
+		return KMAD_RMPP_STATUS_UNV;
+	if (h->rmpp_type < KMAD_RMPP_TYPE_DATA ||
+	    h->rmpp_type > KMAD_RMPP_TYPE_ABORT)
+		return KMAD_RMPP_STATUS_BADT;
+	return 0;
 }
 
 /*

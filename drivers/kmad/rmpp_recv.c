@@ -398,9 +398,10 @@ static void rmpp_arm(struct kmad_agent_priv *agent)
 static u8 rmpp_data_check(const struct kmad_rmpp_hdr *h)
 {
 	bool first = kmad_rmpp_flags(h) & KMAD_RMPP_FLAG_FIRST;
+	u8 broken = kmad_rmpp_hdr_broken(h);
 
-	if (h->rmpp_version != KMAD_RMPP_VERSION)
-		return KMAD_RMPP_STATUS_UNV;
+	if (broken)
+		return broken;
 	if (h->rmpp_status)
 		return KMAD_RMPP_STATUS_BAD_STATUS;
 	if (first != (be32_to_cpu(h->seg_num) == 1))
@@ -720,9 +721,7 @@ static void rmpp_bad_type(struct kmad_agent_priv *agent,
 	if (rr && rr->state == RMPP_RECV_ACTIVE)
 		rmpp_unlink(agent, rr, &out->ended);
 	spin_unlock_irqrestore(&agent->lock, flags);
-	rmpp_refuse(port, out, rmpp_hdr(recv)->rmpp_version !=
-			       KMAD_RMPP_VERSION ? KMAD_RMPP_STATUS_UNV :
-			       KMAD_RMPP_STATUS_BADT);
+	rmpp_refuse(port, out, kmad_rmpp_hdr_broken(rmpp_hdr(recv)));
 	rmpp_post(agent, &out->dest, &out->ctl);
 	rmpp_end(agent, &out->ended, false);
 	kmad_recv_free(recv);
@@ -734,7 +733,7 @@ struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 				      struct kmad_recv_priv *recv)
 {
 	u8 type = rmpp_hdr(recv)->rmpp_type;
-	bool bad_version = rmpp_hdr(recv)->rmpp_version != KMAD_RMPP_VERSION;
+	u8 broken = kmad_rmpp_hdr_broken(rmpp_hdr(recv));
 
 	/* A packet of an RMPPVersion kmad does not speak, or of no RMPPType,
 	 * ends the live send it is about (kmad_rmpp_send_ctl()), as ib_mad's
@@ -742,10 +741,9 @@ struct kmad_recv_priv *kmad_rmpp_recv(struct kmad_agent_priv *agent,
 	 * ib_mad's nack_recv()), a DATA by rmpp_data(), except an ABORT,
 	 * dropped, never answered, so that two ends cannot bounce ABORTs.
 	 */
-	if ((bad_version || !kmad_rmpp_type_known(type)) &&
-	    kmad_rmpp_send_ctl(agent, recv))
+	if (broken && kmad_rmpp_send_ctl(agent, recv))
 		return NULL;
-	if (bad_version && type != KMAD_RMPP_TYPE_DATA) {
+	if (broken == KMAD_RMPP_STATUS_UNV && type != KMAD_RMPP_TYPE_DATA) {
 		if (type == KMAD_RMPP_TYPE_ABORT) {
 			kmad_port_stat_inc(agent->qpi->port,
 					   KMAD_PSTAT_RMPP_DROPPED);

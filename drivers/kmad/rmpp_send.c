@@ -603,8 +603,7 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 {
 	const struct kmad_rmpp_hdr *h =
 		&((const struct kmad_rmpp_mad *)&recv->mad)->rmpp_hdr;
-	bool bad_version = h->rmpp_version != KMAD_RMPP_VERSION;
-	bool broken = bad_version || !kmad_rmpp_type_known(h->rmpp_type);
+	u8 broken = kmad_rmpp_hdr_broken(h);
 	struct rmpp_reply reply = {};
 	struct kmad_rmpp_send *rs;
 	unsigned long flags;
@@ -618,9 +617,6 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 		spin_unlock_irqrestore(&agent->lock, flags);
 		return false;
 	}
-	/* Once all is acknowledged the transfer is over: a repeated final
-	 * ACK, or a late STOP or ABORT, changes nothing.
-	 */
 	if (broken) {
 		/* Of another RMPPVersion, or of no RMPPType: the transfer
 		 * ends, as ib_mad's abort_send() ends it; the receiver is
@@ -628,10 +624,11 @@ bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
 		 * ABORT, so that two ends cannot bounce ABORTs.
 		 */
 		rmpp_abort(rs, &reply,
-			   h->rmpp_type == KMAD_RMPP_TYPE_ABORT ? 0 :
-			   bad_version ? KMAD_RMPP_STATUS_UNV :
-			   KMAD_RMPP_STATUS_BADT);
+			   h->rmpp_type == KMAD_RMPP_TYPE_ABORT ? 0 : broken);
 	} else if (rs->last_ack != rs->seg_count) {
+		/* Once all is acknowledged the transfer is over: a repeated
+		 * final ACK, or a late STOP or ABORT, changes nothing.
+		 */
 		switch (h->rmpp_type) {
 		case KMAD_RMPP_TYPE_ACK:
 			rmpp_ack(rs, h, &reply);
