@@ -43,6 +43,7 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_AH_MISSES] = "ah_cache_misses",
 	[KMAD_PSTAT_AH_FAILURES] = "ah_create_failures",
 	[KMAD_PSTAT_AH_DESTROYED] = "ah_destroyed",
+	[KMAD_PSTAT_RMPP_BUFFERS] = "rmpp_recv_buffers",
 	[KMAD_PSTAT_RMPP_REASSEMBLED] = "rmpp_reassembled",
 	[KMAD_PSTAT_RMPP_ACKS] = "rmpp_acks_sent",
 	[KMAD_PSTAT_RMPP_DUPLICATES] = "rmpp_duplicates",

@@ -153,6 +153,10 @@ enum kmad_port_stat {
 	KMAD_PSTAT_AH_FAILURES,		/* AH creations that failed */
 	KMAD_PSTAT_AH_DESTROYED,	/* AHs destroyed (evicted, flushed) */
 	/* RMPP receiving side (rmpp_recv.c, Documentation/rmpp.rst). */
+	KMAD_PSTAT_RMPP_BUFFERS,	/* message buffers allocated for a
+					 * first segment that would start a
+					 * transfer
+					 */
 	KMAD_PSTAT_RMPP_REASSEMBLED,	/* RMPP messages received whole */
 	KMAD_PSTAT_RMPP_ACKS,		/* ACKs sent as a receiver */
 	KMAD_PSTAT_RMPP_DUPLICATES,	/* DATA segments already had: re-ACKed */

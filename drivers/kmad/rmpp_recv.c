@@ -410,13 +410,45 @@ static u8 rmpp_data_check(const struct kmad_rmpp_hdr *h)
 }
 
 /*
+ * May a first segment without the Last flag start a transfer, so that its
+ * buffer is worth allocating?  Not if the agent is going away, if it is a
+ * segment of a transfer known already (a duplicate: ACKed again), if it
+ * is a response to no outstanding request, or if the agent has
+ * kmad.rmpp_max_recvs transfers in progress: none of these allocates
+ * (a sender repeating a first segment of PayloadLength rmpp_max_bytes
+ * would otherwise have a high-order atomic allocation made and freed for
+ * each).  Transfers idle past their time are ended first, with @now, as
+ * the processing after it does.  rmpp_start() decides again under the
+ * lock; the two can differ only if another context changed the agent's
+ * transfers in between.
+ */
+static bool rmpp_may_start(struct kmad_agent_priv *agent,
+			   struct rmpp_out *out, u64 now)
+{
+	const struct kmad_mad_hdr *hdr = &out->recv->mad.mad_hdr;
+	unsigned long flags;
+	bool may;
+
+	spin_lock_irqsave(&agent->lock, flags);
+	rmpp_expire_locked(agent, now, &out->expired);
+	may = agent->state == KMAD_AGENT_ACTIVE &&
+	      !rmpp_find(agent, out->recv) &&
+	      (!kmad_mad_is_response(hdr) ||
+	       kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid))) &&
+	      agent->rmpp_recvs_active < READ_ONCE(rmpp_max_recvs);
+	spin_unlock_irqrestore(&agent->lock, flags);
+	return may;
+}
+
+/*
  * A first segment without the Last flag: size the transfer from its
- * PayloadLength and allocate it and its buffer, before taking the agent
- * lock (a duplicate first segment frees them again).
- * Return: 0, or the status to refuse the transfer with: BAD_LEN for a
- * PayloadLength that does not make two segments or more, whose last
- * segment cannot hold the class's header, RESX (STOP) for one above
- * kmad.rmpp_max_bytes or one whose memory cannot be had.
+ * PayloadLength and, if it may start a transfer (rmpp_may_start()),
+ * allocate it and its buffer, before taking the agent lock again.
+ * Return: 0, with @out->fresh set, or left NULL if it may not start; or
+ * the status to refuse the transfer with: BAD_LEN for a PayloadLength
+ * that does not make two segments or more, whose last segment cannot
+ * hold the class's header, RESX (STOP) for one above kmad.rmpp_max_bytes
+ * or one whose memory cannot be had.
  */
 static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		       u64 now)
@@ -436,6 +468,8 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		return KMAD_RMPP_STATUS_BAD_LEN;
 	if (paylen > READ_ONCE(rmpp_max_bytes))
 		return KMAD_RMPP_STATUS_RESX;
+	if (!rmpp_may_start(agent, out, now))
+		return 0;
 
 	rr = kzalloc(sizeof(*rr), GFP_ATOMIC);
 	if (!rr)
@@ -456,6 +490,7 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		kfree(rr);
 		return KMAD_RMPP_STATUS_RESX;
 	}
+	kmad_port_stat_inc(agent->qpi->port, KMAD_PSTAT_RMPP_BUFFERS);
 	memcpy(rr->buf, &recv->mad, KMAD_MAD_SIZE);
 	rr->filled = KMAD_MAD_SIZE;
 	rr->last = 1;
@@ -523,6 +558,16 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		prepared = KMAD_RMPP_STATUS_RESX;
 	if (prepared) {
 		rmpp_refuse(port, out, prepared);
+		return;
+	}
+	if (!rr) {
+		/*
+		 * rmpp_may_start() saw the transfer still known (or the
+		 * request not yet there) and allocated nothing; another
+		 * context changed that since.  Dropped unanswered: the
+		 * sender sends its first segment again.
+		 */
+		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_DROPPED);
 		return;
 	}
 	rmpp_ack(out, rr);

@@ -421,6 +421,11 @@ static void rmpp_recv_duplicate_reacked(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
 	rt_expect_msg(rt, 0, RT_METHOD, RT_TID, RT_SEGS, RT_PAYLEN);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 3);
+	/*
+	 * The duplicate first segment allocated no message buffer of its
+	 * own: only the transfer's one was.
+	 */
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 1);
 }
 
 /*
@@ -645,6 +650,9 @@ static void rmpp_recv_limit(struct kunit *test)
 	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i,
 		      KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_RESX), 1);
+	/* The refused one had no buffer allocated for it. */
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS),
+			RT_MAX_RECVS);
 	/* A one-segment transfer needs no reassembly: still taken. */
 	rt_seg(&mad, RT_METHOD, RT_TID + 100, 1, 1, 50);
 	rt_inject(rt, &mad);
@@ -659,6 +667,8 @@ static void rmpp_recv_limit(struct kunit *test)
 	rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
 	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i, 1, 5);
 	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS),
+			RT_MAX_RECVS + 1);
 }
 
 /*
@@ -801,6 +811,7 @@ static void rmpp_recv_response_unsolicited(struct kunit *test)
 			unmatched + 1);
 	KUNIT_EXPECT_TRUE(test,
 			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 0);
 }
 
 /* Unregistering with transfers in progress frees them (kmemleak and
