@@ -13,6 +13,7 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
 #include <linux/string.h>
 
 #include "kmad_priv.h"
@@ -45,6 +46,19 @@ struct kmad_client_data {
 };
 
 /*
+ * The provider ops a call may reach after the port's QPs are torn down
+ * (the clock, query_gid, query_pkey, modify_port_cap: a ULP's call with
+ * only a port reference, a post racing the device's removal, a timer)
+ * run inside this SRCU, after a check of &kmad_device.gone.
+ * kmad_device_unregister() sets gone, then waits for the readers: so when
+ * it returns none of these ops runs or will run, and the provider may
+ * free what they use (its ops with it).  SRCU, not RCU: modify_port_cap
+ * sleeps; and with no reader, as at almost every removal, its grace
+ * period is short.
+ */
+DEFINE_STATIC_SRCU(kmad_provider_srcu);
+
+/*
  * The port's clock, which deadlines are measured in: the provider's, if it
  * has one, else jiffies.  False once the device is gone: after
  * kmad_device_unregister() has returned the provider (and its module) may
@@ -53,11 +67,21 @@ struct kmad_client_data {
 bool kmad_port_clock(struct kmad_port *port, u64 *now)
 {
 	struct kmad_device *dev = port->dev;
+	bool alive;
+	int idx;
 
-	if (READ_ONCE(dev->gone))
-		return false;
-	*now = dev->ops->now ? dev->ops->now(dev) : get_jiffies_64();
-	return true;
+	if (!dev->has_clock) {
+		if (READ_ONCE(dev->gone))
+			return false;
+		*now = get_jiffies_64();
+		return true;
+	}
+	idx = srcu_read_lock(&kmad_provider_srcu);
+	alive = !READ_ONCE(dev->gone);
+	if (alive)
+		*now = dev->ops->now(dev);
+	srcu_read_unlock(&kmad_provider_srcu, idx);
+	return alive;
 }
 
 /* The port's clock, or jiffies once the device is gone. */
@@ -142,6 +166,7 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 	dev->ops = ops;
 	dev->bridges = !!ops->bridge_add;
 	dev->has_gids = !!ops->query_gid;
+	dev->has_clock = !!ops->now;
 	dev->num_ports = num_ports;
 	dev->priv = priv_size ? (char *)dev + size : NULL;
 	kref_init(&dev->ref);
@@ -349,9 +374,13 @@ static struct kmad_device *device_find(const char *name)
  * posts receive buffers, and calls every client's add callback for each
  * port.
  *
+ * A device registers once: after a failed kmad_device_register() or a
+ * kmad_device_unregister() (which tear its ports down) the provider frees
+ * it with kmad_device_free() and allocates another.
+ *
  * Context: process context, may sleep.
  * Return: 0; -EEXIST if a device of that name is registered; -EINVAL if
- * @dev is already registered; or the provider's error.
+ * @dev is registered, or was torn down before; or the provider's error.
  */
 int kmad_device_register(struct kmad_device *dev)
 {
@@ -361,7 +390,7 @@ int kmad_device_register(struct kmad_device *dev)
 	if (!dev)
 		return -EINVAL;
 	mutex_lock(&kmad_devices_lock);
-	if (dev->registered) {
+	if (dev->registered || dev->spent) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -391,6 +420,8 @@ int kmad_device_register(struct kmad_device *dev)
 	return 0;
 
 err_ports:
+	/* The failed port_setup() tore its port's AH cache down too. */
+	dev->spent = true;
 	while (--i >= 0) {
 		port_stop(&dev->ports[i]);
 		port_teardown(&dev->ports[i]);
@@ -407,8 +438,10 @@ EXPORT_SYMBOL_GPL(kmad_device_register);
  *
  * Every send on its ports ends with a callback (flushed, unless it ended
  * otherwise), clients' remove callbacks run, and after it returns kmad
- * calls none of the provider's ops for @dev (agents ULPs have not
- * unregistered yet stay valid, flushed, until they do).
+ * calls none of the provider's ops for @dev: it waits for a call in
+ * progress (a ULP's kmad_port_query_gid(), a post that reads the port's
+ * GID table) to return.  Agents ULPs have not unregistered yet stay
+ * valid, flushed, until they do.
  *
  * Context: process context, may sleep.
  */
@@ -424,6 +457,7 @@ void kmad_device_unregister(struct kmad_device *dev)
 		return;
 	}
 	WRITE_ONCE(dev->registered, false);
+	dev->spent = true;
 	spin_lock(&kmad_devices_spin);
 	list_del_init(&dev->list);
 	spin_unlock(&kmad_devices_spin);
@@ -447,8 +481,12 @@ void kmad_device_unregister(struct kmad_device *dev)
 		cancel_work_sync(&dev->ports[i].change_work);
 		port_teardown(&dev->ports[i]);
 	}
-	/* From here on kmad does not call the provider for @dev. */
+	/*
+	 * From here on kmad does not call the provider for @dev: a call
+	 * that saw gone false ends before synchronize_srcu() returns.
+	 */
 	WRITE_ONCE(dev->gone, true);
+	synchronize_srcu(&kmad_provider_srcu);
 }
 EXPORT_SYMBOL_GPL(kmad_device_unregister);
 
@@ -850,15 +888,20 @@ int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
 			union kmad_gid *gid)
 {
 	struct kmad_device *dev;
+	int idx, ret;
 
 	if (!port || !gid)
 		return -EINVAL;
 	dev = port->dev;
-	if (READ_ONCE(dev->gone))
-		return -ENODEV;
 	if (index >= port_gid_tbl_len(port))
-		return -EINVAL;
-	return dev->ops->query_gid(dev, port->port_num, index, gid);
+		return READ_ONCE(dev->gone) ? -ENODEV : -EINVAL;
+	idx = srcu_read_lock(&kmad_provider_srcu);
+	if (READ_ONCE(dev->gone))
+		ret = -ENODEV;
+	else
+		ret = dev->ops->query_gid(dev, port->port_num, index, gid);
+	srcu_read_unlock(&kmad_provider_srcu, idx);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kmad_port_query_gid);
 
@@ -882,16 +925,22 @@ EXPORT_SYMBOL_GPL(kmad_port_query_gid);
 int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear)
 {
 	struct kmad_device *dev;
+	int idx, ret;
 
 	might_sleep();
 	if (!port)
 		return -EINVAL;
 	dev = port->dev;
+	idx = srcu_read_lock(&kmad_provider_srcu);
 	if (READ_ONCE(dev->gone))
-		return -ENODEV;
-	if (!dev->ops->modify_port_cap)
-		return -EOPNOTSUPP;
-	return dev->ops->modify_port_cap(dev, port->port_num, set, clear);
+		ret = -ENODEV;
+	else if (!dev->ops->modify_port_cap)
+		ret = -EOPNOTSUPP;
+	else
+		ret = dev->ops->modify_port_cap(dev, port->port_num, set,
+						clear);
+	srcu_read_unlock(&kmad_provider_srcu, idx);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kmad_port_modify_cap);
 
@@ -912,21 +961,25 @@ int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
 			 u16 *pkey)
 {
 	struct kmad_device *dev;
+	int idx, ret;
 
 	if (!port || !pkey)
 		return -EINVAL;
 	dev = port->dev;
-	if (READ_ONCE(dev->gone))
-		return -ENODEV;
-	if (!dev->ops->query_pkey) {
-		if (index)
-			return -EINVAL;
-		*pkey = 0xffff;
-		return 0;
+	idx = srcu_read_lock(&kmad_provider_srcu);
+	if (READ_ONCE(dev->gone)) {
+		ret = -ENODEV;
+	} else if (!dev->ops->query_pkey) {
+		ret = index ? -EINVAL : 0;
+		if (!ret)
+			*pkey = 0xffff;
+	} else if (index >= port->attr.pkey_tbl_len) {
+		ret = -EINVAL;
+	} else {
+		ret = dev->ops->query_pkey(dev, port->port_num, index, pkey);
 	}
-	if (index >= port->attr.pkey_tbl_len)
-		return -EINVAL;
-	return dev->ops->query_pkey(dev, port->port_num, index, pkey);
+	srcu_read_unlock(&kmad_provider_srcu, idx);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kmad_port_query_pkey);
 

@@ -379,10 +379,19 @@ struct kmad_device {
 	 */
 	bool bridges;				/* ops->bridge_add */
 	bool has_gids;				/* ops->query_gid */
+	bool has_clock;				/* ops->now */
 	u8 num_ports;				/* I */
 	bool registered;			/* G */
+	bool spent;				/* G: torn down once (a failed
+						 * register, an unregister):
+						 * never registered again
+						 */
 	bool gone;				/* set once unregistered:
-						 * ops must not be called
+						 * ops must not be called;
+						 * read inside
+						 * kmad_provider_srcu where
+						 * they may be
+						 * (device.c)
 						 */
 	struct kref ref;
 	struct list_head list;			/* G: kmad_devices */

@@ -378,7 +378,7 @@ static void rmpp_arm(struct kmad_agent_priv *agent)
 	u64 when = U64_MAX, now;
 
 	lockdep_assert_held(&agent->lock);
-	if (dev->ops->now && !READ_ONCE(dev->gone))
+	if (dev->has_clock && !READ_ONCE(dev->gone))
 		return;
 	list_for_each_entry(rr, &agent->rmpp_recvs, entry)
 		when = min(when, rr->expires);

@@ -322,7 +322,7 @@ static bool agent_has_clock(struct kmad_agent_priv *agent)
 {
 	struct kmad_device *dev = agent->qpi->port->dev;
 
-	return !READ_ONCE(dev->gone) && dev->ops->now;
+	return !READ_ONCE(dev->gone) && dev->has_clock;
 }
 
 /*

@@ -393,6 +393,8 @@ int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 			    unsigned int count);
 int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, unsigned int count);
+int kmad_sim_hold_queries(struct kmad_sim_fabric *fab, unsigned int dev,
+			  bool hold);
 void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 			struct kmad_sim_stats *stats);
 

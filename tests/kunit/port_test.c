@@ -4,7 +4,8 @@
  * kmad_device_port_changed(); kmad_port_lid() and kmad_port_sm_lid() show
  * them at once, and clients' port_changed callbacks follow, only for the
  * port that changed, only between their add and remove, never after the
- * device is gone.
+ * device is gone.  The device's removal waits for a provider op in
+ * progress; a device registers once.
  */
 
 #include <linux/atomic.h>
@@ -110,6 +111,11 @@ static void pt_unregister(struct pt_client *c)
 
 static void pt_exit(struct kunit *test)
 {
+	struct kt_fix *f = test->priv;
+
+	/* A case that ended early may have left a query held. */
+	if (f && !IS_ERR_OR_NULL(f->fab))
+		kmad_sim_hold_queries(f->fab, KT_DEV1, false);
 	if (pt_current) {
 		complete_all(&pt_current->release);
 		pt_unregister(pt_current);
@@ -225,10 +231,93 @@ static void port_changed_then_removed(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, c->late);
 }
 
+struct pt_querier {
+	struct kmad_port *port;
+	int ret;
+	struct completion done;
+};
+
+static int pt_query_thread(void *arg)
+{
+	struct pt_querier *q = arg;
+	union kmad_gid gid;
+
+	q->ret = kmad_port_query_gid(q->port, 0, &gid);
+	complete(&q->done);
+	return 0;
+}
+
+/*
+ * The device goes away while a ULP's kmad_port_query_gid() is inside the
+ * provider's query_gid(): the removal waits for it to return, as after
+ * kmad_device_unregister() the provider may free what its ops use (the
+ * simulated fabric frees the ops themselves); a query afterwards gets
+ * -ENODEV without reaching the provider.
+ */
+static void port_removed_during_query(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct pt_querier q = { .port = f->port[1] };
+	struct pt_remover r = { .f = f };
+	struct task_struct *t;
+	union kmad_gid gid;
+	bool returned_early;
+	int i, waiting;
+
+	init_completion(&q.done);
+	init_completion(&r.done);
+	KUNIT_ASSERT_EQ(test, kmad_sim_hold_queries(f->fab, KT_DEV1, true), 0);
+	t = kthread_run(pt_query_thread, &q, "kmad_port_q");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	for (i = 0; i < 250; i++) {
+		if (kmad_sim_hold_queries(f->fab, KT_DEV1, true) == 1)
+			break;
+		msleep(20);
+	}
+	KUNIT_ASSERT_LT(test, i, 250);
+	/* The query is inside the provider. */
+	t = kthread_run(pt_remove_thread, &r, "kmad_port_rm");
+	if (IS_ERR(t))
+		kmad_sim_hold_queries(f->fab, KT_DEV1, false);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	msleep(100);
+	returned_early = completion_done(&r.done);
+	waiting = kmad_sim_hold_queries(f->fab, KT_DEV1, false);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&q.done, 10 * HZ),
+			0UL);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&r.done, 10 * HZ),
+			0UL);
+	KUNIT_EXPECT_FALSE_MSG(test, returned_early,
+			       "removal returned with query_gid() running");
+	KUNIT_EXPECT_EQ(test, waiting, 1);
+	KUNIT_EXPECT_EQ(test, q.ret, 0);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_gid(f->port[1], 0, &gid),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, kmad_sim_hold_queries(f->fab, KT_DEV1, false),
+			0);
+}
+
+/*
+ * A device registers once: after its unregister (which tore its ports
+ * down, address handle caches included) registering it again is refused.
+ */
+static void port_device_registers_once(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_EXPECT_EQ(test, kmad_device_register(dev), -EINVAL);
+	kmad_device_unregister(dev);
+	KUNIT_EXPECT_EQ(test, kmad_device_register(dev), -EINVAL);
+}
+
 static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_changed_tells_clients),
 	KUNIT_CASE(port_changed_bad_calls),
 	KUNIT_CASE(port_changed_then_removed),
+	KUNIT_CASE(port_removed_during_query),
+	KUNIT_CASE(port_device_registers_once),
 	{}
 };
 

@@ -111,6 +111,13 @@ int kmad_sim_query_gid(struct kmad_device *kdev, u8 port_num,
 
 	if (!port)
 		return -EINVAL;
+	if (atomic_read(&port->node->hold_queries)) {
+		/* kmad_sim_hold_queries(): wait, busy (any context) */
+		atomic_inc(&port->node->queries_waiting);
+		while (atomic_read(&port->node->hold_queries))
+			cpu_relax();
+		atomic_dec(&port->node->queries_waiting);
+	}
 	spin_lock_irqsave(&port->node->fab->lock, flags);
 	ret = kmad_sim_port_gid_locked(port, index, gid);
 	spin_unlock_irqrestore(&port->node->fab->lock, flags);

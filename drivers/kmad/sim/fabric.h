@@ -288,6 +288,9 @@ struct sim_port {
  * @default_port: SwitchInfo.DefaultPort, stored only (F).
  * @life_state: SwitchInfo byte 11: LifeTimeValue (bits 7-3) and
  *	PortStateChange (bit 2) (F).
+ * @hold_queries: an HCA's query_gid() calls wait while set
+ *	(kmad_sim_hold_queries()) (A).
+ * @queries_waiting: query_gid() calls waiting for that (A).
  * @ports: ports 0 to @num_ports; an HCA does not use port 0.
  */
 struct sim_node {
@@ -306,6 +309,8 @@ struct sim_node {
 	u8 mft_positions;
 	u8 default_port;
 	u8 life_state;
+	atomic_t hold_queries;
+	atomic_t queries_waiting;
 	struct sim_port ports[];
 };
 

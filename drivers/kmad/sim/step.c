@@ -240,6 +240,33 @@ int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 EXPORT_SYMBOL_GPL(kmad_sim_fail_post_recv);
 
 /**
+ * kmad_sim_hold_queries() - hold or release an HCA's query_gid() calls.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @hold: true: from now on each query_gid() kmad calls on the HCA waits,
+ *	spinning, until released; false: release them.
+ *
+ * For tests of what may run while a provider op is in progress (the
+ * device's removal, say).  Holds across the device's removal and re-adding.
+ *
+ * Context: any.
+ * Return: query_gid() calls waiting now (before a release); -ENODEV for a
+ * bad index.
+ */
+int kmad_sim_hold_queries(struct kmad_sim_fabric *fab, unsigned int dev,
+			  bool hold)
+{
+	struct sim_node *node;
+
+	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_hcas)
+		return -ENODEV;
+	node = fab->nodes[dev];
+	atomic_set(&node->hold_queries, hold);
+	return atomic_read(&node->queries_waiting);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_hold_queries);
+
+/**
  * kmad_sim_pending_sends() - how many sends wait on a QP's wire.
  * @fab: the fabric.
  * @dev: device index.
