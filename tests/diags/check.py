@@ -678,7 +678,7 @@ def check(log, quiet=False):
                 c.errors.extend(bad)
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
                               text, flags=re.M)
-                want = 5 if '--port-gone' in words else 32
+                want = 5 if '--port-gone' in words else 33
                 if not m or int(m.group(1)) != want:
                     c.fail('no clean summary of %d cases' % want)
             elif hasattr(c, 'c_' + tool):

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <endian.h>
@@ -211,6 +212,38 @@ static void t_register_limits(void)
 	close(fd);
 }
 
+/*
+ * The id cannot be written back (a read-only request): EFAULT, and the
+ * agent is gone again, as with ib_umad, which stores it only once the id
+ * is written: its class and method are free for the next registration.
+ */
+static void t_register_efault(void)
+{
+	struct ib_user_mad_reg_req *req;
+	int fd = open_port(), id;
+
+	CHECK("register_efault", fd >= 0, "open %s: %m", umad_path);
+	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK("register_efault", req != MAP_FAILED, "mmap: %m");
+	memset(req, 0, sizeof(*req));
+	req->qpn = 1;
+	req->mgmt_class = 0x09;
+	req->mgmt_class_version = 1;
+	req->method_mask[0] |= 1u << 0x02;	/* Set */
+	CHECK("register_efault", !mprotect(req, 4096, PROT_READ),
+	      "mprotect: %m");
+	CHECK("register_efault",
+	      ioctl(fd, IB_USER_MAD_REGISTER_AGENT, req) && errno == EFAULT,
+	      "a read-only request: %m");
+	id = reg(fd, 1, 0x09, 1, 0x02);
+	CHECK("register_efault", id == 0,
+	      "the same class and method again: %d", id);
+	munmap(req, 4096);
+	result("register_efault", NULL);
+	close(fd);
+}
+
 static void t_register2(void)
 {
 	struct ib_user_mad_reg_req2 req;
@@ -389,7 +422,12 @@ static void t_unsolicited(void)
 	r.hdr.id = sid;
 	r.hdr.timeout_ms = 1000;
 	r.hdr.retries = 3;
-	r.hdr.qkey = htobe32(0x80010000);
+	/*
+	 * The header's qkey as read (0): ib_umad sends with the QP's
+	 * Q_Key whatever it says.
+	 */
+	CHECK("response_to_requester", r.hdr.qkey == 0, "qkey read %#x",
+	      be32toh(r.hdr.qkey));
 	CHECK("response_to_requester", write(srv, &r, HDR + MAD) == HDR + MAD,
 	      "write: %m");
 	n = wait_read(cli, &p, 5000);
@@ -404,6 +442,7 @@ static void t_unsolicited(void)
 	 * (status 0x0004; ib_mad would say 0x000C, Documentation/umad.rst).
 	 */
 	make_get(&p, cid, peer_lid, 0x09, 0x10, 0x56, 1000, 1);
+	p.hdr.qkey = 0;		/* not read: sent with QP1's Q_Key */
 	CHECK("unsupported_answer", write(cli, &p, HDR + MAD) == HDR + MAD,
 	      "write: %m");
 	n = wait_read(cli, &r, 5000);
@@ -719,6 +758,7 @@ int main(int argc, char **argv)
 	}
 	t_sysfs();
 	t_register_limits();
+	t_register_efault();
 	t_register2();
 	t_write_errors();
 	t_read();

@@ -298,14 +298,21 @@ static bool umad_is_duplicate(struct umad_file *file,
 	return false;
 }
 
+/*
+ * The header's qkey is not read: ib_umad's sends all carry
+ * IB_QP_SET_QKEY, so that the QP's own Q_Key goes out (QP1's, 0x80010000,
+ * on a GSI agent; QP0's 0 on an SMI one), whatever the header says (a
+ * received header's is 0, and a responder may write it back as it is).
+ */
 static void umad_hdr_to_dest(const struct umad_file *file,
+			     const struct kmad_agent *agent,
 			     const struct ib_user_mad_hdr *hdr,
 			     struct kmad_dest *dest)
 {
 	memset(dest, 0, sizeof(*dest));
 	dest->dlid = be16_to_cpu(hdr->lid);
 	dest->remote_qpn = be32_to_cpu(hdr->qpn);
-	dest->remote_qkey = be32_to_cpu(hdr->qkey);
+	dest->remote_qkey = agent->qpt == KMAD_QPT_GSI ? KMAD_QP1_QKEY : 0;
 	dest->sl = hdr->sl;
 	if (file->use_pkey_index)
 		dest->pkey_index = hdr->pkey_index;
@@ -414,7 +421,7 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 		ret = -EINVAL;
 		goto err_unlock;
 	}
-	umad_hdr_to_dest(file, &packet->hdr, &dest);
+	umad_hdr_to_dest(file, agent, &packet->hdr, &dest);
 	if (rmpp)
 		msg = umad_rmpp_msg(agent, &dest,
 				    (const struct kmad_mad *)packet->mad,
@@ -571,6 +578,43 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 	return id;
 }
 
+/*
+ * After umad_reg() (P and F held), with its result @id: write the new
+ * agent's id to @uid.  If that fails the agent is unregistered again and
+ * the file left as it was, as ib_umad does (it stores the agent only
+ * once the id is written): else its class and methods would stay taken
+ * by an id user space never learned.  @reg2: IB_USER_MAD_REGISTER_AGENT2,
+ * whose first use selects the 64-byte header.  Drops F and P.
+ */
+static long umad_reg_finish(struct umad_file *file, int id,
+			    void __user *uid, bool reg2)
+{
+	struct kmad_agent *agent = NULL;
+	long ret = id;
+
+	lockdep_assert_held(&file->port->file_mutex);
+	lockdep_assert_held(&file->mutex);
+	if (id >= 0) {
+		if (put_user((u32)id, (u32 __user *)uid)) {
+			agent = file->agents[id];
+			file->agents[id] = NULL;
+			file->agent_rmpp[id] = false;
+			ret = -EFAULT;
+		} else {
+			if (reg2 && !file->already_used)
+				file->use_pkey_index = true;
+			file->already_used = true;
+			ret = 0;
+		}
+	}
+	mutex_unlock(&file->mutex);
+	/* F dropped: its handlers may be waiting for it. */
+	if (agent)
+		kmad_unregister_agent(agent);
+	mutex_unlock(&file->port->file_mutex);
+	return ret;
+}
+
 static long umad_reg_agent(struct umad_file *file, void __user *arg)
 {
 	struct ib_user_mad_reg_req ureq;
@@ -591,18 +635,8 @@ static long umad_reg_agent(struct umad_file *file, void __user *arg)
 	mutex_lock(&file->port->file_mutex);
 	mutex_lock(&file->mutex);
 	ret = umad_reg(file, &reg);
-	if (ret >= 0) {
-		if (put_user((u32)ret, (u32 __user *)(arg +
-				offsetof(struct ib_user_mad_reg_req, id)))) {
-			ret = -EFAULT;
-		} else {
-			file->already_used = true;
-			ret = 0;
-		}
-	}
-	mutex_unlock(&file->mutex);
-	mutex_unlock(&file->port->file_mutex);
-	return ret;
+	return umad_reg_finish(file, ret, arg +
+			       offsetof(struct ib_user_mad_reg_req, id), false);
 }
 
 static long umad_reg_agent2(struct umad_file *file, void __user *arg)
@@ -634,20 +668,8 @@ static long umad_reg_agent2(struct umad_file *file, void __user *arg)
 	mutex_lock(&file->port->file_mutex);
 	mutex_lock(&file->mutex);
 	ret = umad_reg(file, &reg);
-	if (ret >= 0) {
-		if (put_user((u32)ret, (u32 __user *)(arg +
-				offsetof(struct ib_user_mad_reg_req2, id)))) {
-			ret = -EFAULT;
-		} else {
-			if (!file->already_used)
-				file->use_pkey_index = true;
-			file->already_used = true;
-			ret = 0;
-		}
-	}
-	mutex_unlock(&file->mutex);
-	mutex_unlock(&file->port->file_mutex);
-	return ret;
+	return umad_reg_finish(file, ret, arg +
+			       offsetof(struct ib_user_mad_reg_req2, id), true);
 }
 
 static long umad_unreg_agent(struct umad_file *file, u32 __user *arg)
