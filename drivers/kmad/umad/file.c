@@ -796,7 +796,8 @@ static void umad_file_stop(struct umad_file *file, bool dead)
  * umad_file_kill_port() - the port is going away: stop every open file.
  * @port: the port, dead already.
  *
- * Context: the kmad client's remove callback; takes P and F.
+ * Context: the kmad client's remove callback, or its add callback failing
+ * after umadN was created; takes P and F.
  */
 void umad_file_kill_port(struct umad_port *port)
 {

@@ -150,7 +150,17 @@ static int umad_add(struct kmad_client *client, struct kmad_port *kport,
 	return 0;
 
 err_del_umad:
+	/*
+	 * umadN was openable: a file opened meanwhile may hold agents on
+	 * the port, which must go now (kmad calls no remove after a failed
+	 * add), and a reader blocked on it must get EIO, as umad_remove()
+	 * does.
+	 */
 	cdev_device_del(&port->cdev, &port->dev);
+	mutex_lock(&port->file_mutex);
+	port->dead = true;
+	mutex_unlock(&port->file_mutex);
+	umad_file_kill_port(port);
 err_ibdev:
 	umad_ibdev_put(port->ibdev, kport);
 err_unlock:
