@@ -63,6 +63,41 @@ static bool gid_is_ll_eui64(const union ib_gid *gid)
 	       gid->raw[11] == 0xff && gid->raw[12] == 0xfe;
 }
 
+/*
+ * The GID index to send from for @index: on a port that has RoCE v2, the
+ * v2 entry of the same GID when @index is its RoCE v1 entry.  kmad knows
+ * no GID types and picks the lowest index holding a GID (the answer to a
+ * request takes the one its DGID was at), and ib_core puts a GID's v1
+ * entry before its v2 one on a device with both (mlx4, mlx5, bnxt_re):
+ * every GRH send would go out as RoCE v1, which a v2 peer (rxe is v2
+ * only, rdma_cm's default is v2) does not receive.  ib_mad answers with
+ * the type the request came with (ib_init_ah_attr_from_wc()); kmad's
+ * completions do not carry it, so kmad_ib sends v2 wherever the port has
+ * it (Documentation/kmad_ib.rst).
+ */
+static u8 roce_v2_index(struct ib_device *ibdev, u8 port_num, u8 index)
+{
+	const struct ib_gid_attr *a, *v2;
+	u8 ret = index;
+
+	if (!rdma_protocol_roce_udp_encap(ibdev, port_num))
+		return index;
+	a = rdma_get_gid_attr(ibdev, port_num, index);
+	if (IS_ERR(a))
+		return index;
+	if (a->gid_type == IB_GID_TYPE_ROCE) {
+		v2 = rdma_find_gid_by_port(ibdev, &a->gid,
+					   IB_GID_TYPE_ROCE_UDP_ENCAP,
+					   port_num, NULL);
+		if (!IS_ERR(v2)) {
+			ret = v2->index;
+			rdma_put_gid_attr(v2);
+		}
+	}
+	rdma_put_gid_attr(a);
+	return ret;
+}
+
 int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
 		      const struct kmad_ah_attr *attr, void **ah)
 {
@@ -87,7 +122,9 @@ int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
 	rdma_ah_set_sl(&aa, attr->sl);
 	if (attr->grh_present) {
 		memcpy(dgid.raw, g->dgid.raw, sizeof(dgid.raw));
-		rdma_ah_set_grh(&aa, &dgid, g->flow_label, g->sgid_index,
+		rdma_ah_set_grh(&aa, &dgid, g->flow_label,
+				roce_v2_index(kdev->ibdev, port_num,
+					      g->sgid_index),
 				g->hop_limit, g->traffic_class);
 	}
 	if (aa.type != RDMA_AH_ATTR_TYPE_ROCE) {

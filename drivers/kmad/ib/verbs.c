@@ -42,6 +42,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
 #include <rdma/ib_mad.h>
@@ -102,6 +103,14 @@ void kmad_ib_destroy_cq(struct kmad_cq *kcq)
 	struct kmad_ib_cq *icq = to_ib_cq(kcq);
 
 	ib_destroy_cq(icq->cq);
+	/*
+	 * rxe (6.1) neither kills nor waits for a completion tasklet that
+	 * passed its is_dying check before ib_destroy_cq(): such a tasklet
+	 * may still call kmad_ib_cq_comp() -> kmad_cq_event() on a CQ kmad
+	 * frees once this returns.  A tasklet is softirq, an RCU read side:
+	 * wait for it.
+	 */
+	synchronize_rcu();
 	kmad_cq_set_priv(kcq, NULL);
 	kfree(icq);
 }
@@ -761,6 +770,14 @@ int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc)
 	struct ib_wc iwc[KMAD_IB_POLL_BATCH];
 	int done = 0, n, i;
 
+	/*
+	 * First the sends ib_mad reported (from the real QP1): they are few
+	 * (one per send through it, at most the send queue's depth), while
+	 * a flood of receives could keep the hardware CQ from ever coming
+	 * up short, which is when they were taken before.
+	 */
+	while (done < nent && sw_poll_one(icq, &wc[done]))
+		done++;
 	while (done < nent) {
 		n = ib_poll_cq(icq->cq, min(nent - done, KMAD_IB_POLL_BATCH),
 			       iwc);
@@ -770,9 +787,6 @@ int kmad_ib_poll_cq(struct kmad_cq *kcq, int nent, struct kmad_wc *wc)
 			wc_convert(kdev, &iwc[i], &wc[done + i]);
 		done += n;
 	}
-	/* Then the sends ib_mad reported (from the real QP1). */
-	while (done < nent && sw_poll_one(icq, &wc[done]))
-		done++;
 	return done;
 }
 
