@@ -674,6 +674,9 @@ struct kmad_send_wr {
 	struct kmad_mad mad;			/* the MAD; buf.mad points here */
 };
 
+/* Every send carries one (mad.h says so). */
+static_assert(sizeof(struct kmad_dest) == 40);
+
 /* The layout the comment above relies on. */
 static_assert(offsetof(struct kmad_send_wr, deadline_node.expires) +
 	      sizeof(u64) <= offsetof(struct kmad_send_wr, early_resp));

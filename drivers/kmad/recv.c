@@ -285,6 +285,8 @@ int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 	dest->remote_qkey = KMAD_QP1_QKEY;
 	dest->sl = req->sl;
 	dest->pkey_index = req->pkey_index;
+	/* From the LID it was sent to, as ib_init_ah_attr_from_wc(). */
+	dest->src_path_bits = req->dlid_path_bits;
 	dest->from_qp1 = req->bridged && !kmad_qpt_is_smi(req->qpt);
 	if (!req->grh_present || kmad_qpt_is_smi(req->qpt))
 		return 0;

@@ -603,8 +603,8 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
  * rcv_has_same_gid(), request to response)?  With a GRH both ways, to the
  * GID the request was sent from: the port's GID at its sgid_index, read
  * now, as ib_mad reads it (the send keeps no copy, kmad_priv.h); without,
- * to the request's source path bits (0: kmad sends from the base LID)
- * within the port's LMC.  A directed-route SMP is not checked (its LIDs
+ * to the request's source path bits (&kmad_dest.src_path_bits) within the
+ * port's LMC.  A directed-route SMP is not checked (its LIDs
  * are permissive), as in ib_mad.
  *
  * Context: the agent lock held: query_gid() may be called with
@@ -627,7 +627,7 @@ static bool resp_same_addr(struct kmad_port *port,
 		return !kmad_port_query_gid(port, dest->grh.sgid_index, &sgid) &&
 		       !memcmp(&wc->grh.dgid, &sgid, sizeof(sgid));
 	mask = (1U << kmad_port_lmc(port)) - 1;
-	return !(wc->dlid_path_bits & mask);
+	return !((wc->dlid_path_bits ^ dest->src_path_bits) & mask);
 }
 
 /**
@@ -1346,6 +1346,8 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 	attr->from_qp1 = dest->from_qp1 ||
 			 (kmad_qpt_is_smi(kmad_send_agent(wr)->agent.qpt) &&
 			  port->dev->bridges);
+	attr->src_path_bits = dest->src_path_bits &
+			      ((1U << kmad_port_lmc(port)) - 1);
 	if (!dest->grh_present)
 		return;
 	attr->grh_present = true;

@@ -259,6 +259,14 @@ struct kmad_grh_attr {
  *	requester sees the response come from QP1, as IBTA has it.  Only
  *	valid on QP1 of a provider with a bridge (&kmad_provider_ops.bridge_add):
  *	kmad_post_send() fails with -EINVAL on any other.
+ * @src_path_bits: the low LMC bits of the port's LID to send from (the
+ *	source LID is the port's base LID with these bits, masked to its
+ *	LMC: 0 is the base LID), as &rdma_ah_attr's path bits.  A response
+ *	to it must come back to them (the request's path bits, within the
+ *	LMC, are one of the things it is matched by).
+ *	kmad_create_response() sets them to the bits the request was sent
+ *	to (&kmad_recv_wc.dlid_path_bits), so that it is answered from the
+ *	LID it reached, as ib_mad answers.
  * @grh: the global route; read only with @grh_present.
  *
  * The members are ordered to leave no holes (40 bytes): every send buffer
@@ -272,6 +280,7 @@ struct kmad_dest {
 	u32 remote_qkey;
 	u16 pkey_index;
 	bool from_qp1;
+	u8 src_path_bits;
 	struct kmad_grh_attr grh;
 };
 

@@ -195,6 +195,9 @@ struct kmad_wc {
  *	&kmad_provider_ops.bridge_add): a provider makes the handle for the
  *	QP that sends them (in the protection domain of the other MAD
  *	layer's special QPs).
+ * @src_path_bits: the low LMC bits of the port's LID to send from
+ *	(already masked to the port's LMC; 0: the base LID), as
+ *	rdma_ah_set_path_bits().
  *
  * Compared with memcmp(): kmad zeroes the whole structure, padding
  * included, before filling it.
@@ -205,6 +208,7 @@ struct kmad_ah_attr {
 	bool grh_present;
 	struct kmad_grh_attr grh;
 	bool from_qp1;
+	u8 src_path_bits;
 };
 
 /**

@@ -649,8 +649,9 @@ static void gt_set_lmc(struct kt_fix *f, u8 lmc)
 						 1, &attr), 0);
 }
 
-/* With LMC 2 a response to path bits 1 is unmatched (kmad sends from the
- * base LID); one to path bits 4 (outside the LMC) matches.
+/* With LMC 2 a response to path bits 1 is unmatched (the request left
+ * from the base LID: dest.src_path_bits 0); one to path bits 4 (outside
+ * the LMC) matches.
  */
 static void gid_match_path_bits(struct kunit *test)
 {

@@ -231,6 +231,65 @@ static void sma_port_info_set_lid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 0x20);
 }
 
+/* Set the LID and LMC of the port at the end of directed route @path. */
+static void sm_set_lid_lmc(struct sn *s, const u8 *path, u8 hops, u16 lid,
+			   u8 lmc)
+{
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, path, hops);
+	KUNIT_ASSERT_EQ(s->test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID),
+			0);
+	sm_port_info_for_set(pi, &mad);
+	put_unaligned_be16(lid, pi + 16);
+	pi[34] = (pi[34] & ~0x7) | lmc;
+	sn_dr(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, 0, path, hops);
+	memcpy(sn_smp_data(&mad), pi, sizeof(pi));
+	KUNIT_ASSERT_EQ(s->test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID),
+			0);
+	KUNIT_ASSERT_EQ(s->test, get_unaligned_be16(sn_smp_data(&mad) + 16),
+			lid);
+	KUNIT_ASSERT_EQ(s->test, sn_smp_data(&mad)[34] & 0x7, lmc);
+}
+
+/*
+ * LMC 2 on both ports (LIDs 0x10-0x13 and 0x20-0x23): a request to any
+ * LID of HCA 1 is answered (here by kmad itself: nobody has the class)
+ * from that LID, as ib_mad answers; one sent from path bits 1 (LID 0x11)
+ * reaches HCA 1 from 0x11 and its answer comes back to 0x11, where it
+ * matches the request.
+ */
+static void sma_lmc_path_bits(struct kunit *test)
+{
+	static const u8 path[] = { 1 };
+	/* Async: HCA 1's kmad answers, not its firmware. */
+	struct sn *s = sn_setup_mode(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1,
+				     KMAD_SIM_ASYNC);
+	struct kmad_mad mad;
+
+	sm_set_lid_lmc(s, path, 1, 0x20, 2);
+	sm_set_lid_lmc(s, NULL, 0, 0x10, 2);
+	KUNIT_ASSERT_EQ(test, kmad_port_lmc(s->port[0][0]), 2);
+
+	sn_hdr(&mad, 0x09, 1, KMAD_METHOD_GET, 0x0010, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 0x22),
+			KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, s->resp_slid, 0x22);
+	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 0);
+
+	sn_hdr(&mad, 0x09, 1, KMAD_METHOD_GET, 0x0010, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc_from(s, 0, 1, &mad, 0x23, 1),
+			KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, s->resp_slid, 0x23);
+	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 1);
+	/* Path bits beyond the LMC are masked: from 0x11 again. */
+	sn_hdr(&mad, 0x09, 1, KMAD_METHOD_GET, 0x0010, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc_from(s, 0, 1, &mad, 0x20, 0x5),
+			KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 1);
+}
+
 /* PortState Down retrains to Init (no data); Armed, Active restore it. */
 static void sma_port_state(struct kunit *test)
 {
@@ -796,6 +855,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_hca),
 	KUNIT_CASE(sma_port_info_switch),
 	KUNIT_CASE(sma_port_info_set_lid),
+	KUNIT_CASE(sma_lmc_path_bits),
 	KUNIT_CASE(sma_port_state),
 	KUNIT_CASE(sma_port_disable),
 	KUNIT_CASE(sma_pkey_table),

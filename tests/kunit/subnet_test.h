@@ -43,6 +43,8 @@ struct sn {
 	spinlock_t lock;				/* guards got, resp */
 	bool got;
 	struct kmad_mad resp;
+	u16 resp_slid;					/* where it came from */
+	u8 resp_path_bits;				/* the LID it came to */
 };
 
 static atomic_t sn_seq = ATOMIC_INIT(0);
@@ -60,6 +62,8 @@ static inline void sn_recv(struct kmad_agent *agent,
 
 	spin_lock(&s->lock);
 	s->resp = *wc->mad;
+	s->resp_slid = wc->slid;
+	s->resp_path_bits = wc->dlid_path_bits;
 	s->got = true;
 	spin_unlock(&s->lock);
 	kmad_free_recv(wc);
@@ -169,16 +173,17 @@ static inline void sn_pump(struct sn *s, unsigned int dev, u8 port, u32 qpn)
 }
 
 /*
- * Send @mad from (@dev, @port) to @dlid on QP0 (SMP classes) or QP1 and
- * wait for the answer, which replaces @mad.  Returns its status (without
- * the D bit), or -1 if none came.
+ * Send @mad from (@dev, @port), from its LID with @path_bits, to @dlid on
+ * QP0 (SMP classes) or QP1 and wait for the answer, which replaces @mad.
+ * Returns its status (without the D bit), or -1 if none came.
  */
-static inline int sn_rpc(struct sn *s, unsigned int dev, u8 port,
-			 struct kmad_mad *mad, u16 dlid)
+static inline int sn_rpc_from(struct sn *s, unsigned int dev, u8 port,
+			      struct kmad_mad *mad, u16 dlid, u8 path_bits)
 {
 	u32 qpn = kmad_is_smp_class(mad->mad_hdr.mgmt_class) ? 0 : 1;
 	struct kmad_dest dest = {
 		.dlid = dlid, .remote_qpn = qpn, .remote_qkey = KMAD_QP1_QKEY,
+		.src_path_bits = path_bits,
 	};
 	struct kmad_send_buf *buf;
 	bool got = false;
@@ -212,6 +217,13 @@ static inline int sn_rpc(struct sn *s, unsigned int dev, u8 port,
 		return -1;
 	}
 	return be16_to_cpu(mad->mad_hdr.status) & KMAD_SMP_STATUS_MASK;
+}
+
+/* sn_rpc_from() from the port's base LID. */
+static inline int sn_rpc(struct sn *s, unsigned int dev, u8 port,
+			 struct kmad_mad *mad, u16 dlid)
+{
+	return sn_rpc_from(s, dev, port, mad, dlid, 0);
 }
 
 /* Post @mad (a response or datagram: nothing comes back) and transmit it. */

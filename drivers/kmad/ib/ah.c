@@ -129,6 +129,7 @@ int kmad_ib_create_ah(struct kmad_device *dev, u8 port_num,
 	}
 	if (aa.type != RDMA_AH_ATTR_TYPE_ROCE) {
 		rdma_ah_set_dlid(&aa, attr->dlid);
+		rdma_ah_set_path_bits(&aa, attr->src_path_bits);
 		iah = rdma_create_ah(pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
 	} else if (!attr->grh_present) {
 		return -EINVAL;		/* RoCE is GID routed only */

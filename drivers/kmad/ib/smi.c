@@ -239,6 +239,8 @@ static struct ib_ah *smi_ah(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	rdma_ah_set_port_num(&aa, iqp->port_num);
 	rdma_ah_set_dlid(&aa, wr->dlid);
 	rdma_ah_set_sl(&aa, wr->sl);
+	if (wr->ah_attr)
+		rdma_ah_set_path_bits(&aa, wr->ah_attr->src_path_bits);
 	return rdma_create_ah(agent->qp->pd, &aa, 0);
 }
 

@@ -207,13 +207,30 @@ static bool sim_packet_grh(struct sim_packet *pkt, struct sim_qp *qp,
 	return true;
 }
 
+/*
+ * The LID a send leaves from: its port's, with the send's source path
+ * bits within the port's LMC (kmad masks them to the LMC it knows, which
+ * may be older).
+ */
+static u16 sim_src_lid(struct sim_port *port, u8 path_bits)
+{
+	struct kmad_sim_fabric *fab = port->node->fab;
+	unsigned long flags;
+	u16 lid;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	lid = port->pi.lid | (path_bits & ((1U << port->pi.lmc) - 1));
+	spin_unlock_irqrestore(&fab->lock, flags);
+	return lid;
+}
+
 /* False if the send cannot go (sim_packet_grh()). */
 static bool sim_packet_fill(struct sim_packet *pkt, struct sim_qp *qp,
 			    const struct sim_send *s)
 {
 	memset(pkt, 0, offsetof(struct sim_packet, mad));
 	pkt->len = s->len;
-	pkt->slid = kmad_sim_port_lid_of(qp->port);
+	pkt->slid = sim_src_lid(qp->port, s->attr.src_path_bits);
 	pkt->dlid = s->dlid;
 	pkt->src_qpn = qp->qpn;
 	pkt->dst_qpn = s->remote_qpn;

@@ -314,6 +314,7 @@ static void umad_hdr_to_dest(const struct umad_file *file,
 	dest->remote_qpn = be32_to_cpu(hdr->qpn);
 	dest->remote_qkey = agent->qpt == KMAD_QPT_GSI ? KMAD_QP1_QKEY : 0;
 	dest->sl = hdr->sl;
+	dest->src_path_bits = hdr->path_bits;
 	if (file->use_pkey_index)
 		dest->pkey_index = hdr->pkey_index;
 	dest->grh_present = hdr->grh_present;
