@@ -534,10 +534,11 @@ void kmad_qp_event(struct kmad_qp *qp, enum kmad_qp_event_type event)
 EXPORT_SYMBOL_GPL(kmad_qp_event);
 
 /*
- * The provider failed to reset the QP to RTS.  Try again later, backing
- * off, or after KMAD_QP_RECOVER_TRIES tries give the QP up: it becomes
- * FAILED, and every send waiting for it (replay and overflow lists), and
- * every send queued on it later, ends with a local error from the drain.
+ * The provider failed to move the QP to the error state, or to reset it
+ * to RTS.  Try again later, backing off, or after KMAD_QP_RECOVER_TRIES
+ * tries give the QP up: it becomes FAILED, and every send waiting for it
+ * (replay and overflow lists), and every send queued on it later, ends
+ * with a local error from the drain.
  * Context: recover_work.
  */
 static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
@@ -581,9 +582,20 @@ static void qp_recover_work(struct work_struct *work)
 	bool kick;
 	int ret;
 
-	/* Every modify_qp of a recovery runs here, one at a time. */
-	if (test_and_clear_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags))
-		ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
+	/*
+	 * Every modify_qp of a recovery runs here, one at a time.  A move
+	 * to the error state that fails leaves the provider holding the
+	 * receives (and any send) the recovery waits for: tried again
+	 * after the same backoff as a failed reset, or the QP given up.
+	 */
+	if (test_and_clear_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags)) {
+		ret = ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
+		if (ret) {
+			set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
+			qp_recover_failed(qpi, ret);
+			return;
+		}
+	}
 
 	spin_lock_irqsave(&qpi->lock, flags);
 	if (qpi->run != KMAD_QP_RECOVERING || !qp_quiet(qpi)) {
@@ -728,7 +740,8 @@ err_destroy_cq:
  *
  * Every send the provider held, and every send still waiting for a slot,
  * completes as flushed; receive buffers are freed.  Does not rely on
- * completion events: it drains the CQ itself.
+ * completion events: it drains the CQ itself.  A move to the error state
+ * that fails is tried again while the provider holds anything.
  *
  * Context: process context, may sleep.
  */
@@ -736,7 +749,7 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 {
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	struct kmad_send_wr *wr, *tmp;
-	int rounds = 0;
+	int rounds = 0, err;
 	bool quiet;
 	unsigned long flags;
 
@@ -750,7 +763,8 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 	spin_unlock_irqrestore(&qpi->lock, flags);
 
 	cancel_delayed_work_sync(&qpi->recover_work);
-	ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
+	/* Until it succeeds: else the provider keeps the receives. */
+	err = ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 	do {
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 		flush_work(&qpi->cq.drain_work);
@@ -761,6 +775,8 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 			pr_warn("kmad: %s port %u QP%u: %u sends, %u receives still held by the provider\n",
 				qpi->port->dev->name, qpi->port->port_num,
 				qpi->qp.qpn, qpi->sq_posted, qpi->rq_posted);
+		if (!quiet && err)
+			err = ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 		if (!quiet)
 			usleep_range(100, 1000);
 	} while (!quiet);

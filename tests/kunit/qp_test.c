@@ -146,6 +146,58 @@ static void qp_recovery_gives_up(struct kunit *test)
 						      KMAD_QPS_RESET, 0), 0);
 }
 
+/*
+ * A fatal event that comes after its recovery reset the QP has the
+ * recovery move it to the error state; if the provider refuses that
+ * move once, it is tried again after the backoff, and the QP recovers
+ * (it stayed RECOVERING for good, its receives held, sends queued
+ * behind it never sent).
+ */
+static void qp_recovery_retries_failed_flush(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	int i;
+
+	f->free_on_send = true;
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, 1), 0);
+	kmad_qp_event(&qpi->qp, KMAD_QP_EVENT_FATAL);
+	kt_settle(f);
+	kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0));
+	/* The flushes raise completion events, fired here (step mode). */
+	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
+		kt_event(f, KT_DEV0);
+		if (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN) == 1)
+			break;
+		msleep(20);
+	}
+	KUNIT_ASSERT_LT(test, i, KT_RECOVERY_WAIT_MS / 20);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + 1);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, f->ev[0].status, KMAD_SEND_OK);
+}
+
+/*
+ * The port goes away while the provider refuses the QP's move to the
+ * error state once: the stop tries it again, and the removal ends (it
+ * waited for ever for receives the provider kept).
+ */
+static void qp_stop_retries_failed_flush(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, 1), 0);
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	KUNIT_EXPECT_NULL(test, kmad_sim_device(f->fab, KT_DEV0));
+}
+
 struct kt_destroy_probe {
 	struct kmad_qp_info *qpi;	/* the QP to probe */
 	bool ran;
@@ -241,6 +293,8 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
+	KUNIT_CASE(qp_recovery_retries_failed_flush),
+	KUNIT_CASE(qp_stop_retries_failed_flush),
 	KUNIT_CASE(qp_destroy_event_after_drain_cancel),
 	KUNIT_CASE(qp_refill_retried_when_empty),
 	{}
