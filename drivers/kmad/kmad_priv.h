@@ -124,7 +124,11 @@ extern struct kmem_cache *kmad_send_cache;
  */
 enum kmad_port_stat {
 	KMAD_PSTAT_SENT,		/* send completions, any status */
-	KMAD_PSTAT_SEND_ERRORS,		/* send completions with an error */
+	KMAD_PSTAT_SEND_ERRORS,		/* send completions with an error
+					 * (a flush replayed too), and sends
+					 * failed without one (refused post,
+					 * no AH, QP given up or going away)
+					 */
 	KMAD_PSTAT_RECEIVED,		/* receive completions that validated */
 	KMAD_PSTAT_WRONG_QP,		/* SMP on QP1 or GMP on QP0: dropped */
 	KMAD_PSTAT_SMI_DISCARDS,	/* DR SMPs failing hop checks: dropped */

@@ -364,12 +364,13 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	spin_unlock_irqrestore(&qpi->lock, flags);
 
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SENT);
+	/* Every completion with an error, a flush replayed included. */
+	if (wc->status != KMAD_WC_SUCCESS)
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SEND_ERRORS);
 	if (kick)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 	if (replay)
 		return;
-	if (wc->status != KMAD_WC_SUCCESS)
-		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_SEND_ERRORS);
 	kmad_send_hw_done(wr, wc->status);
 }
 

@@ -81,6 +81,8 @@ static void qp_recovery_retries_failed_reset(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
 	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	s64 sent = kt_pstat(f, KT_DEV0, KMAD_PSTAT_SENT);
+	s64 errors = kt_pstat(f, KT_DEV0, KMAD_PSTAT_SEND_ERRORS);
 	int i;
 
 	f->free_on_send = true;
@@ -100,6 +102,10 @@ static void qp_recovery_retries_failed_reset(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	for (i = 0; i < 2; i++)
 		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_OK);
+	/* Two flushes and two good completions. */
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_SENT), sent + 4);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_SEND_ERRORS),
+			errors + 2);
 }
 
 /* A QP whose reset keeps failing is given up after a bounded number of
