@@ -10,6 +10,7 @@
  * port i + 1.  pair: HCAs 0 and 1, LIDs 1 and 2.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/string.h>
 
 #include "subnet_test.h"
@@ -288,6 +289,98 @@ static void sma_lmc_path_bits(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, sn_rpc_from(s, 0, 1, &mad, 0x20, 0x5),
 			KMAD_MAD_STATUS_BAD_VERSION);
 	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 1);
+}
+
+/* What the RMPP case of sma_lmc_path_bits saw. */
+struct sm_lmc_rmpp {
+	struct completion sent;
+	enum kmad_send_status status;
+	atomic_t msgs;
+	size_t mad_len;
+	u16 slid;
+};
+
+static void sm_lmc_send_done(struct kmad_agent *agent,
+			     struct kmad_send_wc *wc)
+{
+	struct sm_lmc_rmpp *r = agent->context;
+
+	r->status = wc->status;
+	kmad_free_send_buf(wc->send_buf);
+	complete(&r->sent);
+}
+
+static void sm_lmc_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
+			struct kmad_recv_wc *wc)
+{
+	struct sm_lmc_rmpp *r = agent->context;
+
+	r->mad_len = wc->mad_len;
+	r->slid = wc->slid;
+	atomic_inc(&r->msgs);
+	kmad_free_recv(wc);
+}
+
+/*
+ * An RMPP GetMulti from path bits 1 (LID 0x11) to LID 0x22 of a port
+ * with LMC 2: the receiver's ACKs leave from 0x22, where the sender
+ * takes them (it takes ACKs only from the LID it sent to), and the
+ * transfer ends OK.
+ */
+static void sma_lmc_rmpp(struct kunit *test)
+{
+	static const u8 path[] = { 1 };
+	struct sn *s = sn_setup_mode(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1,
+				     KMAD_SIM_ASYNC);
+	struct kmad_reg_req req = { .rmpp_version = KMAD_RMPP_VERSION };
+	struct kmad_dest dest = {
+		.dlid = 0x22, .remote_qpn = 1, .remote_qkey = KMAD_QP1_QKEY,
+		.src_path_bits = 1,
+	};
+	struct sm_lmc_rmpp *r;
+	struct kmad_agent *rcv, *snd;
+	struct kmad_send_buf *buf;
+	const size_t len = 600;		/* three segments */
+
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	init_completion(&r->sent);
+	sm_set_lid_lmc(s, path, 1, 0x20, 2);
+	sm_set_lid_lmc(s, NULL, 0, 0x10, 2);
+	sn_agent(s, 1, 1, 1);		/* HCA 1's port, for the receiver */
+	snd = kmad_register_agent(s->port[0][0], KMAD_QPT_GSI, &req,
+				  sm_lmc_send_done, sm_lmc_recv, r);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(snd));
+	req.mgmt_class = KMAD_MGMT_CLASS_SUBN_ADM;
+	req.class_version = 2;
+	__set_bit(KMAD_METHOD_GET_MULTI, req.method_mask);
+	rcv = kmad_register_agent(s->port[1][0], KMAD_QPT_GSI, &req,
+				  sm_lmc_send_done, sm_lmc_recv, r);
+	if (IS_ERR(rcv))
+		kmad_unregister_agent(snd);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(rcv));
+
+	buf = kmad_alloc_send_buf_rmpp(snd, &dest, KMAD_SA_MAD_HDR_SIZE, len,
+				       GFP_KERNEL);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(buf));
+	if (!IS_ERR(buf)) {
+		sn_sa(buf->mad, KMAD_METHOD_GET_MULTI);
+		((struct kmad_rmpp_mad *)buf->mad)->rmpp_hdr.rmpp_rtime_flags =
+			KMAD_RMPP_FLAG_ACTIVE;
+		/* No response awaited: it ends at the last ACK. */
+		buf->timeout_ms = 0;
+		KUNIT_EXPECT_EQ(test, kmad_post_send(buf), 0);
+		KUNIT_EXPECT_NE(test,
+				wait_for_completion_timeout(&r->sent, 10 * HZ),
+				0UL);
+		KUNIT_EXPECT_EQ(test, r->status, KMAD_SEND_OK);
+		KUNIT_EXPECT_EQ(test, atomic_read(&r->msgs), 1);
+		KUNIT_EXPECT_EQ(test, r->slid, 0x11);
+		KUNIT_EXPECT_EQ(test, r->mad_len,
+				(size_t)(KMAD_SA_MAD_HDR_SIZE + len));
+	}
+	kmad_unregister_agent(rcv);
+	kmad_unregister_agent(snd);
 }
 
 /* PortState Down retrains to Init (no data); Armed, Active restore it. */
@@ -856,6 +949,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_switch),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
+	KUNIT_CASE(sma_lmc_rmpp),
 	KUNIT_CASE(sma_port_state),
 	KUNIT_CASE(sma_port_disable),
 	KUNIT_CASE(sma_pkey_table),
