@@ -189,10 +189,13 @@ enum kmad_port_stat {
  *	and new sends on the overflow list until the QP is back in RTS.
  * @KMAD_QP_DYING: the port is going away; flushed sends complete as flushed.
  * @KMAD_QP_FAILED: recovery gave up: the provider failed to reset the QP
- *	to RTS KMAD_QP_RECOVER_TRIES times.  It holds nothing and is given
- *	nothing: every send queued on it ends at once with
- *	%KMAD_SEND_LOCAL_ERROR, and no MAD is received, until the port goes
- *	away.
+ *	to RTS, or to move it to the error state, KMAD_QP_RECOVER_TRIES
+ *	times.  It is given nothing: every send queued on it ends at once
+ *	with %KMAD_SEND_LOCAL_ERROR, until the port goes away.  After a
+ *	failed reset it holds nothing and receives nothing; after refused
+ *	moves to the error state the provider may still hold receives
+ *	(delivered if they complete) and sends (each ends at its
+ *	completion, or at the port's removal).
  */
 enum kmad_qp_run {
 	KMAD_QP_DOWN,

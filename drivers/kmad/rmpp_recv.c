@@ -430,9 +430,13 @@ static bool rmpp_may_start(struct kmad_agent_priv *agent,
 	bool may;
 
 	spin_lock_irqsave(&agent->lock, flags);
+	if (agent->state != KMAD_AGENT_ACTIVE) {
+		/* Its transfers are agent_stop()'s to flush, not ours. */
+		spin_unlock_irqrestore(&agent->lock, flags);
+		return false;
+	}
 	rmpp_expire_locked(agent, now, &out->expired);
-	may = agent->state == KMAD_AGENT_ACTIVE &&
-	      !rmpp_find(agent, out->recv) &&
+	may = !rmpp_find(agent, out->recv) &&
 	      (!kmad_mad_is_response(hdr) ||
 	       kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid))) &&
 	      agent->rmpp_recvs_active < READ_ONCE(rmpp_max_recvs);
@@ -670,6 +674,8 @@ static struct kmad_recv_priv *rmpp_data(struct kmad_agent_priv *agent,
 	spin_lock_irqsave(&agent->lock, flags);
 	if (agent->state != KMAD_AGENT_ACTIVE) {
 		spin_unlock_irqrestore(&agent->lock, flags);
+		/* Transfers rmpp_may_start() ended before the agent went. */
+		rmpp_end(agent, &out->expired, true);
 		if (out->fresh)
 			rmpp_free(out->fresh);
 		kfree(out);

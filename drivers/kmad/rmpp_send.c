@@ -687,7 +687,7 @@ void kmad_send_probe(struct kmad_send_wr *wr, struct kmad_send_probe *p)
 	p->in_wheel = wr->state == KMAD_SS_WAIT_RESP && !p->flushed;
 	/* One read of the port's clock, as kmad_now() would make it. */
 	if (kmad_port_clock(qpi->port, &now))
-		p->virtual_clock = !!qpi->port->dev->ops->now;
+		p->virtual_clock = qpi->port->dev->has_clock;
 	else
 		now = get_jiffies_64();
 	p->work_busy = work_busy(&agent->work.work);

@@ -51,8 +51,9 @@
  *   port's GID at the request's sgid_index, read when the response
  *   arrives, as ib_mad reads it); a
  *   request without a GRH only by a response without one whose
- *   destination path bits equal the request's source path bits (0: kmad
- *   sends from the base LID) in the port's LMC bits.  Directed-route SMPs are not checked.  The
+ *   destination path bits equal the request's source path bits
+ *   (&kmad_dest.src_path_bits) in the port's LMC bits.  Directed-route
+ *   SMPs are not checked.  The
  *   responder's own LID is not checked: IBTA lets it answer from any LID
  *   of its LMC range.  A response that fails the check is dropped as
  *   unmatched.

@@ -86,9 +86,11 @@ static u8 roce_v2_index(struct ib_device *ibdev, u8 port_num, u8 index)
 	if (IS_ERR(a))
 		return index;
 	if (a->gid_type == IB_GID_TYPE_ROCE) {
+		/* The same netdev: a VLAN's GID is another entry. */
 		v2 = rdma_find_gid_by_port(ibdev, &a->gid,
 					   IB_GID_TYPE_ROCE_UDP_ENCAP,
-					   port_num, NULL);
+					   port_num,
+					   rcu_access_pointer(a->ndev));
 		if (!IS_ERR(v2)) {
 			ret = v2->index;
 			rdma_put_gid_attr(v2);
