@@ -409,6 +409,24 @@ static u8 rmpp_data_check(const struct kmad_rmpp_hdr *h)
 	return 0;
 }
 
+/* A response to none of the agent's outstanding requests: one MAD. */
+static bool rmpp_unmatched_response(struct kmad_agent_priv *agent,
+				    const struct kmad_recv_priv *recv)
+{
+	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
+
+	lockdep_assert_held(&agent->lock);
+	return kmad_mad_is_response(hdr) &&
+	       !kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid));
+}
+
+/* kmad.rmpp_max_recvs transfers in progress: no more is taken. */
+static bool rmpp_recvs_full(const struct kmad_agent_priv *agent)
+{
+	lockdep_assert_held(&agent->lock);
+	return agent->rmpp_recvs_active >= READ_ONCE(rmpp_max_recvs);
+}
+
 /*
  * May a first segment without the Last flag start a transfer, so that its
  * buffer is worth allocating?  Not if the agent is going away, if it is a
@@ -425,7 +443,6 @@ static u8 rmpp_data_check(const struct kmad_rmpp_hdr *h)
 static bool rmpp_may_start(struct kmad_agent_priv *agent,
 			   struct rmpp_out *out, u64 now)
 {
-	const struct kmad_mad_hdr *hdr = &out->recv->mad.mad_hdr;
 	unsigned long flags;
 	bool may;
 
@@ -437,9 +454,8 @@ static bool rmpp_may_start(struct kmad_agent_priv *agent,
 	}
 	rmpp_expire_locked(agent, now, &out->expired);
 	may = !rmpp_find(agent, out->recv) &&
-	      (!kmad_mad_is_response(hdr) ||
-	       kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid))) &&
-	      agent->rmpp_recvs_active < READ_ONCE(rmpp_max_recvs);
+	      !rmpp_unmatched_response(agent, out->recv) &&
+	      !rmpp_recvs_full(agent);
 	spin_unlock_irqrestore(&agent->lock, flags);
 	return may;
 }
@@ -515,8 +531,7 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 
 	lockdep_assert_held(&agent->lock);
 	/* A response to no outstanding request: one MAD, unmatched. */
-	if (kmad_mad_is_response(&recv->mad.mad_hdr) &&
-	    !kmad_tid_find(&agent->tids, be64_to_cpu(recv->mad.mad_hdr.tid))) {
+	if (rmpp_unmatched_response(agent, recv)) {
 		out->done = out->recv;
 		out->recv = NULL;
 		return;
@@ -557,8 +572,7 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		out->recv = NULL;
 		return;
 	}
-	if (!prepared &&
-	    agent->rmpp_recvs_active >= READ_ONCE(rmpp_max_recvs))
+	if (!prepared && rmpp_recvs_full(agent))
 		prepared = KMAD_RMPP_STATUS_RESX;
 	if (prepared) {
 		rmpp_refuse(port, out, prepared);
