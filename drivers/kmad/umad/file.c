@@ -100,6 +100,22 @@ static struct kmad_agent *umad_get_agent(struct umad_file *file, u32 id)
 }
 
 /*
+ * Take agent @id (one umad_get_agent() finds) out of @file; the caller
+ * unregisters it once F is dropped, as its handlers take F.
+ */
+static struct kmad_agent *umad_take_agent(struct umad_file *file, u32 id)
+{
+	struct kmad_agent *agent;
+
+	lockdep_assert_held(&file->mutex);
+	id = array_index_nospec(id, UMAD_MAX_AGENTS);
+	agent = file->agents[id];
+	file->agents[id] = NULL;
+	file->agent_rmpp[id] = false;
+	return agent;
+}
+
+/*
  * Queue @packet for read() under the id @agent has in @file.  Fails (1)
  * if the agent has left the file (unregistering) or, for a received MAD,
  * the queue is full; the caller then frees the packet.
@@ -597,9 +613,7 @@ static long umad_reg_finish(struct umad_file *file, int id,
 	lockdep_assert_held(&file->mutex);
 	if (id >= 0) {
 		if (put_user((u32)id, (u32 __user *)uid)) {
-			agent = file->agents[id];
-			file->agents[id] = NULL;
-			file->agent_rmpp[id] = false;
+			agent = umad_take_agent(file, id);
 			ret = -EFAULT;
 		} else {
 			if (reg2 && !file->already_used)
@@ -686,14 +700,10 @@ static long umad_unreg_agent(struct umad_file *file, u32 __user *arg)
 
 	mutex_lock(&file->port->file_mutex);
 	mutex_lock(&file->mutex);
-	agent = umad_get_agent(file, id);
-	if (agent) {
-		id = array_index_nospec(id, UMAD_MAX_AGENTS);
-		file->agents[id] = NULL;
-		file->agent_rmpp[id] = false;
-	} else {
+	if (umad_get_agent(file, id))
+		agent = umad_take_agent(file, id);
+	else
 		ret = -EINVAL;
-	}
 	mutex_unlock(&file->mutex);
 	/* F dropped: its handlers may be waiting for it. */
 	if (agent)
