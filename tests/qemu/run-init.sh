@@ -64,11 +64,6 @@ for f in /sys/kernel/debug/kmad/*/port*/stats; do
 	say "$f"
 	cat "$f"
 done
-for f in /sys/kernel/debug/kmad_sim/*; do
-	[ -f "$f" ] || continue
-	say "$f"
-	cat "$f"
-done
 
 echo 7 > /proc/sys/kernel/printk
 for m in kmad_discover kmad_sim kmad; do

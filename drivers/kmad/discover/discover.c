@@ -10,8 +10,10 @@
  * and every linked switch port whose peer is not known yet (or the local
  * CA's own port) is a directed route of the next frontier.  Directed
  * routes do not pass through CAs, so only switches are walked through.
- * Last, PortCounters is read from the PMA of every CA port and linked
- * switch port, LID routed to the LID PortInfo gave.
+ * Last, PortCounters is read from the PMA of every switch port that is
+ * linked or up, and of every CA port whose PortInfo came back and that is
+ * linked, up or the entry port (kd_counters_lid()), LID routed to the LID
+ * PortInfo gave.
  *
  * Queries.  A batch is a list of queries that kd_pump() posts, keeping
  * at most opts.window in flight.  Each transmission is one kmad send with
@@ -882,7 +884,7 @@ static u16 kd_counters_lid(const struct kmad_discover_node *node, unsigned int p
 	       pt->lid : 0;
 }
 
-/* PortCounters of every CA port and linked switch port, LID routed. */
+/* PortCounters of the ports kd_counters_lid() names, LID routed. */
 static int kd_read_counters(struct kmad_discover *d)
 {
 	struct kmad_discover_result *res = &d->res;

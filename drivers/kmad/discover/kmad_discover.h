@@ -7,7 +7,7 @@
  * QP1); kmad_discover_run() walks the fabric breadth first with
  * directed-route SMPs (NodeInfo at each path, then NodeDescription and
  * PortInfo of every port of each new node), then reads the PMA
- * PortCounters of every CA port and every linked switch port with
+ * PortCounters of every linked or up port (and the entry port) with
  * LID-routed GMPs, and leaves what it found in a &struct
  * kmad_discover_result.  kmad_discover_stop() makes a run end early from
  * another thread; kmad_discover_destroy() unregisters the agents.
