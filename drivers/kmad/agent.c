@@ -17,8 +17,10 @@
  * and runs its callback before dropping its reference; the registration
  * reference is dropped and unregister waits until the count is zero, i.e.
  * until every send callback and every receive handler that held a
- * reference has returned; finally the agent's work is cancelled
- * synchronously (it cannot be requeued: that needs a reference).
+ * reference has returned.  A queued run of the agent's work holds a
+ * reference too, dropped last, so a count of zero also means no run is
+ * queued and a running one touches the agent no more: no synchronous
+ * cancel is needed (kmad_agent_queue_work()).
  */
 
 #include <kunit/visibility.h>
@@ -39,6 +41,21 @@ EXPORT_SYMBOL_GPL(kmad_test_port_flush_hook);
  */
 static DEFINE_XARRAY_ALLOC1(kmad_agents);
 static u32 kmad_next_hi_tid;
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * kmad_test_set_next_hi_tid() - KUnit seam: where the next registration
+ * starts looking for a free hi_tid, as if the counter had come round.
+ * @next: the hi_tid.
+ */
+void kmad_test_set_next_hi_tid(u32 next)
+{
+	xa_lock(&kmad_agents);
+	kmad_next_hi_tid = next;
+	xa_unlock(&kmad_agents);
+}
+EXPORT_SYMBOL_GPL(kmad_test_set_next_hi_tid);
+#endif
 
 bool kmad_agent_get(struct kmad_agent_priv *agent)
 {
@@ -394,10 +411,14 @@ static void agent_stop(struct kmad_agent_priv *agent)
 			port->dev->ops->bridge_del(port->dev, port->port_num,
 						   agent->agent.qpt,
 						   &agent->reg);
+		/* Once only: port removal stops an agent, then its ULP's
+		 * unregister stops it again, by which time a new agent may
+		 * hold the hi_tid.
+		 */
+		xa_erase(&kmad_agents, agent->agent.hi_tid);
 	}
 	mutex_unlock(&port->reg_mutex);
 
-	xa_erase(&kmad_agents, agent->agent.hi_tid);
 	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
 	kmad_rmpp_recv_flush(agent);
 }

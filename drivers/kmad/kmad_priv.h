@@ -794,6 +794,7 @@ extern kmad_test_agent_hook_t kmad_test_port_flush_hook;
  * work again exactly there (send.c).
  */
 extern kmad_test_agent_hook_t kmad_test_agent_work_hook;
+void kmad_test_set_next_hi_tid(u32 next);
 #endif
 struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,
 					       u64 tid);

@@ -317,6 +317,43 @@ static void agent_failed_registration_unreachable(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/*
+ * An agent whose port went away keeps its registration until its ULP
+ * unregisters it, but not its hi_tid, which a later agent may get: that
+ * late unregister leaves the later agent's hi_tid alone, so responses
+ * still find it.  (Port removal and unregister each erased the hi_tid:
+ * the second erase took the later agent's, and every response to it was
+ * dropped as unmatched.)
+ */
+static void agent_hi_tid_reused_after_port_removal(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port0 = f->port[KT_DEV0];
+	struct kmad_agent_priv *found;
+	struct kmad_reg_req req = {};
+	struct kmad_agent *a, *b;
+
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 1);
+	a = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	/* The counter of hi_tids has come round to a's, as after 2^32. */
+	kmad_test_set_next_hi_tid(a->hi_tid);
+	b = kmad_register_agent(port0, KMAD_QPT_GSI, &req, kt_send_handler,
+				kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+	KUNIT_EXPECT_EQ(test, b->hi_tid, a->hi_tid);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(a), 0);
+	/* b's TIDs still name b. */
+	found = kmad_agent_find_by_tid(&port0->qpi[KMAD_QPT_GSI],
+				       (u64)b->hi_tid << 32 | 1);
+	KUNIT_EXPECT_PTR_EQ(test, found, kmad_agent_priv(b));
+	if (found)
+		kmad_agent_put(found);
+	kmad_unregister_agent(b);
+}
+
 static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_overlap_is_busy),
 	KUNIT_CASE(agent_vendor_oui),
@@ -326,6 +363,7 @@ static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_port_lookup),
 	KUNIT_CASE(agent_client_add_remove),
 	KUNIT_CASE(agent_failed_registration_unreachable),
+	KUNIT_CASE(agent_hi_tid_reused_after_port_removal),
 	{}
 };
 
