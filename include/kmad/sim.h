@@ -427,7 +427,8 @@ void kmad_sim_settle(struct kmad_sim_fabric *fab);
  * Raw QPs (drivers/kmad/sim/raw.c): a QP pair on port 1 of two HCAs of an
  * asynchronous fabric, posted to and polled through the provider's data
  * path alone, without kmad: the bare transport kmad_bench compares kmad
- * with.  Destroy the pair before the fabric.
+ * with.  Destroy the pair before the fabric, and before removing either of
+ * its HCAs.
  */
 struct kmad_sim_raw;
 

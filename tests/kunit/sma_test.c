@@ -291,6 +291,50 @@ static void sma_lmc_path_bits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 1);
 }
 
+/*
+ * LMC 2 on HCA 0 (LIDs 0x10-0x13): its PMA answers a Get sent to one of
+ * its own LIDs, looped back, from that LID, and the answer comes back to
+ * the path bits the request left from, where it matches.  (The looped-back
+ * answer kept the request's path bits and came from the base LID: the
+ * request to 0x11 timed out, its answer counted misaddressed.)
+ */
+static void sma_lmc_own_lid(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_mad mad;
+
+	sm_set_lid_lmc(s, NULL, 0, 0x10, 2);
+
+	sn_hdr(&mad, KMAD_MGMT_CLASS_PERF_MGMT, 1, KMAD_METHOD_GET,
+	       KMAD_ATTR_CLASS_PORT_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 0x11), 0);
+	KUNIT_EXPECT_EQ(test, s->resp_slid, 0x11);
+	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 0);
+
+	sn_hdr(&mad, KMAD_MGMT_CLASS_PERF_MGMT, 1, KMAD_METHOD_GET,
+	       KMAD_ATTR_CLASS_PORT_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc_from(s, 0, 1, &mad, 0x10, 2), 0);
+	KUNIT_EXPECT_EQ(test, s->resp_slid, 0x10);
+	KUNIT_EXPECT_EQ(test, s->resp_path_bits, 2);
+}
+
+/*
+ * A directed-route Get whose Status field is not zero is answered with
+ * the SMA's status alone (and the D bit).  (The request's status bits
+ * were kept: 0x0004 came back with a good NodeInfo.)
+ */
+static void sma_dr_request_status_ignored(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_mad mad;
+
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, NULL, 0);
+	mad.mad_hdr.status = cpu_to_be16(KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(mad.mad_hdr.status),
+			KMAD_SMP_DIRECTION);
+}
+
 /* What the RMPP case of sma_lmc_path_bits saw. */
 struct sm_lmc_rmpp {
 	struct completion sent;
@@ -949,6 +993,8 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_switch),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
+	KUNIT_CASE(sma_lmc_own_lid),
+	KUNIT_CASE(sma_dr_request_status_ignored),
 	KUNIT_CASE(sma_lmc_rmpp),
 	KUNIT_CASE(sma_port_state),
 	KUNIT_CASE(sma_port_disable),

@@ -15,8 +15,9 @@
  * they raise no completion event, and they are polled by the caller.
  * Transmission is the QPs' transmit work, as for kmad's QPs (async mode).
  *
- * Lifetime: a raw pair must be destroyed before its fabric, and used by one
- * thread at a time.
+ * Lifetime: a raw pair must be destroyed before its fabric and before
+ * either of its HCAs is removed (kmad_sim_remove_device() frees the
+ * device the QPs point into), and used by one thread at a time.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -130,17 +130,30 @@ static bool sim_qkey_ok(struct sim_port *in, struct sim_packet *pkt)
 	return false;
 }
 
+/* @lid's low LMC bits if it is one of the LIDs from @base on, else 0. */
+static u8 sim_lid_bits(u16 lid, u16 base, u8 lmc)
+{
+	u16 mask = (1U << lmc) - 1;
+
+	return lid >= base && lid - base <= mask ? (lid - base) & mask : 0;
+}
+
 /*
  * The firmware behind @fw (an HCA port, or a switch's port 0) answers the
  * request in @pkt that arrived on @in: @pkt becomes the response,
- * addressed back to the requester.
+ * addressed back to the requester, from the LID the request reached (as
+ * ib_mad answers for an HCA's SMA and PMA: from the receive's
+ * dlid_path_bits).
  */
 static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 			  struct sim_packet *pkt)
 {
+	struct kmad_sim_fabric *fab = fw->node->fab;
 	struct kmad_mad_hdr *hdr = sim_hdr(pkt);
 	u32 fw_qpn = pkt->dst_qpn;
-	u16 status, dlid;
+	u16 status, dlid, base;
+	unsigned long flags;
+	u8 lmc, bits;
 
 	if (hdr->class_version != (fw_qpn ? KMAD_PMA_CLASS_VERSION :
 					    KMAD_SMP_CLASS_VERSION))
@@ -151,7 +164,10 @@ static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 		status = kmad_sim_pma(in, (struct kmad_mad *)pkt->mad);
 	if (sim_is_dr(pkt)) {
 		kmad_smi_make_response(sim_smp(pkt));
-		hdr->status |= cpu_to_be16(status);
+		/* The D bit it set, and the SMA's status: none of the
+		 * request's.
+		 */
+		hdr->status = cpu_to_be16(KMAD_SMP_DIRECTION | status);
 		dlid = pkt->dlid == SIM_PERMISSIVE_LID ? SIM_PERMISSIVE_LID :
 							 pkt->slid;
 	} else {
@@ -166,9 +182,19 @@ static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 		pkt->sgid = pkt->dgid;
 		pkt->dgid = gid;
 	}
+	spin_lock_irqsave(&fab->lock, flags);
+	base = fw->pi.lid;
+	lmc = fw->pi.lmc;
+	spin_unlock_irqrestore(&fab->lock, flags);
+	bits = pkt->by_gid ? 0 : sim_lid_bits(pkt->dlid, base, lmc);
 	pkt->by_gid = false;
 	pkt->dlid = dlid;
-	pkt->slid = kmad_sim_port_lid_of(fw);
+	pkt->slid = base | bits;
+	/* Where it lands, should that be @fw itself (a request to the
+	 * port's own LID, looped back); any other port sets its own
+	 * (sim_hca_rx()).
+	 */
+	pkt->path_bits = sim_lid_bits(dlid, base, lmc);
 	pkt->dst_qpn = pkt->src_qpn;
 	pkt->src_qpn = fw_qpn;
 	pkt->qkey = KMAD_QP1_QKEY;
