@@ -535,6 +535,7 @@ struct kmad_agent_priv {
 						 * done (rmpp_recv.c)
 						 */
 	unsigned int rmpp_recvs_active;		/* A: those in progress */
+	unsigned int rmpp_recvs_done;		/* A: those lingering done */
 	struct kmad_flow flow;			/* A: solicited flow control */
 };
 

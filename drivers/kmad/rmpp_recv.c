@@ -44,8 +44,11 @@
  * Timers (all on the port's clock, kmad_now()):
  *
  * - a transfer in progress that receives no segment in order for
- *   %KMAD_RMPP_RECV_IDLE_MS is dropped and its sender sent an ABORT with
- *   T2L (ib_mad allows 40 s for the whole transfer);
+ *   %KMAD_RMPP_RECV_IDLE_MS, or is still in progress
+ *   %KMAD_RMPP_RECV_TOTAL_MS after its first segment, is dropped and its
+ *   sender sent an ABORT with T2L (ib_mad allows 40 s for the whole
+ *   transfer; the bound on the whole keeps a sender that trickles its
+ *   segments in from holding a transfer and its buffer for good);
  * - a finished transfer is forgotten after %KMAD_RMPP_RECV_LINGER_MS.
  *
  * Both run from the agent's work (kmad_rmpp_recv_expire(), which the work
@@ -93,8 +96,12 @@
 
 /* A transfer that receives nothing for this long is dropped (T2L). */
 #define KMAD_RMPP_RECV_IDLE_MS		40000
-/* A finished transfer is acknowledged again for this long. */
+/* ... and one still in progress this long after its first segment. */
+#define KMAD_RMPP_RECV_TOTAL_MS		120000
+/* A finished transfer is acknowledged again for this long... */
 #define KMAD_RMPP_RECV_LINGER_MS	10000
+/* ... kept by at most this many per agent, the oldest forgotten first. */
+#define KMAD_RMPP_RECV_MAX_DONE		64
 /* Payload of a segment after the RMPP header, which PayloadLength counts. */
 #define KMAD_RMPP_SEG_PAYLOAD		KMAD_RMPP_DATA_SIZE
 
@@ -135,6 +142,7 @@ enum rmpp_recv_state {
  * @newwin: NewWindowLast sent in the last ACK (A).
  * @expires: when it is dropped (ACTIVE) or forgotten (DONE), on the
  *	port's clock (A).
+ * @ends_by: ACTIVE: the latest @expires may be (I).
  * @first: ACTIVE: its first segment, which becomes the message (A).
  * @buf: ACTIVE: the message buffer, @len bytes (A).
  * @len: the message's length, &kmad_recv_wc.mad_len (I).
@@ -155,6 +163,7 @@ struct rmpp_recv {
 	u32 last;
 	u32 newwin;
 	u64 expires;
+	u64 ends_by;
 	struct kmad_recv_priv *first;
 	u8 *buf;
 	size_t len;
@@ -232,7 +241,33 @@ static void rmpp_unlink(struct kmad_agent_priv *agent, struct rmpp_recv *rr,
 	lockdep_assert_held(&agent->lock);
 	if (rr->state == RMPP_RECV_ACTIVE)
 		agent->rmpp_recvs_active--;
+	else
+		agent->rmpp_recvs_done--;
 	list_move_tail(&rr->entry, ended);
+}
+
+/*
+ * @rr has just finished.  Finished transfers linger to answer a repeated
+ * last window and to drop a repeated one-segment message, but a sender
+ * may finish one per packet (one-segment messages, each with its own
+ * TID): beyond %KMAD_RMPP_RECV_MAX_DONE the oldest other one is forgotten
+ * now, so that neither the list nor its walk at every DATA packet grows
+ * with the packet rate.
+ */
+static void rmpp_keep_done(struct kmad_agent_priv *agent,
+			   struct rmpp_recv *rr, struct list_head *ended)
+{
+	struct rmpp_recv *old;
+
+	lockdep_assert_held(&agent->lock);
+	if (++agent->rmpp_recvs_done <= KMAD_RMPP_RECV_MAX_DONE)
+		return;
+	list_for_each_entry(old, &agent->rmpp_recvs, entry) {
+		if (old != rr && old->state == RMPP_RECV_DONE) {
+			rmpp_unlink(agent, old, ended);
+			return;
+		}
+	}
 }
 
 /*
@@ -515,6 +550,7 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	rr->filled = KMAD_MAD_SIZE;
 	rr->last = 1;
 	rr->newwin = 1 + rmpp_window(agent);
+	rr->ends_by = now + msecs_to_jiffies(KMAD_RMPP_RECV_TOTAL_MS);
 	rr->expires = now + msecs_to_jiffies(KMAD_RMPP_RECV_IDLE_MS);
 	out->fresh = rr;
 	return 0;
@@ -553,6 +589,7 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 			rr->expires = now +
 				      msecs_to_jiffies(KMAD_RMPP_RECV_LINGER_MS);
 			list_add_tail(&rr->entry, &agent->rmpp_recvs);
+			rmpp_keep_done(agent, rr, &out->ended);
 		}
 		rmpp_ctl(out, &recv->mad, KMAD_RMPP_TYPE_ACK,
 			 KMAD_RMPP_STATUS_SUCCESS, 1, 1);
@@ -614,6 +651,17 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 		rmpp_ack(out, rr);
 		return;
 	}
+	/*
+	 * A response whose request ended meanwhile (timed out, canceled):
+	 * the rest of it would match nothing, so the transfer ends here,
+	 * unanswered (ib_mad drops such segments), and counts as one
+	 * unmatched response.
+	 */
+	if (rmpp_unmatched_response(agent, out->recv)) {
+		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
+		rmpp_unlink(agent, rr, &out->ended);
+		return;
+	}
 	if (seg > rr->total) {
 		rmpp_refuse(port, out, KMAD_RMPP_STATUS_S2B);
 		rmpp_unlink(agent, rr, &out->ended);
@@ -636,7 +684,8 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 	memcpy(rr->buf + rr->filled, (const u8 *)&out->recv->mad + hdr_len, n);
 	rr->filled += n;
 	rr->last = seg;
-	rr->expires = now + msecs_to_jiffies(KMAD_RMPP_RECV_IDLE_MS);
+	rr->expires = min(now + msecs_to_jiffies(KMAD_RMPP_RECV_IDLE_MS),
+			  rr->ends_by);
 	if (last) {
 		/* Whole: the first segment's receive carries the message. */
 		rr->first->wc.mad = (const struct kmad_mad *)rr->buf;
@@ -649,6 +698,7 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 		rr->expires = now + msecs_to_jiffies(KMAD_RMPP_RECV_LINGER_MS);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_REASSEMBLED);
 		rmpp_ack(out, rr);
+		rmpp_keep_done(agent, rr, &out->ended);
 	} else if (seg == rr->newwin) {
 		rr->newwin += rmpp_window(agent);
 		rmpp_ack(out, rr);
@@ -886,6 +936,7 @@ void kmad_rmpp_recv_flush(struct kmad_agent_priv *agent)
 	WARN_ON_ONCE(agent->state != KMAD_AGENT_DYING);
 	list_splice_init(&agent->rmpp_recvs, &ended);
 	agent->rmpp_recvs_active = 0;
+	agent->rmpp_recvs_done = 0;
 	spin_unlock_irqrestore(&agent->lock, flags);
 	rmpp_end(agent, &ended, false);
 }

@@ -29,6 +29,7 @@
 #define RT_MAX_BYTES	(2U << 20)
 #define RT_IDLE_MS	40000
 #define RT_LINGER_MS	10000
+#define RT_MAX_DONE	64
 #define RT_MAX_KEPT	4
 
 struct rt {
@@ -458,6 +459,48 @@ static void rmpp_recv_done_lingers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 0);
 }
 
+/*
+ * One-segment messages, each with its own TID, linger done 64 at most:
+ * the 65th forgets the first, which is then taken again as new, while the
+ * last is still known and dropped as a duplicate.  (Every one lingered its
+ * 10 s: a list, walked at every DATA packet, as long as the sender's rate
+ * made it.)
+ */
+static void rmpp_recv_done_capped(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_agent_priv *agent;
+	struct list_head *pos;
+	struct kmad_mad mad;
+	unsigned int i, n = 0;
+
+	rt_register(rt, false);
+	agent = kmad_agent_priv(rt->agent);
+	for (i = 0; i <= RT_MAX_DONE; i++) {
+		rt_seg(&mad, RT_METHOD, RT_TID + i, 1, 1, 100);
+		rt_inject(rt, &mad);
+		rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i, 1,
+			      1);
+	}
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), RT_MAX_DONE + 1);
+	spin_lock_irq(&agent->lock);
+	list_for_each(pos, &agent->rmpp_recvs)
+		n++;
+	spin_unlock_irq(&agent->lock);
+	KUNIT_EXPECT_EQ(test, n, RT_MAX_DONE);
+
+	rt_seg(&mad, RT_METHOD, RT_TID + RT_MAX_DONE, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + RT_MAX_DONE,
+		      1, 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 1);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 1);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), RT_MAX_DONE + 2);
+	rt_expect_quiet(rt);
+}
+
 /* A segment past the next expected is dropped and the last good ACKed;
  * the transfer goes on from there.
  */
@@ -702,6 +745,38 @@ static void rmpp_recv_idle_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
 }
 
+/*
+ * Segments in order every 39 s keep a transfer from going idle, but not
+ * alive for good: 120 s after its first segment it is dropped and its
+ * sender sent ABORT T2L.  (It used to last as long as its segments came.)
+ */
+static void rmpp_recv_total_time(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	for (seg = 2; seg <= 4; seg++) {		/* at 39, 78, 117 s */
+		kmad_sim_advance_clock(rt->f->fab, RT_IDLE_MS - 1000);
+		kt_settle(rt->f);
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	}
+	kmad_sim_advance_clock(rt->f->fab, 2000);	/* 119 s */
+	kt_settle(rt->f);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 0);
+	kmad_sim_advance_clock(rt->f->fab, 2000);	/* 121 s */
+	kt_settle(rt->f);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_T2L, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 1);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+}
+
 /* Post a GetTable request of the receiver to device 1 and put it on the
  * wire (not delivered: the test answers for device 1).
  */
@@ -762,12 +837,15 @@ static void rmpp_recv_response_matched(struct kunit *test)
 /*
  * The request's deadline is not moved by the segments of its response
  * (as in ib_mad): if it passes mid-transfer the request times out, and
- * the message, once whole, matches nothing and is dropped as unmatched.
+ * the next segment ends the transfer, unanswered, as one unmatched
+ * response; the segments after it belong to no transfer and are dropped.
+ * (The transfer used to go on, ACKed, to a message dropped whole.)
  */
 static void rmpp_recv_response_after_timeout(struct kunit *test)
 {
 	struct rt *rt = rt_of(test);
 	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
+	s64 dropped = rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED);
 	struct kmad_send_buf *req;
 	u32 seg;
 	u64 tid;
@@ -785,11 +863,14 @@ static void rmpp_recv_response_after_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_RESP_TIMEOUT);
 	for (seg = 3; seg <= RT_SEGS; seg++)
 		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
-	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
-	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
+	rt_expect_quiet(rt);
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
 			unmatched + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + RT_SEGS - 3);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
 	kmad_free_send_buf(req);
 }
 
@@ -963,12 +1044,14 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_in_order),
 	KUNIT_CASE(rmpp_recv_duplicate_reacked),
 	KUNIT_CASE(rmpp_recv_done_lingers),
+	KUNIT_CASE(rmpp_recv_done_capped),
 	KUNIT_CASE(rmpp_recv_out_of_order),
 	KUNIT_CASE(rmpp_recv_sender_ends),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
 	KUNIT_CASE(rmpp_recv_bad_last_segment),
 	KUNIT_CASE(rmpp_recv_limit),
 	KUNIT_CASE(rmpp_recv_idle_timeout),
+	KUNIT_CASE(rmpp_recv_total_time),
 	KUNIT_CASE(rmpp_recv_response_matched),
 	KUNIT_CASE(rmpp_recv_response_after_timeout),
 	KUNIT_CASE(rmpp_recv_response_unsolicited),
