@@ -181,7 +181,14 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  *	no unsolicited MADs (only responses to its own requests).
  * @class_version: class version, 1-7: 0 is no class's (kmad refuses it,
  *	where ib_mad takes it), 8 on ib_mad refuses too; both are -EINVAL.
+ *	For a class with one version (kmad_mgmt_class_version(): SMP 1,
+ *	SA 2, PerfMgt 1, CM 2, CongMgt 2) MADs of any other version are
+ *	dropped on receipt, so a registration for another version, which
+ *	is taken (as ib_mad takes it), gets no unsolicited MAD.
  * @method_mask: bit m set: unsolicited requests with method m come here.
+ *	MADs with a method IBTA reserves (0x04, 0x08-0x0F) are dropped on
+ *	receipt (kmad_mad_validate(), the rules at the top of wire.c):
+ *	such bits are taken but never used.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single
  *	256-byte MADs, RMPP header and all.  %KMAD_RMPP_VERSION: kmad does
