@@ -475,6 +475,51 @@ static void sma_port_disable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d[33] >> 4, 5);			/* LinkUp */
 }
 
+/*
+ * A PortInfo Set of PortState Active with a PortPhysicalState change is
+ * refused (0x1C) and changes neither.  (It was taken: the link retrained
+ * to Init and the port was then set Active over it.)  Down with Disabled,
+ * as OpenSM disables a port, is taken.
+ */
+static void sma_port_state_and_phys_refused(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
+				       &mad, NULL), 0);
+	sm_port_info_for_set(pi, &mad);
+	pi[32] |= 4;				/* Active */
+	pi[33] |= 2 << 4;			/* Polling */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
+				       &mad, pi), 0x001c);
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);			/* Active */
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 5);			/* LinkUp */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, 2,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);	/* and its peer, HCA 1 */
+
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
+				       &mad, NULL), 0);
+	sm_port_info_for_set(pi, &mad);
+	pi[32] |= 1;				/* Down */
+	pi[33] |= 3 << 4;			/* Disabled */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
+				       &mad, pi), 0);
+	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 1);			/* Down */
+	KUNIT_EXPECT_EQ(test, d[33] >> 4, 3);			/* Disabled */
+}
+
 /* P_KeyTable: default full key; Set per block; a switch port by modifier. */
 static void sma_pkey_table(struct kunit *test)
 {
@@ -999,6 +1044,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_state),
 	KUNIT_CASE(sma_port_disable),
 	KUNIT_CASE(sma_pkey_table),
+	KUNIT_CASE(sma_port_state_and_phys_refused),
 	KUNIT_CASE(sma_guid_info),
 	KUNIT_CASE(sma_switch_info),
 	KUNIT_CASE(sma_lft),

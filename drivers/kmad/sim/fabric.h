@@ -8,8 +8,12 @@
  *
  * I: set before the fabric is visible to anyone, read-only afterwards.
  * F: kmad_sim_fabric.lock.  A spinlock taken with interrupts disabled, in
- *    any context.  It is a leaf: nothing else is ever acquired while it is
- *    held, so it may be taken inside C.  It guards everything the subnet
+ *    any context.  No other lock of the sim is acquired while it is held,
+ *    so it may be taken inside C.  The one call out of the sim made with
+ *    it held is kmad_device_port_changed() (SMA Sets, link changes, as a
+ *    driver reports a port event from its interrupt handler), which takes
+ *    kmad's own port and address-handle cache locks and queues work;
+ *    kmad calls no sim operation under those.  It guards everything the subnet
  *    manager can change through the SMA (PortInfo, P_Keys, GUIDs, LFTs,
  *    MFTs, VLArbitrationTables, SwitchInfo), link states and the published QPs.
  * M: kmad_sim_fabric.devices_mutex.  Process context.  Held around every

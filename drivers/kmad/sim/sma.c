@@ -446,8 +446,18 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 		ok = pi.lid < SIM_MCAST_LID_BASE &&
 		     pi.sm_lid < SIM_MCAST_LID_BASE;
 	}
+	/*
+	 * PortState Armed or Active and a PortPhysicalState change in one
+	 * Set: the physical change would retrain or disable the link under
+	 * a logical change checked against the state before it (an Active
+	 * port set Active and Polling at once would end Active over an Init
+	 * link).  Refused.  Down with Disabled is what OpenSM sends to
+	 * disable a port (a trap 129-131 storm): taken.
+	 */
 	if (port->num) {
-		ok = ok && sma_state_ok(port, state) &&
+		ok = ok && !(phys && (state == SIM_PS_ARMED ||
+				      state == SIM_PS_ACTIVE)) &&
+		     sma_state_ok(port, state) &&
 		     phys <= SIM_PHYS_DISABLED &&
 		     (!downdef || downdef <= SIM_PHYS_POLLING);
 	}
