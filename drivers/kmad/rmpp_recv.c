@@ -49,10 +49,12 @@
  *   sender sent an ABORT with T2L (ib_mad allows 40 s for the whole
  *   transfer; the bound on the whole keeps a sender that trickles its
  *   segments in from holding a transfer and its buffer for good);
- * - a finished transfer is forgotten after %KMAD_RMPP_RECV_LINGER_MS.
+ * - a finished transfer is forgotten after %KMAD_RMPP_RECV_LINGER_MS, or
+ *   earlier, the first finished first, when the agent has more than
+ *   %KMAD_RMPP_RECV_MAX_DONE (rmpp_keep_done()).
  *
  * Both run from the agent's work (kmad_rmpp_recv_expire(), which the work
- * calls on every run) and at every RMPP packet for the agent.  With the
+ * calls on every run) and at every DATA packet for the agent.  With the
  * kernel's clock the work is queued for the earliest of them
  * (rmpp_arm()); a provider with its own clock (&kmad_provider_ops.now)
  * runs every agent's work as its clock moves.
@@ -68,8 +70,9 @@
  * request afterwards, by kmad_send_response(), as a single MAD is.  The
  * request's deadline is not moved by the segments (ib_mad does not move it
  * either): its timeout must cover the whole transfer.  If it expires
- * first, the request retries or times out as any other, and the message,
- * once complete, matches nothing and is dropped as unmatched.
+ * first, the request retries (its TID stays, and so does the transfer)
+ * or ends as any other; then the transfer's next segment ends it,
+ * unanswered, counted as one unmatched response (rmpp_continue()).
  *
  * Locking and lifetimes: an agent's transfers are on its rmpp_recvs list,
  * under its lock (A).  Everything about a transfer is read and written
@@ -250,9 +253,10 @@ static void rmpp_unlink(struct kmad_agent_priv *agent, struct rmpp_recv *rr,
  * @rr has just finished.  Finished transfers linger to answer a repeated
  * last window and to drop a repeated one-segment message, but a sender
  * may finish one per packet (one-segment messages, each with its own
- * TID): beyond %KMAD_RMPP_RECV_MAX_DONE the oldest other one is forgotten
- * now, so that neither the list nor its walk at every DATA packet grows
- * with the packet rate.
+ * TID): beyond %KMAD_RMPP_RECV_MAX_DONE the one that finished first is
+ * forgotten now, so that neither the list nor its walk at every DATA
+ * packet grows with the packet rate.  @rr goes to the tail, so the
+ * finished ones are in the order they finished.
  */
 static void rmpp_keep_done(struct kmad_agent_priv *agent,
 			   struct rmpp_recv *rr, struct list_head *ended)
@@ -260,6 +264,7 @@ static void rmpp_keep_done(struct kmad_agent_priv *agent,
 	struct rmpp_recv *old;
 
 	lockdep_assert_held(&agent->lock);
+	list_move_tail(&rr->entry, &agent->rmpp_recvs);
 	if (++agent->rmpp_recvs_done <= KMAD_RMPP_RECV_MAX_DONE)
 		return;
 	list_for_each_entry(old, &agent->rmpp_recvs, entry) {

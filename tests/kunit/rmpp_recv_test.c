@@ -501,6 +501,45 @@ static void rmpp_recv_done_capped(struct kunit *test)
 	rt_expect_quiet(rt);
 }
 
+/*
+ * The bound forgets the transfer that finished first, not the one that
+ * started first: a seven-segment transfer started before 64 one-segment
+ * messages and finished after them is still known, and its repeated last
+ * segment ACKed again.  (It stayed where it started on the list and was
+ * the next forgotten: the repeated segment went unanswered.)
+ */
+static void rmpp_recv_done_capped_finish_order(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	const u64 long_tid = RT_TID + 1000;
+	struct kmad_mad mad;
+	unsigned int i;
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, long_tid, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, long_tid, 1, 5);
+	for (i = 0; i < RT_MAX_DONE; i++) {
+		rt_seg(&mad, RT_METHOD, RT_TID + i, 1, 1, 100);
+		rt_inject(rt, &mad);
+		rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i, 1,
+			      1);
+	}
+	for (seg = 2; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, long_tid, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, long_tid, 5, 9);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, long_tid, 7, 9);
+	rt_seg(&mad, RT_METHOD, RT_TID + RT_MAX_DONE, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + RT_MAX_DONE,
+		      1, 1);
+
+	rt_send_seg(rt, RT_METHOD, long_tid, RT_SEGS);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, long_tid, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), RT_MAX_DONE + 2);
+}
+
 /* A segment past the next expected is dropped and the last good ACKed;
  * the transfer goes on from there.
  */
@@ -1045,6 +1084,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_duplicate_reacked),
 	KUNIT_CASE(rmpp_recv_done_lingers),
 	KUNIT_CASE(rmpp_recv_done_capped),
+	KUNIT_CASE(rmpp_recv_done_capped_finish_order),
 	KUNIT_CASE(rmpp_recv_out_of_order),
 	KUNIT_CASE(rmpp_recv_sender_ends),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
