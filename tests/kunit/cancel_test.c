@@ -160,6 +160,83 @@ static void cancel_modify_timeout(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* A shorter timeout, too, counts from the modify call. */
+static void cancel_modify_shortens(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       10, 1000, 0);
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 300);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 100), 0);
+	kmad_sim_advance_clock(f->fab, 99);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);		/* 400 ms, not 1000 */
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* Modify of a send still on the wire: the new timeout counts from its
+ * send completion.
+ */
+static void cancel_modify_on_the_wire(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       11, 100, 0);
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 500), 0);
+	KUNIT_EXPECT_EQ(test, buf->timeout_ms, 500U);
+	kmad_sim_advance_clock(f->fab, 1000);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 499);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
+/* Once the outcome is decided (canceled, or a response parked until the
+ * send completion) a new timeout is refused and changes nothing.
+ */
+static void cancel_modify_after_outcome(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     12, 1000, 0);
+	struct kmad_send_buf *b = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     13, 1000, 0);
+
+	kt_post(f, a);
+	kt_post(f, b);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(a), 0);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(a, 10), -EALREADY);
+	kt_respond(f, b, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 10), -EALREADY);
+	KUNIT_EXPECT_EQ(test, b->timeout_ms, 1000U);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 3);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
+	kt_expect_recv(f, 1, b, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 2, b, KMAD_SEND_OK);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
 /* Modify to 0 is cancel, and leaves the send a timeout of 0, as
  * ib_modify_mad() does; modify of a send without a timeout is refused.
  */
@@ -223,6 +300,9 @@ static struct kunit_case cancel_cases[] = {
 	KUNIT_CASE(cancel_twice),
 	KUNIT_CASE(cancel_then_late_response),
 	KUNIT_CASE(cancel_modify_timeout),
+	KUNIT_CASE(cancel_modify_shortens),
+	KUNIT_CASE(cancel_modify_on_the_wire),
+	KUNIT_CASE(cancel_modify_after_outcome),
 	KUNIT_CASE(cancel_modify_zero_and_invalid),
 	KUNIT_CASE(cancel_queued_send),
 	{}

@@ -12,6 +12,29 @@ static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
 	return atomic64_read(&f->port[dev]->stats[s]);
 }
 
+/* The two notification behaviours, for cases that must hold under both. */
+static const enum kmad_sim_notify kt_notify_modes[] = {
+	KMAD_SIM_NOTIFY_IBTA,
+	KMAD_SIM_NOTIFY_MISSED,
+};
+
+static void kt_notify_desc(const enum kmad_sim_notify *mode, char *desc)
+{
+	strscpy(desc, *mode == KMAD_SIM_NOTIFY_IBTA ? "next_cqe_only" :
+		"missed_events", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(kt_notify, kt_notify_modes, kt_notify_desc);
+
+/* Put device 0's QP1 CQ in the case's notification behaviour. */
+static void kt_set_notify(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const enum kmad_sim_notify *mode = test->param_value;
+
+	kmad_sim_set_notify(f->fab, KT_DEV0, KT_QPN, *mode);
+}
+
 /* Land the oldest pending send's CQE on device 0 from the arm hook. */
 static void kt_land_cqe(void *arg)
 {
@@ -95,6 +118,7 @@ static void cq_cqe_after_rearm_raises_event(struct kunit *test)
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_SET,
 					       2, 0, 0);
 
+	kt_set_notify(test);
 	kt_post(f, buf);
 	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
 						     KMAD_WC_SUCCESS, false), 0);
@@ -103,6 +127,51 @@ static void cq_cqe_after_rearm_raises_event(struct kunit *test)
 	kt_event(f, KT_DEV0);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* The response to a request lands on device 0 from the arm hook. */
+struct kt_resp_hook {
+	struct kt_fix *f;
+	struct kmad_mad resp;
+};
+
+static void kt_land_response(void *arg)
+{
+	struct kt_resp_hook *h = arg;
+
+	KUNIT_EXPECT_EQ(h->f->test,
+			kmad_sim_inject(h->f->fab, KT_DEV0, KT_QPN, &h->resp,
+					sizeof(h->resp),
+					kmad_port_lid(h->f->port[KT_DEV1]),
+					KT_QPN), 0);
+}
+
+/*
+ * A receive CQE (the response a request waits for) that lands as the
+ * drain re-arms is reaped, under either behaviour: no completion is left
+ * on the CQ, and the request ends OK.
+ */
+static void cq_recv_cqe_at_rearm(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       3, 1000, 0);
+	struct kt_resp_hook h = { .f = f };
+
+	kt_set_notify(test);
+	kt_post(f, buf);
+	h.resp = *buf->mad;
+	h.resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+						     KMAD_WC_SUCCESS, false), 0);
+	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_land_response, &h);
+	kt_event(f, KT_DEV0);
+	kt_event(f, KT_DEV0);	/* the behaviour's extra event, if any */
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(f->fab, KT_DEV0, KT_QPN), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
 	kmad_free_send_buf(buf);
 }
 
@@ -196,6 +265,7 @@ static void cq_qp_error_recovered(struct kunit *test)
 	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
 	int i;
 
+	kt_set_notify(test);
 	f->free_on_send = true;
 	for (i = 0; i < 3; i++)
 		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
@@ -288,10 +358,11 @@ static void cq_armed_before_first_receive(struct kunit *test)
 static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(cq_ibta_cqe_before_rearm_not_stranded),
 	KUNIT_CASE(cq_missed_events_extra_event_harmless),
-	KUNIT_CASE(cq_cqe_after_rearm_raises_event),
+	KUNIT_CASE_PARAM(cq_cqe_after_rearm_raises_event, kt_notify_gen_params),
+	KUNIT_CASE_PARAM(cq_recv_cqe_at_rearm, kt_notify_gen_params),
 	KUNIT_CASE(cq_empty_event),
 	KUNIT_CASE(cq_budget_fairness),
-	KUNIT_CASE(cq_qp_error_recovered),
+	KUNIT_CASE_PARAM(cq_qp_error_recovered, kt_notify_gen_params),
 	KUNIT_CASE(cq_armed_before_first_receive),
 	{}
 };

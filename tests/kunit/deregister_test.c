@@ -153,6 +153,96 @@ static void dereg_post_while_deregistering_fails(struct kunit *test)
 	kmad_free_send_buf(late);
 }
 
+/*
+ * A send still on the QP's overflow list never reached the hardware:
+ * unregister ends it at once, flushed, and still waits for the sends the
+ * hardware holds.
+ */
+static void dereg_overflow_send_flushed_at_once(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	unsigned int depth = KMAD_DEFAULT_SQ_DEPTH, i;
+	struct kmad_send_buf *over;
+	struct kt_unreg u;
+
+	f->free_on_send = true;
+	for (i = 0; i < depth; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
+	over = kt_request(f, f->agent, KMAD_METHOD_GET, depth, 1000, 0);
+	kt_post(f, over);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			depth);
+
+	kt_unreg_start(f, &u, f->agent);
+	f->agent = NULL;
+	for (i = 0; i < 5000 && !kt_events(f); i++)
+		usleep_range(1000, 2000);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, over, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+
+	for (i = 0; i < depth; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_unreg_wait(f, &u);
+	KUNIT_EXPECT_EQ(test, u.sends_at_return, (int)depth + 1);
+	for (i = 1; i <= depth; i++)
+		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_FLUSHED);
+}
+
+/* What kt_repost_handler saw. */
+struct kt_repost {
+	atomic_t calls;
+	int ret[2];
+};
+
+/* A send_handler that posts its send again. */
+static void kt_repost_handler(struct kmad_agent *agent,
+			      struct kmad_send_wc *wc)
+{
+	struct kt_repost *r = agent->context;
+	unsigned int n = atomic_inc_return(&r->calls) - 1;
+	int ret = kmad_post_send(wc->send_buf);
+
+	if (n < ARRAY_SIZE(r->ret))
+		r->ret[n] = ret;
+}
+
+/*
+ * A send_handler that posts its send again while its agent unregisters
+ * is refused (-ESHUTDOWN): every send posted before gets one callback,
+ * nothing is left on the wire.
+ */
+static void dereg_repost_from_handler_refused(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_repost r = { .calls = ATOMIC_INIT(0) };
+	struct kmad_send_buf *waiting, *sending;
+	struct kmad_agent *a;
+	struct kt_unreg u;
+
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
+				kt_repost_handler, NULL, &r);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	waiting = kt_request(f, a, KMAD_METHOD_GET, 1, 1000, 0);
+	kt_post(f, waiting);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	sending = kt_request(f, a, KMAD_METHOD_SET, 2, 0, 0);
+	kt_post(f, sending);
+
+	kt_unreg_start(f, &u, a);
+	kt_settle(f);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_unreg_wait(f, &u);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r.calls), 2);
+	KUNIT_EXPECT_EQ(test, r.ret[0], -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, r.ret[1], -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(waiting);
+	kmad_free_send_buf(sending);
+}
+
 /* With nothing outstanding, unregister returns at once; a response that
  * arrives afterwards for one of its old TIDs reaches nobody.
  */
@@ -465,6 +555,8 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_unregister_inside_port_flush),
 	KUNIT_CASE(dereg_overlapping_stops),
 	KUNIT_CASE(dereg_late_completion_keeps_order),
+	KUNIT_CASE(dereg_overflow_send_flushed_at_once),
+	KUNIT_CASE(dereg_repost_from_handler_refused),
 	{}
 };
 

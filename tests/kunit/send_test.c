@@ -157,6 +157,120 @@ static void send_timeout_retries_keep_tid(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * Post a GET with a 100 ms timeout and one retry, complete it, and let the
+ * timeout resend it: on return the retry is on the wire, the send SENDING
+ * again with both its references.
+ */
+static struct kmad_send_buf *kt_retried_request(struct kt_fix *f, u32 tid_lo)
+{
+	struct kunit *test = f->test;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       tid_lo, 100, 1);
+	unsigned int refs;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 100);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			1U);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, refs, 2U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	return buf;
+}
+
+/* Seed rules on a retry: a response that comes before the retry's send
+ * completion waits for it, and ends the send once, OK.
+ */
+static void send_retry_response_before_completion(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_retried_request(f, 40);
+	unsigned int refs;
+
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_EARLY_RESP);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* Seed rules on a retry: cancel before the retry's send completion drops
+ * the response reference, and the callback waits for that completion.
+ */
+static void send_retry_cancel_before_completion(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_retried_request(f, 41);
+	unsigned int refs;
+
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_CANCELED);
+	KUNIT_EXPECT_EQ(test, refs, 1U);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * A response came before the send completion, and that completion then
+ * reports an error: the ULP already has the response, so the send ends
+ * OK, once, at that completion (ib_mad, which hands the response over
+ * before the completion, reports the completion's error instead).
+ */
+static void send_early_response_then_send_error(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       42, 1000, 0);
+
+	kt_post(f, buf);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_LOC_ERR, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/* A response after the timeout callback matches nothing. */
+static void send_response_after_timeout_unmatched(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       43, 100, 0);
+	s64 unmatched;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_advance_clock(f->fab, 100);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	unmatched = atomic64_read(&f->port[KT_DEV0]->stats
+				  [KMAD_PSTAT_RESP_UNMATCHED]);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f->port[KT_DEV0]->stats
+					    [KMAD_PSTAT_RESP_UNMATCHED]),
+			unmatched + 1);
+	kmad_free_send_buf(buf);
+}
+
 /* kmad_agent_get_stats() counts what happened and how late the timeout
  * callback ran after the last deadline (a retry is not a callback).
  */
@@ -725,6 +839,10 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_early_response_waits),
 	KUNIT_CASE(send_without_timeout),
 	KUNIT_CASE(send_timeout_retries_keep_tid),
+	KUNIT_CASE(send_retry_response_before_completion),
+	KUNIT_CASE(send_retry_cancel_before_completion),
+	KUNIT_CASE(send_early_response_then_send_error),
+	KUNIT_CASE(send_response_after_timeout_unmatched),
 	KUNIT_CASE(send_stats_timeout_lateness),
 	KUNIT_CASE(send_error_fails_only_that_send),
 	KUNIT_CASE(send_request_carries_hi_tid),
