@@ -243,6 +243,102 @@ static void dereg_repost_from_handler_refused(struct kunit *test)
 	kmad_free_send_buf(sending);
 }
 
+/* A recv_handler that holds up its agent's work on its first call. */
+struct kt_held_recv {
+	struct completion entered;	/* the first call began */
+	struct completion release;	/* ... and may return */
+	atomic_t calls;
+};
+
+static void kt_held_send(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+}
+
+static void kt_held_recv_handler(struct kmad_agent *agent,
+				 struct kmad_send_buf *req,
+				 struct kmad_recv_wc *wc)
+{
+	struct kt_held_recv *h = agent->context;
+
+	kmad_free_recv(wc);
+	if (atomic_inc_return(&h->calls) == 1) {
+		complete(&h->entered);
+		wait_for_completion(&h->release);
+	}
+}
+
+/* A Get of KT_CLASS for device 0's QP1, as device 1 would send it. */
+static void kt_inject_get(struct kt_fix *f, u32 tid_lo)
+{
+	struct kmad_mad mad = {};
+
+	mad.mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad.mad_hdr.mgmt_class = KT_CLASS;
+	mad.mad_hdr.class_version = KT_VERSION;
+	mad.mad_hdr.method = KMAD_METHOD_GET;
+	mad.mad_hdr.tid = cpu_to_be64(tid_lo);
+	KUNIT_ASSERT_EQ(f->test,
+			kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+					sizeof(mad),
+					kmad_port_lid(f->port[KT_DEV1]),
+					KT_QPN), 0);
+}
+
+/*
+ * The receive side of unregister: a request dispatched to the agent
+ * before unregister began (queued behind a handler still running) is
+ * handed to recv_handler before unregister returns; none is after.
+ */
+static void dereg_queued_request_delivered_before_return(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_held_recv h = { .calls = ATOMIC_INIT(0) };
+	struct kmad_reg_req req = {
+		.mgmt_class = KT_CLASS,
+		.class_version = KT_VERSION,
+	};
+	struct kmad_agent_priv *priv;
+	struct kmad_agent *a;
+	struct kt_unreg u;
+	bool queued;
+
+	init_completion(&h.entered);
+	init_completion(&h.release);
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				kt_held_send, kt_held_recv_handler, &h);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	priv = kmad_agent_priv(a);
+
+	kt_inject_get(f, 1);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&h.entered, 30 * HZ),
+			0UL);
+	/* The second waits on the agent's list behind the first. */
+	kt_inject_get(f, 2);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
+	queued = kt_wait_until(({
+		bool q;
+
+		spin_lock_irq(&priv->lock);
+		q = !list_empty(&priv->recvs);
+		spin_unlock_irq(&priv->lock);
+		q; }), KT_ASYNC_WAIT_MS);
+	if (!queued)
+		complete(&h.release);
+	KUNIT_ASSERT_TRUE(test, queued);
+
+	kt_unreg_start(f, &u, a);
+	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+	complete(&h.release);
+	kt_unreg_wait(f, &u);
+	KUNIT_EXPECT_EQ(test, atomic_read(&h.calls), 2);
+
+	kt_inject_get(f, 3);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&h.calls), 2);
+}
+
 /* With nothing outstanding, unregister returns at once; a response that
  * arrives afterwards for one of its old TIDs reaches nobody.
  */
@@ -557,6 +653,7 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_late_completion_keeps_order),
 	KUNIT_CASE(dereg_overflow_send_flushed_at_once),
 	KUNIT_CASE(dereg_repost_from_handler_refused),
+	KUNIT_CASE(dereg_queued_request_delivered_before_return),
 	{}
 };
 
