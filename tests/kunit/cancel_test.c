@@ -47,18 +47,15 @@ static void cancel_without_timeout_keeps_reference(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_SET,
 					       2, 0, 0);
-	unsigned int refs;
 
 	kt_post(f, buf);
 	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
-	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_CANCELED);
-	KUNIT_EXPECT_EQ(test, refs, 1U);
+	kt_expect_state(f, buf, KMAD_SS_CANCELED, 1);
 	kt_settle(f);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kt_expect_only_send(f, buf, KMAD_SEND_CANCELED);
 	kmad_free_send_buf(buf);
 }
 
@@ -150,13 +147,7 @@ static void cancel_modify_timeout(struct kunit *test)
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
 	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 500), 0);
-	kmad_sim_advance_clock(f->fab, 499);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);
-	kt_settle(f);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kt_expect_timeout_in(f, buf, 500);
 	kmad_free_send_buf(buf);
 }
 
@@ -169,16 +160,9 @@ static void cancel_modify_shortens(struct kunit *test)
 
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	kmad_sim_advance_clock(f->fab, 300);
-	kt_settle(f);
+	kt_advance(f, 300);
 	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 100), 0);
-	kmad_sim_advance_clock(f->fab, 99);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);		/* 400 ms, not 1000 */
-	kt_settle(f);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kt_expect_timeout_in(f, buf, 100);		/* 400 ms, not 1000 */
 	kmad_free_send_buf(buf);
 }
 
@@ -194,17 +178,10 @@ static void cancel_modify_on_the_wire(struct kunit *test)
 	kt_post(f, buf);
 	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 500), 0);
 	KUNIT_EXPECT_EQ(test, buf->timeout_ms, 500U);
-	kmad_sim_advance_clock(f->fab, 1000);
-	kt_settle(f);
+	kt_advance(f, 1000);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	kmad_sim_advance_clock(f->fab, 499);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);
-	kt_settle(f);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kt_expect_timeout_in(f, buf, 500);
 	kmad_free_send_buf(buf);
 }
 

@@ -54,6 +54,26 @@ static void kt_unreg_wait(struct kt_fix *f, struct kt_unreg *u)
 			wait_for_completion_timeout(&u->done, 30 * HZ), 0UL);
 }
 
+/*
+ * Start unregistering the fixture's agent and wait for the flush's first
+ * effect (DYING comes just before it): one callback, @first's, flushed,
+ * while unregister still waits for the sends the hardware holds.
+ */
+static void kt_unreg_start_flushed(struct kt_fix *f, struct kt_unreg *u,
+				   struct kmad_send_buf *first)
+{
+	int i;
+
+	kt_unreg_start(f, u, f->agent);
+	f->agent = NULL;
+	for (i = 0; i < 5000 && !kt_events(f); i++)
+		usleep_range(1000, 2000);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(f->test, kt_events(f), 1);
+	kt_expect_send(f, 0, first, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_FALSE(f->test, completion_done(&u->done));
+}
+
 /* Find the send event for @buf in the log; -1 if none. */
 static int kt_find_send(struct kt_fix *f, struct kmad_send_buf *buf)
 {
@@ -94,16 +114,8 @@ static void dereg_sends_in_every_state(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kmad_cancel_send(canceled), 0);
 	KUNIT_ASSERT_EQ(test, kt_state(early, NULL), KMAD_SS_EARLY_RESP);
 
-	kt_unreg_start(f, &u, f->agent);
-	f->agent = NULL;
-	/* DYING comes just before the flush: wait for its first effect. */
-	for (i = 0; i < 5000 && !kt_events(f); i++)
-		usleep_range(1000, 2000);
-	kt_settle(f);
-	/* Only the send that was waiting for its response has ended. */
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, wait, KMAD_SEND_FLUSHED);
-	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+	/* Only the send that was waiting for its response ends at once. */
+	kt_unreg_start_flushed(f, &u, wait);
 
 	for (i = 0; i < 4; i++)
 		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
@@ -173,14 +185,7 @@ static void dereg_overflow_send_flushed_at_once(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
 			depth);
 
-	kt_unreg_start(f, &u, f->agent);
-	f->agent = NULL;
-	for (i = 0; i < 5000 && !kt_events(f); i++)
-		usleep_range(1000, 2000);
-	kt_settle(f);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, over, KMAD_SEND_FLUSHED);
-	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+	kt_unreg_start_flushed(f, &u, over);
 
 	for (i = 0; i < depth; i++)
 		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);

@@ -370,6 +370,36 @@ static inline void kt_expect_send(struct kt_fix *f, int i,
 	KUNIT_EXPECT_EQ(f->test, f->ev[i].status, status);
 }
 
+/* Expect the callbacks so far to be one, for @buf with @status. */
+static inline void kt_expect_only_send(struct kt_fix *f,
+				       struct kmad_send_buf *buf,
+				       enum kmad_send_status status)
+{
+	KUNIT_ASSERT_EQ(f->test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, status);
+}
+
+/* Move the virtual clock @ms on and let what became due run. */
+static inline void kt_advance(struct kt_fix *f, unsigned int ms)
+{
+	kmad_sim_advance_clock(f->fab, ms);
+	kt_settle(f);
+}
+
+/*
+ * Expect @buf, the only send, to time out @ms from now: no callback at
+ * @ms - 1, its KMAD_SEND_RESP_TIMEOUT at @ms.
+ */
+static inline void kt_expect_timeout_in(struct kt_fix *f,
+					struct kmad_send_buf *buf,
+					unsigned int ms)
+{
+	kt_advance(f, ms - 1);
+	KUNIT_EXPECT_EQ(f->test, kt_events(f), 0);
+	kt_advance(f, 1);
+	kt_expect_only_send(f, buf, KMAD_SEND_RESP_TIMEOUT);
+}
+
 /* Expect event @i to be a receive for @request with @method. */
 static inline void kt_expect_recv(struct kt_fix *f, int i,
 				  struct kmad_send_buf *request, u8 method)
@@ -378,6 +408,36 @@ static inline void kt_expect_recv(struct kt_fix *f, int i,
 	KUNIT_EXPECT_EQ(f->test, f->ev[i].kind, KT_RECV);
 	KUNIT_EXPECT_PTR_EQ(f->test, f->ev[i].buf, request);
 	KUNIT_EXPECT_EQ(f->test, f->ev[i].method, method);
+}
+
+/* Expect the send's state and references, read under its agent's lock. */
+static inline void kt_expect_state(struct kt_fix *f, struct kmad_send_buf *buf,
+				   enum kmad_send_state state,
+				   unsigned int refs)
+{
+	unsigned int r;
+
+	KUNIT_EXPECT_EQ(f->test, kt_state(buf, &r), state);
+	KUNIT_EXPECT_EQ(f->test, r, refs);
+}
+
+/*
+ * @buf, the only send, is still on the wire: its response arrives first
+ * and is parked (EARLY_RESP, 1 reference, no callback); at the send
+ * completion the ULP gets the response, then OK.
+ */
+static inline void kt_expect_early_response(struct kt_fix *f,
+					    struct kmad_send_buf *buf,
+					    enum kmad_wc_status wc_status)
+{
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	kt_expect_state(f, buf, KMAD_SS_EARLY_RESP, 1);
+	KUNIT_EXPECT_EQ(f->test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, wc_status, false);
+	KUNIT_ASSERT_EQ(f->test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
 }
 
 #endif /* KMAD_TEST_H */

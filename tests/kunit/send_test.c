@@ -83,19 +83,9 @@ static void send_early_response_waits(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
 					       2, 1000, 0);
-	unsigned int refs;
 
 	kt_post(f, buf);
-	kt_respond(f, buf, 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_EARLY_RESP);
-	KUNIT_EXPECT_EQ(test, refs, 1U);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-
-	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kt_expect_early_response(f, buf, KMAD_WC_SUCCESS);
 	kmad_free_send_buf(buf);
 }
 
@@ -167,16 +157,13 @@ static struct kmad_send_buf *kt_retried_request(struct kt_fix *f, u32 tid_lo)
 	struct kunit *test = f->test;
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
 					       tid_lo, 100, 1);
-	unsigned int refs;
 
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	kmad_sim_advance_clock(f->fab, 100);
-	kt_settle(f);
+	kt_advance(f, 100);
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
 			1U);
-	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_SENDING);
-	KUNIT_EXPECT_EQ(test, refs, 2U);
+	kt_expect_state(f, buf, KMAD_SS_SENDING, 2);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 	return buf;
 }
@@ -188,17 +175,8 @@ static void send_retry_response_before_completion(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_retried_request(f, 40);
-	unsigned int refs;
 
-	kt_respond(f, buf, 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_EARLY_RESP);
-	KUNIT_EXPECT_EQ(test, refs, 1U);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kt_expect_early_response(f, buf, KMAD_WC_SUCCESS);
 	kmad_free_send_buf(buf);
 }
 
@@ -209,17 +187,14 @@ static void send_retry_cancel_before_completion(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_retried_request(f, 41);
-	unsigned int refs;
 
 	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
-	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_CANCELED);
-	KUNIT_EXPECT_EQ(test, refs, 1U);
+	kt_expect_state(f, buf, KMAD_SS_CANCELED, 1);
 	kt_respond(f, buf, 0);
 	kt_event(f, KT_DEV0);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kt_expect_only_send(f, buf, KMAD_SEND_CANCELED);
 	kmad_free_send_buf(buf);
 }
 
@@ -236,13 +211,7 @@ static void send_early_response_then_send_error(struct kunit *test)
 					       42, 1000, 0);
 
 	kt_post(f, buf);
-	kt_respond(f, buf, 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kt_complete(f, KT_DEV0, KMAD_WC_LOC_ERR, false);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kt_expect_early_response(f, buf, KMAD_WC_LOC_ERR);
 	kmad_free_send_buf(buf);
 }
 
@@ -256,10 +225,7 @@ static void send_response_after_timeout_unmatched(struct kunit *test)
 
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	kmad_sim_advance_clock(f->fab, 100);
-	kt_settle(f);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kt_expect_timeout_in(f, buf, 100);
 	unmatched = atomic64_read(&f->port[KT_DEV0]->stats
 				  [KMAD_PSTAT_RESP_UNMATCHED]);
 	kt_respond(f, buf, 0);
