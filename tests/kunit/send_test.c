@@ -112,6 +112,24 @@ static void send_without_timeout(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* The response timeout counts from the send completion, not the post:
+ * a send the hardware holds for 10 s still has its 100 ms after that.
+ */
+static void send_timeout_starts_at_completion(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       44, 100, 0);
+
+	kt_post(f, buf);
+	kt_advance(f, 10000);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_expect_state(f, buf, KMAD_SS_SENDING, 2);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_expect_timeout_in(f, buf, 100);
+	kmad_free_send_buf(buf);
+}
+
 /* A timeout resends with the same TID until the retries run out, then the
  * send ends once, with a response timeout.
  */
@@ -804,6 +822,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_response_one_work_run),
 	KUNIT_CASE(send_early_response_waits),
 	KUNIT_CASE(send_without_timeout),
+	KUNIT_CASE(send_timeout_starts_at_completion),
 	KUNIT_CASE(send_timeout_retries_keep_tid),
 	KUNIT_CASE(send_retry_response_before_completion),
 	KUNIT_CASE(send_retry_cancel_before_completion),
