@@ -272,8 +272,8 @@ static void kt_held_recv_handler(struct kmad_agent *agent,
 	}
 }
 
-/* A Get of KT_CLASS for device 0's QP1, as device 1 would send it. */
-static void kt_inject_get(struct kt_fix *f, u32 tid_lo)
+/* Inject a Get of KT_CLASS into device 0's QP1, as device 1 would send it. */
+static int kt_inject_get(struct kt_fix *f, u32 tid_lo)
 {
 	struct kmad_mad mad = {};
 
@@ -282,17 +282,60 @@ static void kt_inject_get(struct kt_fix *f, u32 tid_lo)
 	mad.mad_hdr.class_version = KT_VERSION;
 	mad.mad_hdr.method = KMAD_METHOD_GET;
 	mad.mad_hdr.tid = cpu_to_be64(tid_lo);
-	KUNIT_ASSERT_EQ(f->test,
-			kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
-					sizeof(mad),
-					kmad_port_lid(f->port[KT_DEV1]),
-					KT_QPN), 0);
+	return kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad, sizeof(mad),
+			       kmad_port_lid(f->port[KT_DEV1]), KT_QPN);
+}
+
+static bool kt_recvs_queued(struct kmad_agent_priv *priv)
+{
+	bool queued;
+
+	spin_lock_irq(&priv->lock);
+	queued = !list_empty(&priv->recvs);
+	spin_unlock_irq(&priv->lock);
+	return queued;
+}
+
+/*
+ * The steps of the case below while the first handler is held: a request
+ * in the handler, a second queued behind it, unregister begun in @u.
+ * Return: NULL, or what failed.
+ */
+static const char *kt_held_unreg_start(struct kt_fix *f,
+				       struct kt_held_recv *h,
+				       struct kmad_agent_priv *priv,
+				       struct kt_unreg *u,
+				       struct task_struct **t)
+{
+	if (kt_inject_get(f, 1))
+		return "inject 1";
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
+	if (!wait_for_completion_timeout(&h->entered, 30 * HZ))
+		return "the first request reached no handler";
+	/* The second waits on the agent's list behind the first. */
+	if (kt_inject_get(f, 2))
+		return "inject 2";
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
+	if (!kt_wait_until(kt_recvs_queued(priv), KT_ASYNC_WAIT_MS))
+		return "the second request was not queued";
+	*t = kthread_run(kt_unreg_fn, u, "kt_unreg");
+	if (IS_ERR(*t))
+		return "kthread_run";
+	if (!kt_wait_until(READ_ONCE(priv->state) == KMAD_AGENT_DYING,
+			   KT_ASYNC_WAIT_MS))
+		return "unregister did not begin";
+	return NULL;
 }
 
 /*
  * The receive side of unregister: a request dispatched to the agent
  * before unregister began (queued behind a handler still running) is
  * handed to recv_handler before unregister returns; none is after.
+ *
+ * While the first handler is held nothing may abort the case (a
+ * KUNIT_ASSERT would leave a kmad worker blocked for good, and the next
+ * settle with it): a failure there releases the handler and finishes
+ * the unregister before it fails the case.
  */
 static void dereg_queued_request_delivered_before_return(struct kunit *test)
 {
@@ -303,9 +346,10 @@ static void dereg_queued_request_delivered_before_return(struct kunit *test)
 		.class_version = KT_VERSION,
 	};
 	struct kmad_agent_priv *priv;
+	struct task_struct *t = NULL;
 	struct kmad_agent *a;
 	struct kt_unreg u;
-	bool queued;
+	const char *failed;
 
 	init_completion(&h.entered);
 	init_completion(&h.release);
@@ -314,33 +358,28 @@ static void dereg_queued_request_delivered_before_return(struct kunit *test)
 				kt_held_send, kt_held_recv_handler, &h);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	priv = kmad_agent_priv(a);
+	u.f = f;
+	u.agent = a;
+	init_completion(&u.done);
 
-	kt_inject_get(f, 1);
-	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&h.entered, 30 * HZ),
-			0UL);
-	/* The second waits on the agent's list behind the first. */
-	kt_inject_get(f, 2);
-	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
-	queued = kt_wait_until(({
-		bool q;
-
-		spin_lock_irq(&priv->lock);
-		q = !list_empty(&priv->recvs);
-		spin_unlock_irq(&priv->lock);
-		q; }), KT_ASYNC_WAIT_MS);
-	if (!queued)
-		complete(&h.release);
-	KUNIT_ASSERT_TRUE(test, queued);
-
-	kt_unreg_start(f, &u, a);
-	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
-	complete(&h.release);
+	failed = kt_held_unreg_start(f, &h, priv, &u, &t);
+	if (!failed)
+		KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+	complete_all(&h.release);
+	if (failed) {
+		if (IS_ERR_OR_NULL(t))
+			kmad_unregister_agent(a);
+		else
+			wait_for_completion(&u.done);
+		KUNIT_FAIL(test, "%s", failed);
+		return;
+	}
 	kt_unreg_wait(f, &u);
 	KUNIT_EXPECT_EQ(test, atomic_read(&h.calls), 2);
 
-	kt_inject_get(f, 3);
+	KUNIT_ASSERT_EQ(test, kt_inject_get(f, 3), 0);
 	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(f->fab, KT_DEV0, KT_QPN), 0U);
 	KUNIT_EXPECT_EQ(test, atomic_read(&h.calls), 2);
 }
 
