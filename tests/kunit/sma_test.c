@@ -38,6 +38,16 @@ static void sm_port_info_for_set(u8 *pi, const struct kmad_mad *mad)
 	pi[33] &= 0x0f;
 }
 
+/* Get PortInfo (@dlid, @mod) into @pi, ready for a Set that keeps it. */
+static void sm_port_get_for_set(struct sn *s, u16 dlid, u32 mod, u8 *pi,
+				struct kmad_mad *mad)
+{
+	KUNIT_ASSERT_EQ(s->test, sm_query(s, KMAD_METHOD_GET,
+					  KMAD_SMP_ATTR_PORT_INFO, mod, dlid,
+					  mad, NULL), 0);
+	sm_port_info_for_set(pi, mad);
+}
+
 /*
  * Set PortInfo (@dlid, @mod) as it is but for the @mask bits of byte @byte,
  * set to @val; returns the answer's status.
@@ -47,11 +57,21 @@ static int sm_port_set(struct sn *s, u16 dlid, u32 mod, u8 byte, u8 mask,
 {
 	u8 pi[KMAD_SMP_DATA_SIZE];
 
-	KUNIT_ASSERT_EQ(s->test, sm_query(s, KMAD_METHOD_GET,
-					  KMAD_SMP_ATTR_PORT_INFO, mod, dlid,
-					  mad, NULL), 0);
-	sm_port_info_for_set(pi, mad);
+	sm_port_get_for_set(s, dlid, mod, pi, mad);
 	pi[byte] = (pi[byte] & ~mask) | val;
+	return sm_query(s, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, mod, dlid,
+			mad, pi);
+}
+
+/* Set PortState @state and PortPhysicalState @phys in one PortInfo Set. */
+static int sm_port_set_states(struct sn *s, u16 dlid, u32 mod, u8 state,
+			      u8 phys, struct kmad_mad *mad)
+{
+	u8 pi[KMAD_SMP_DATA_SIZE];
+
+	sm_port_get_for_set(s, dlid, mod, pi, mad);
+	pi[32] |= state;
+	pi[33] |= phys << 4;
 	return sm_query(s, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, mod, dlid,
 			mad, pi);
 }
@@ -484,19 +504,12 @@ static void sma_port_disable(struct kunit *test)
 static void sma_port_state_and_phys_refused(struct kunit *test)
 {
 	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 4, 0, 1);
-	u8 pi[KMAD_SMP_DATA_SIZE];
 	struct kmad_mad mad;
 	u8 *d = sn_smp_data(&mad);
 
-	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
-				       &mad, NULL), 0);
-	sm_port_info_for_set(pi, &mad);
-	pi[32] |= 4;				/* Active */
-	pi[33] |= 2 << 4;			/* Polling */
-	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
-				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
-				       &mad, pi), 0x001c);
+	/* Active and Polling */
+	KUNIT_EXPECT_EQ(test, sm_port_set_states(s, SW_LID, 2, 4, 2, &mad),
+			0x001c);
 	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
 				       &mad, NULL), 0);
@@ -507,15 +520,8 @@ static void sma_port_state_and_phys_refused(struct kunit *test)
 				       &mad, NULL), 0);
 	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 4);	/* and its peer, HCA 1 */
 
-	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
-				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
-				       &mad, NULL), 0);
-	sm_port_info_for_set(pi, &mad);
-	pi[32] |= 1;				/* Down */
-	pi[33] |= 3 << 4;			/* Disabled */
-	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
-				       KMAD_SMP_ATTR_PORT_INFO, 2, SW_LID,
-				       &mad, pi), 0);
+	/* Down and Disabled */
+	KUNIT_EXPECT_EQ(test, sm_port_set_states(s, SW_LID, 2, 1, 3, &mad), 0);
 	KUNIT_EXPECT_EQ(test, d[32] & 0xf, 1);			/* Down */
 	KUNIT_EXPECT_EQ(test, d[33] >> 4, 3);			/* Disabled */
 }
