@@ -52,8 +52,9 @@ static void sm_port_get_for_set(struct sn *s, u16 dlid, u32 mod, u8 *pi,
  * Set PortInfo (@dlid, @mod) as it is but for the @mask bits of byte @byte,
  * set to @val; returns the answer's status.
  */
-static int sm_port_set(struct sn *s, u16 dlid, u32 mod, u8 byte, u8 mask,
-		       u8 val, struct kmad_mad *mad)
+static noinline_for_stack int sm_port_set(struct sn *s, u16 dlid, u32 mod,
+					  u8 byte, u8 mask, u8 val,
+					  struct kmad_mad *mad)
 {
 	u8 pi[KMAD_SMP_DATA_SIZE];
 
@@ -64,8 +65,9 @@ static int sm_port_set(struct sn *s, u16 dlid, u32 mod, u8 byte, u8 mask,
 }
 
 /* Set PortState @state and PortPhysicalState @phys in one PortInfo Set. */
-static int sm_port_set_states(struct sn *s, u16 dlid, u32 mod, u8 state,
-			      u8 phys, struct kmad_mad *mad)
+static noinline_for_stack int sm_port_set_states(struct sn *s, u16 dlid,
+						 u32 mod, u8 state, u8 phys,
+						 struct kmad_mad *mad)
 {
 	u8 pi[KMAD_SMP_DATA_SIZE];
 
