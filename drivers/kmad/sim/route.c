@@ -130,12 +130,14 @@ static bool sim_qkey_ok(struct sim_port *in, struct sim_packet *pkt)
 	return false;
 }
 
-/* @lid's low LMC bits if it is one of the LIDs from @base on, else 0. */
+/*
+ * The path bits @lid names at a port of LID @base and LMC @lmc: its low
+ * LMC bits if it is one of the port's LIDs, else 0 (the permissive LID,
+ * another port's).
+ */
 static u8 sim_lid_bits(u16 lid, u16 base, u8 lmc)
 {
-	u16 mask = (1U << lmc) - 1;
-
-	return lid >= base && lid - base <= mask ? (lid - base) & mask : 0;
+	return lid >= base && lid - base < (1U << lmc) ? lid - base : 0;
 }
 
 /*
@@ -277,9 +279,8 @@ static struct sim_port *sim_hca_rx(struct kmad_sim_fabric *fab,
 	live = in->node->state == SIM_DEV_LIVE;
 	match = sim_lid_match(pkt, in->pi.lid, in->pi.lmc);
 	/* The LID's low LMC bits, unless it was found from the DGID. */
-	pkt->path_bits = match && !pkt->by_gid &&
-			 pkt->dlid != SIM_PERMISSIVE_LID ?
-			 (pkt->dlid - in->pi.lid) & ((1U << in->pi.lmc) - 1) : 0;
+	pkt->path_bits = match && !pkt->by_gid ?
+			 sim_lid_bits(pkt->dlid, in->pi.lid, in->pi.lmc) : 0;
 	spin_unlock_irqrestore(&fab->lock, flags);
 	if (!live) {
 		sim_port_count(*origin, SIM_STAT_DROPPED_NO_ROUTE);
