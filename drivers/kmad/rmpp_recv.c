@@ -255,8 +255,8 @@ static void rmpp_unlink(struct kmad_agent_priv *agent, struct rmpp_recv *rr,
  * may finish one per packet (one-segment messages, each with its own
  * TID): beyond %KMAD_RMPP_RECV_MAX_DONE the one that finished first is
  * forgotten now, so that neither the list nor its walk at every DATA
- * packet grows with the packet rate.  @rr goes to the tail, so the
- * finished ones are in the order they finished.
+ * packet grows with the packet rate.  The caller has put @rr at the
+ * list's tail, so the finished ones are in the order they finished.
  */
 static void rmpp_keep_done(struct kmad_agent_priv *agent,
 			   struct rmpp_recv *rr, struct list_head *ended)
@@ -264,7 +264,6 @@ static void rmpp_keep_done(struct kmad_agent_priv *agent,
 	struct rmpp_recv *old;
 
 	lockdep_assert_held(&agent->lock);
-	list_move_tail(&rr->entry, &agent->rmpp_recvs);
 	if (++agent->rmpp_recvs_done <= KMAD_RMPP_RECV_MAX_DONE)
 		return;
 	list_for_each_entry(old, &agent->rmpp_recvs, entry) {
@@ -703,6 +702,7 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 		rr->expires = now + msecs_to_jiffies(KMAD_RMPP_RECV_LINGER_MS);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_REASSEMBLED);
 		rmpp_ack(out, rr);
+		list_move_tail(&rr->entry, &agent->rmpp_recvs);
 		rmpp_keep_done(agent, rr, &out->ended);
 	} else if (seg == rr->newwin) {
 		rr->newwin += rmpp_window(agent);
