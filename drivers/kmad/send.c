@@ -598,6 +598,12 @@ void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status)
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
+/* @bits within the port's LMC: the path bits of one of its LIDs. */
+static u8 port_path_bits(const struct kmad_port *port, u8 bits)
+{
+	return bits & ((1U << kmad_port_lmc(port)) - 1);
+}
+
 /*
  * Did @wc come back to the address request @wr left from (ib_mad's
  * rcv_has_same_gid(), request to response)?  With a GRH both ways, to the
@@ -616,7 +622,6 @@ static bool resp_same_addr(struct kmad_port *port,
 {
 	const struct kmad_dest *dest = &wr->buf.dest;
 	union kmad_gid sgid;
-	u8 mask;
 
 	if (wr->mad.mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
 		return true;
@@ -626,8 +631,7 @@ static bool resp_same_addr(struct kmad_port *port,
 		/* A GID that cannot be read now matches nothing. */
 		return !kmad_port_query_gid(port, dest->grh.sgid_index, &sgid) &&
 		       !memcmp(&wc->grh.dgid, &sgid, sizeof(sgid));
-	mask = (1U << kmad_port_lmc(port)) - 1;
-	return !((wc->dlid_path_bits ^ dest->src_path_bits) & mask);
+	return !port_path_bits(port, wc->dlid_path_bits ^ dest->src_path_bits);
 }
 
 /**
@@ -1346,8 +1350,7 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 	attr->from_qp1 = dest->from_qp1 ||
 			 (kmad_qpt_is_smi(kmad_send_agent(wr)->agent.qpt) &&
 			  port->dev->bridges);
-	attr->src_path_bits = dest->src_path_bits &
-			      ((1U << kmad_port_lmc(port)) - 1);
+	attr->src_path_bits = port_path_bits(port, dest->src_path_bits);
 	if (!dest->grh_present)
 		return;
 	attr->grh_present = true;
