@@ -43,36 +43,8 @@ static int gt_setup(struct kunit *test, enum kmad_link_layer ll,
 		.link_layer = ll,
 		.ah = ah,
 	};
-	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
-	struct kt_fix *f;
-	int i;
 
-	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-	if (!f)
-		return -ENOMEM;
-	f->test = test;
-	spin_lock_init(&f->lock);
-	snprintf(name, sizeof(name), "%s%d_", KBUILD_MODNAME,
-		 atomic_inc_return(&kt_fabric_seq));
-	cfg.name = name;
-	f->fab = kmad_sim_create(&cfg);
-	if (IS_ERR(f->fab))
-		return PTR_ERR(f->fab);
-	test->priv = f;
-	for (i = 0; i < 2; i++) {
-		snprintf(dev, sizeof(dev), "%s%d", name, i);
-		f->port[i] = kmad_port_get(dev, 1);
-		if (!f->port[i])
-			return -ENODEV;
-	}
-	f->agent = kmad_register_agent(f->port[0], KMAD_QPT_GSI, NULL,
-				       kt_send_handler, kt_recv_handler, f);
-	if (IS_ERR(f->agent)) {
-		i = PTR_ERR(f->agent);
-		f->agent = NULL;
-		return i;
-	}
-	return 0;
+	return kt_fix_setup_cfg(test, &cfg);
 }
 
 static int gt_init_ib(struct kunit *test)

@@ -145,28 +145,13 @@ static inline void kt_recv_handler(struct kmad_agent *agent,
 		kmad_free_recv(wc);
 }
 
-static inline struct kmad_sim_fabric *kt_fabric(struct kunit *test,
-						enum kmad_sim_mode mode,
-						enum kmad_sim_notify notify,
-						char *name, size_t len)
-{
-	struct kmad_sim_config cfg = {
-		.name = name,
-		.topology = KMAD_SIM_TOPO_PAIR,
-		.mode = mode,
-		.notify = notify,
-		.latency_us = 5,
-		.rq_depth = KT_RQ_DEPTH,
-	};
-
-	snprintf(name, len, "%s%d_", KBUILD_MODNAME,
-		 atomic_inc_return(&kt_fabric_seq));
-	return kmad_sim_create(&cfg);
-}
-
-/* Build the fixture with an explicit mode; the test owns it. */
-static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
-			       enum kmad_sim_notify notify)
+/*
+ * Build the fixture on a fabric of @cfg (its name is made here); the
+ * test owns it.  test->priv is set as soon as the fabric exists, so that
+ * kt_fix_exit() tears down whatever a failed setup left.
+ */
+static inline int kt_fix_setup_cfg(struct kunit *test,
+				   struct kmad_sim_config *cfg)
 {
 	struct kt_fix *f;
 	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
@@ -177,9 +162,13 @@ static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
 		return -ENOMEM;
 	f->test = test;
 	spin_lock_init(&f->lock);
-	f->fab = kt_fabric(test, mode, notify, name, sizeof(name));
+	snprintf(name, sizeof(name), "%s%d_", KBUILD_MODNAME,
+		 atomic_inc_return(&kt_fabric_seq));
+	cfg->name = name;
+	f->fab = kmad_sim_create(cfg);
 	if (IS_ERR_OR_NULL(f->fab))
 		return f->fab ? PTR_ERR(f->fab) : -ENOMEM;
+	test->priv = f;
 	for (i = 0; i < 2; i++) {
 		snprintf(dev, sizeof(dev), "%s%d", name, i);
 		f->port[i] = kmad_port_get(dev, 1);
@@ -194,8 +183,22 @@ static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
 		f->agent = NULL;
 		return ret;
 	}
-	test->priv = f;
 	return 0;
+}
+
+/* Build the fixture with an explicit mode; the test owns it. */
+static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
+			       enum kmad_sim_notify notify)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = mode,
+		.notify = notify,
+		.latency_us = 5,
+		.rq_depth = KT_RQ_DEPTH,
+	};
+
+	return kt_fix_setup_cfg(test, &cfg);
 }
 
 static inline int kt_fix_init(struct kunit *test)
