@@ -17,6 +17,13 @@ mount -t tmpfs tmpfs /tmp
 say() { echo "kmad-harness: $*" > /dev/kmsg; }
 
 say "begin"
+# kmad_faults fails allocations of its own task on purpose (fail-nth):
+# let failslab fail sleeping allocations too, without a stack dump each.
+# Nothing fails unless a task asks (probability stays 0).
+if [ -d /sys/kernel/debug/failslab ]; then
+	echo N > /sys/kernel/debug/failslab/ignore-gfp-wait
+	echo 0 > /sys/kernel/debug/failslab/verbose
+fi
 say "cpus: $(grep -c ^processor /proc/cpuinfo)"
 # Top-level KTAP header; each module's suites follow as numbered subtests.
 echo "KTAP version 1" > /dev/kmsg
