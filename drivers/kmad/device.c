@@ -247,16 +247,63 @@ int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 }
 EXPORT_SYMBOL_GPL(kmad_device_set_port_attr);
 
-/* Context: G held.  Tell @client about @port. */
+/* Free the records client_data_alloc() made that were not used. */
+static void client_data_free(struct list_head *cds)
+{
+	struct kmad_client_data *cd, *tmp;
+
+	list_for_each_entry_safe(cd, tmp, cds, entry)
+		kfree(cd);
+	INIT_LIST_HEAD(cds);
+}
+
+/* Context: G held.  How many clients are registered. */
+static unsigned int clients_count(void)
+{
+	struct kmad_client *client;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	list_for_each_entry(client, &kmad_clients, list)
+		n++;
+	return n;
+}
+
+/*
+ * Allocate @n records of a client's port, onto @cds: made before any add
+ * callback runs, so that telling a client of a port cannot fail halfway
+ * through a registration for want of memory.  Return: 0 or -ENOMEM (none
+ * left on @cds).
+ */
+static int client_data_alloc(struct list_head *cds, unsigned int n, gfp_t gfp)
+{
+	struct kmad_client_data *cd;
+
+	while (n--) {
+		cd = kzalloc(sizeof(*cd), gfp);
+		if (!cd) {
+			client_data_free(cds);
+			return -ENOMEM;
+		}
+		list_add(&cd->entry, cds);
+	}
+	return 0;
+}
+
+/*
+ * Context: G held.  Tell @client about @port, with a record taken from
+ * @cds (client_data_alloc()).
+ */
 static void client_add_port(struct kmad_client *client,
-			    struct kmad_port *port)
+			    struct kmad_port *port, struct list_head *cds)
 {
 	struct kmad_client_data *cd;
 
 	lockdep_assert_held(&kmad_devices_lock);
-	cd = kzalloc(sizeof(*cd), GFP_KERNEL);
-	if (!cd)
+	cd = list_first_entry_or_null(cds, struct kmad_client_data, entry);
+	if (WARN_ON_ONCE(!cd))
 		return;
+	list_del(&cd->entry);
 	cd->client = client;
 	if (client->add && client->add(client, port, &cd->data)) {
 		kfree(cd);
@@ -380,11 +427,13 @@ static struct kmad_device *device_find(const char *name)
  *
  * Context: process context, may sleep.
  * Return: 0; -EEXIST if a device of that name is registered; -EINVAL if
- * @dev is registered, or was torn down before; or the provider's error.
+ * @dev is registered, or was torn down before; -ENOMEM; or the provider's
+ * error.
  */
 int kmad_device_register(struct kmad_device *dev)
 {
 	struct kmad_client *client;
+	LIST_HEAD(cds);
 	int i, ret;
 
 	if (!dev)
@@ -398,6 +447,10 @@ int kmad_device_register(struct kmad_device *dev)
 		ret = -EEXIST;
 		goto out_unlock;
 	}
+	ret = client_data_alloc(&cds, clients_count() * dev->num_ports,
+				GFP_KERNEL);
+	if (ret)
+		goto out_unlock;
 	for (i = 0; i < dev->num_ports; i++) {
 		ret = port_setup(&dev->ports[i]);
 		if (ret)
@@ -415,7 +468,8 @@ int kmad_device_register(struct kmad_device *dev)
 	kmad_debugfs_device_add(dev);
 	list_for_each_entry(client, &kmad_clients, list)
 		for (i = 0; i < dev->num_ports; i++)
-			client_add_port(client, &dev->ports[i]);
+			client_add_port(client, &dev->ports[i], &cds);
+	client_data_free(&cds);
 	mutex_unlock(&kmad_devices_lock);
 	return 0;
 
@@ -426,6 +480,7 @@ err_ports:
 		port_stop(&dev->ports[i]);
 		port_teardown(&dev->ports[i]);
 	}
+	client_data_free(&cds);
 out_unlock:
 	mutex_unlock(&kmad_devices_lock);
 	return ret;
@@ -560,17 +615,28 @@ static bool in_agent_handler(void)
 	return work && work->func == kmad_agent_work;
 }
 
-/* Context: G held.  Add @client and tell it of every registered port. */
-static void client_add_all(struct kmad_client *client)
+/*
+ * Context: G held.  Add @client and tell it of every registered port.
+ * Return: 0, or -ENOMEM with @client not added (@gfp without
+ * __GFP_NOFAIL).
+ */
+static int client_add_all(struct kmad_client *client, gfp_t gfp)
 {
 	struct kmad_device *dev;
+	unsigned int ports = 0;
+	LIST_HEAD(cds);
 	int i;
 
 	lockdep_assert_held(&kmad_devices_lock);
+	list_for_each_entry(dev, &kmad_devices, list)
+		ports += dev->num_ports;
+	if (client_data_alloc(&cds, ports, gfp))
+		return -ENOMEM;
 	list_add_tail(&client->list, &kmad_clients);
 	list_for_each_entry(dev, &kmad_devices, list)
 		for (i = 0; i < dev->num_ports; i++)
-			client_add_port(client, &dev->ports[i]);
+			client_add_port(client, &dev->ports[i], &cds);
+	return 0;
 }
 
 /* kmad_event_wq: register the clients handlers asked for. */
@@ -588,7 +654,10 @@ static void clients_pending_work(struct work_struct *work)
 		spin_unlock(&kmad_clients_pending_lock);
 		if (!client)
 			break;
-		client_add_all(client);
+		/* Its kmad_register_client() returned 0 long ago: the
+		 * records, a few dozen bytes a port, must come.
+		 */
+		client_add_all(client, GFP_KERNEL | __GFP_NOFAIL);
 	}
 	mutex_unlock(&kmad_devices_lock);
 }
@@ -603,10 +672,13 @@ static void clients_pending_work(struct work_struct *work)
  * wait for client callbacks: a device removal may be waiting for it).
  *
  * Context: process context, may sleep.
- * Return: 0 or -EINVAL.
+ * Return: 0; -EINVAL; -ENOMEM (no callback ran, the client is not
+ * registered).
  */
 int kmad_register_client(struct kmad_client *client)
 {
+	int ret;
+
 	if (!client)
 		return -EINVAL;
 	if (in_agent_handler()) {
@@ -617,9 +689,9 @@ int kmad_register_client(struct kmad_client *client)
 		return 0;
 	}
 	mutex_lock(&kmad_devices_lock);
-	client_add_all(client);
+	ret = client_add_all(client, GFP_KERNEL);
 	mutex_unlock(&kmad_devices_lock);
-	return 0;
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kmad_register_client);
 

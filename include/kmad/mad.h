@@ -101,7 +101,10 @@ enum kmad_qp_type {
  * struct kmad_client - a ULP that wants to know about ports.
  * @name: for messages and debugfs.
  * @add: called for every port, present or later added; return 0, or an
- *	error to ignore the port.  *@data is passed back to @remove.
+ *	error to ignore the port.  *@data is passed back to @remove.  kmad
+ *	allocates its record of each port before any add call, so that an
+ *	allocation failure fails kmad_register_client() (-ENOMEM, no add
+ *	called) or the device's registration as a whole, never one add.
  * @remove: called when a port goes away or the client unregisters.  The
  *	client must unregister its agents on @port before returning.
  * @port_changed: optional; called after the port's LID, LMC or SM LID

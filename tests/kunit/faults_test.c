@@ -537,6 +537,87 @@ static void faults_unregister(struct kunit *test)
 	KUNIT_EXPECT_LT(test, n, FT_MAX_RUNS);
 }
 
+/* A client that counts the ports of one fabric (names from @prefix). */
+struct ft_client {
+	struct kmad_client client;
+	char prefix[KMAD_NAME_LEN];
+	atomic_t added;
+	atomic_t removed;
+};
+
+static int ft_client_add(struct kmad_client *client, struct kmad_port *port,
+			 void **data)
+{
+	struct ft_client *c = container_of(client, struct ft_client, client);
+
+	if (strncmp(kmad_port_dev_name(port), c->prefix, strlen(c->prefix)))
+		return -ENODEV;
+	atomic_inc(&c->added);
+	return 0;
+}
+
+static void ft_client_remove(struct kmad_client *client,
+			     struct kmad_port *port, void *data)
+{
+	struct ft_client *c = container_of(client, struct ft_client, client);
+
+	atomic_inc(&c->removed);
+}
+
+static struct ft_client *ft_client(struct kunit *test, const char *prefix)
+{
+	struct ft_client *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->client.name = "kmad_faults";
+	c->client.add = ft_client_add;
+	c->client.remove = ft_client_remove;
+	strscpy(c->prefix, prefix, sizeof(c->prefix));
+	return c;
+}
+
+/*
+ * kmad_register_client() with the fixture's two ports registered: -ENOMEM
+ * with no callback at all, or 0 with an add for each port (and a remove
+ * for each at unregister).  It failed before with 0 and one add: a
+ * port's record was not allocated, and the client never heard of it.
+ */
+static void faults_register_client(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct ft_client *c;
+	unsigned int n;
+	bool injected;
+	int ret;
+
+	if (!ft_can_fail(test))
+		return;
+	c = ft_client(test, kmad_port_dev_name(f->port[KT_DEV0]));
+	/* "<fabric>0" -> "<fabric>": both devices' ports. */
+	c->prefix[strlen(c->prefix) - 1] = '\0';
+	for (n = 1; n < FT_MAX_RUNS; n++) {
+		atomic_set(&c->added, 0);
+		atomic_set(&c->removed, 0);
+		ft_arm(n);
+		ret = kmad_register_client(&c->client);
+		injected = ft_disarm();
+		if (ret) {
+			KUNIT_EXPECT_EQ_MSG(test, ret, -ENOMEM, "run %u", n);
+			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->added), 0,
+					    "run %u", n);
+			continue;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->added), 2,
+				    "run %u", n);
+		kmad_unregister_client(&c->client);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->removed),
+				    atomic_read(&c->added), "run %u", n);
+		if (!injected)
+			break;
+	}
+	KUNIT_EXPECT_LT(test, n, FT_MAX_RUNS);
+}
+
 /*
  * A whole fabric: kmad_sim_create() (its devices, kmad's ports, QPs,
  * receive rings and firmware agents) and kmad_sim_destroy().  A failed
@@ -554,6 +635,7 @@ static void faults_sim_create(struct kunit *test)
 	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
 	struct kmad_sim_fabric *fab;
 	struct kmad_port *port;
+	struct ft_client *c;
 	unsigned int n;
 	bool injected;
 
@@ -563,7 +645,11 @@ static void faults_sim_create(struct kunit *test)
 		 atomic_inc_return(&kt_fabric_seq));
 	snprintf(dev, sizeof(dev), "%s0", name);
 	cfg.name = name;
+	c = ft_client(test, name);
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&c->client), 0);
 	for (n = 1; n < FT_MAX_RUNS; n++) {
+		atomic_set(&c->added, 0);
+		atomic_set(&c->removed, 0);
 		ft_arm(n);
 		fab = kmad_sim_create(&cfg);
 		injected = ft_disarm();
@@ -574,17 +660,25 @@ static void faults_sim_create(struct kunit *test)
 			port = kmad_port_get(dev, 1);
 			KUNIT_EXPECT_NULL_MSG(test, port, "run %u", n);
 			kmad_port_put(port);
+			/* A device that went back out tells its adds. */
+			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->removed),
+					    atomic_read(&c->added), "run %u", n);
 			continue;
 		}
 		port = kmad_port_get(dev, 1);
 		KUNIT_EXPECT_NOT_NULL_MSG(test, port, "run %u", n);
 		kmad_port_put(port);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->added), 2,
+				    "run %u", n);
 		ft_arm(n);
 		kmad_sim_destroy(fab);
 		ft_disarm();
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->removed), 2,
+				    "run %u", n);
 		if (!injected)
 			break;
 	}
+	kmad_unregister_client(&c->client);
 	KUNIT_EXPECT_LT(test, n, FT_MAX_RUNS);
 	kunit_info(test, "%u allocations failed in turn\n", n - 1);
 }
@@ -602,6 +696,7 @@ static struct kunit_case faults_cases[] = {
 	KUNIT_CASE(faults_register_smi),
 	KUNIT_CASE(faults_create_response),
 	KUNIT_CASE(faults_unregister),
+	KUNIT_CASE(faults_register_client),
 	KUNIT_CASE(faults_sim_create),
 	{}
 };
