@@ -109,25 +109,41 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 EXPORT_SYMBOL_IF_KUNIT(kmad_debugfs_stats_show);
 DEFINE_SHOW_ATTRIBUTE(kmad_debugfs_stats);
 
-/* The sends of one of @agent's lists (kmad_priv.h), under its lock. */
-static void sends_show_list(struct seq_file *m, struct kmad_agent_priv *agent,
-			    struct list_head *list, u64 now)
+/*
+ * The most sends shown per agent: the lines are printed with the agent's
+ * lock held and interrupts off (and again each time seq_file doubles its
+ * buffer), so an agent with 65536 outstanding must not hold off its CQ
+ * drain and posters for the whole list.
+ */
+#define KMAD_DEBUGFS_SENDS_MAX	256
+
+/*
+ * The sends of one of @agent's lists (kmad_priv.h), under its lock, while
+ * *@left lines remain.  Return: false if some were left out.
+ */
+static bool sends_show_list(struct seq_file *m, struct kmad_agent_priv *agent,
+			    struct list_head *list, u64 now,
+			    unsigned int *left)
 {
 	struct kmad_send_wr *wr;
 
 	lockdep_assert_held(&agent->lock);
 	list_for_each_entry(wr, list, agent_entry) {
-		long long left = -1;
+		long long ms = -1;
 		u64 at = wr->deadline_node.expires;
 
+		if (!*left)
+			return false;
+		(*left)--;
 		if (wr->state == KMAD_SS_WAIT_RESP)
-			left = jiffies_to_msecs(time_after64(at, now) ?
-						at - now : 0);
+			ms = jiffies_to_msecs(time_after64(at, now) ?
+					      at - now : 0);
 		seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
 			   agent->agent.hi_tid, wr->tid.tid,
 			   kmad_send_state_name(wr->state), wr->refs,
-			   wr->retries_left, left);
+			   wr->retries_left, ms);
 	}
+	return true;
 }
 
 VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
@@ -136,14 +152,20 @@ VISIBLE_IF_KUNIT int kmad_debugfs_sends_show(struct seq_file *m, void *v)
 	struct kmad_agent_priv *agent;
 	u64 now = kmad_now(port);
 	unsigned long flags;
+	unsigned int left;
+	bool all;
 
 	seq_puts(m, "agent tid state refs retries_left deadline_ms\n");
 	rcu_read_lock();
 	list_for_each_entry_rcu(agent, &port->agents, port_entry) {
+		left = KMAD_DEBUGFS_SENDS_MAX;
 		spin_lock_irqsave(&agent->lock, flags);
-		sends_show_list(m, agent, &agent->sends, now);
-		sends_show_list(m, agent, &agent->waiting, now);
+		all = sends_show_list(m, agent, &agent->sends, now, &left) &&
+		      sends_show_list(m, agent, &agent->waiting, now, &left);
 		spin_unlock_irqrestore(&agent->lock, flags);
+		if (!all)
+			seq_printf(m, "# agent %#x: more than %u sends, the rest not shown\n",
+				   agent->agent.hi_tid, KMAD_DEBUGFS_SENDS_MAX);
 	}
 	rcu_read_unlock();
 	return 0;

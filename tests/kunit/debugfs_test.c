@@ -10,7 +10,7 @@
 
 #include "kmad_test.h"
 
-#define KT_READ_MAX	8192
+#define KT_READ_MAX	32768
 
 /* A formatted string freed with the test (6.1 has no kunit_kasprintf). */
 static __printf(2, 3) char *kt_sprintf(struct kunit *test, const char *fmt,
@@ -83,6 +83,33 @@ static void debugfs_sends_lists_outstanding(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * An agent's sends are listed up to 256, then one line says the rest are
+ * left out: printing them all, with the agent's lock held and interrupts
+ * off, held up its CQ drain for as long as 65536 lines took (before, all
+ * 300 were listed).
+ */
+static void debugfs_sends_capped(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	unsigned int i, lines = 0;
+	char *text, *more;
+
+	/* The fabric's removal at exit flushes them; the handler frees. */
+	f->free_on_send = true;
+	for (i = 0; i < 300; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_GET, 0x100 + i,
+				      1000, 0));
+	text = kt_read_debugfs(test, f->port[KT_DEV0], "sends");
+	for (i = 0; text[i]; i++)
+		lines += text[i] == '\n';
+	/* The header, 256 sends, the note. */
+	KUNIT_EXPECT_EQ(test, lines, 258U);
+	more = kt_sprintf(test, "\n# agent %#x: more than 256 sends, the rest not shown\n",
+			  f->agent->hi_tid);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, more), "%s", text);
+}
+
 /* The stats file counts what happened, by name, per port and per agent. */
 static void debugfs_stats_count(struct kunit *test)
 {
@@ -111,6 +138,7 @@ static void debugfs_stats_count(struct kunit *test)
 
 static struct kunit_case debugfs_cases[] = {
 	KUNIT_CASE(debugfs_sends_lists_outstanding),
+	KUNIT_CASE(debugfs_sends_capped),
 	KUNIT_CASE(debugfs_stats_count),
 	{}
 };
