@@ -544,7 +544,12 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	rr->last_paylen = last;
 	rr->len = KMAD_MAD_SIZE + (size_t)(total - 2) * (KMAD_MAD_SIZE - hdr_len) +
 		  KMAD_RMPP_MAD_HDR_SIZE + last - hdr_len;
-	rr->buf = kvmalloc(rr->len, GFP_ATOMIC | __GFP_NOWARN);
+	/* The CQ drain may sleep: a buffer of more than kmalloc's largest
+	 * (4 MiB) comes from vmalloc then.  A bridged MAD may come in
+	 * softirq, where only one contiguous kmalloc is to be had.
+	 */
+	rr->buf = kvmalloc(rr->len, (recv->wc.bridged ? GFP_ATOMIC : GFP_KERNEL) |
+			   __GFP_NOWARN);
 	if (!rr->buf) {
 		kfree(rr);
 		return KMAD_RMPP_STATUS_RESX;

@@ -10,6 +10,8 @@
  * &kmad_recv_wc.mad_len documents, built here from the segments.
  */
 
+#include <linux/fs.h>
+
 #include "kmad_test.h"
 
 #define RT_CLASS	KT_CLASS		/* SA: 56 bytes of header */
@@ -674,6 +676,48 @@ static void rmpp_recv_refused(struct kunit *test)
 					   KMAD_PSTAT_RMPP_ABORTS), 1);
 }
 
+/* Write @val to kmad's module parameter @name, as an admin would. */
+static int rt_set_param(const char *name, unsigned int val)
+{
+	char path[64], text[16];
+	struct file *filp;
+	loff_t pos = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/module/kmad/parameters/%s", name);
+	snprintf(text, sizeof(text), "%u\n", val);
+	filp = filp_open(path, O_WRONLY, 0);
+	if (IS_ERR(filp))
+		return PTR_ERR(filp);
+	n = kernel_write(filp, text, strlen(text), &pos);
+	filp_close(filp, NULL);
+	return n < 0 ? n : 0;
+}
+
+/*
+ * rmpp_max_bytes raised to 8 MiB takes a 6 MiB transfer: its first
+ * segment is ACKed.  The reassembly buffer, allocated in the CQ drain,
+ * comes from vmalloc beyond kmalloc's 4 MiB; before, an atomic
+ * allocation there could never exceed 4 MiB and the transfer was refused
+ * with STOP RESX whatever the limit said.
+ */
+static void rmpp_recv_above_kmalloc_max(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad m;
+
+	rt_register(rt, false);
+	KUNIT_ASSERT_EQ(test, rt_set_param("rmpp_max_bytes", 8U << 20), 0);
+	rt_seg(&m, RT_METHOD, RT_TID, 1, RT_SEGS, 6U << 20);
+	rt_inject(rt, &m);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_bytes", RT_MAX_BYTES), 0);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_RESX), 0);
+	KUNIT_EXPECT_EQ(test, kmad_agent_priv(rt->agent)->rmpp_recvs_active,
+			1U);
+}
+
 /* A last segment whose PayloadLength disagrees with the first's, or a
  * segment past the last: ABORT BAD_LEN / S2B, and the transfer is gone.
  */
@@ -1088,6 +1132,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_out_of_order),
 	KUNIT_CASE(rmpp_recv_sender_ends),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
+	KUNIT_CASE(rmpp_recv_above_kmalloc_max),
 	KUNIT_CASE(rmpp_recv_bad_last_segment),
 	KUNIT_CASE(rmpp_recv_limit),
 	KUNIT_CASE(rmpp_recv_idle_timeout),
