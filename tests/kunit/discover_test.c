@@ -499,6 +499,31 @@ static void discover_pair(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_discover_run(d), -EBUSY);
 }
 
+/*
+ * max_nodes 0 counts as 1, as a timeout or window of 0 does: the local
+ * node is found and the walk stops there.  Before, no node was taken at
+ * all, and kmad_discover's load said the local node did not answer.
+ */
+static void discover_max_nodes_zero(struct kunit *test)
+{
+	struct dt_fix *f = test->priv;
+	const struct kmad_discover_result *res;
+	struct kmad_discover_opts opts;
+
+	dt_add_fakes(f, dt_pair_nodes, ARRAY_SIZE(dt_pair_nodes), dt_pair_links,
+		     ARRAY_SIZE(dt_pair_links));
+	kmad_discover_default_opts(&opts);
+	opts.timeout_ms = DT_ASYNC_TIMEOUT_MS;
+	opts.max_nodes = 0;
+	f->d = kmad_discover_create(f->port[0], &opts);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, f->d);
+	kmad_discover_run(f->d);
+	res = kmad_discover_result(f->d);
+	KUNIT_ASSERT_EQ(test, res->nr_nodes, 1U);
+	KUNIT_EXPECT_EQ(test, res->nodes[0].lid, f->lid[0]);
+	KUNIT_EXPECT_EQ(test, res->nodes[0].hops, 0U);
+}
+
 static void discover_bare_fabric(struct kunit *test)
 {
 	struct dt_fix *f = test->priv;
@@ -1036,6 +1061,7 @@ static void discover_tree_faults(struct kunit *test)
 
 static struct kunit_case discover_cases[] = {
 	KUNIT_CASE(discover_pair),
+	KUNIT_CASE(discover_max_nodes_zero),
 	KUNIT_CASE(discover_bare_fabric),
 	KUNIT_CASE(discover_faults),
 	KUNIT_CASE(discover_stop),

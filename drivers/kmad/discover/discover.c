@@ -948,7 +948,8 @@ EXPORT_SYMBOL_GPL(kmad_discover_default_opts);
  *	reference, or is the client whose remove callback has not run)
  *	until kmad_discover_destroy().
  * @opts: options; NULL for kmad_discover_default_opts().  A timeout or
- *	window of 0 counts as 1; max_hops is capped at 63.
+ *	window or max_nodes of 0 counts as 1 (the local node is always
+ *	taken); max_hops is capped at 63.
  *
  * Registers a send-only agent on the port's QP0 and one on its QP1.
  *
@@ -974,6 +975,7 @@ struct kmad_discover *kmad_discover_create(struct kmad_port *port,
 		kmad_discover_default_opts(&d->opts);
 	d->opts.timeout_ms = max(d->opts.timeout_ms, 1U);
 	d->opts.window = max(d->opts.window, 1U);
+	d->opts.max_nodes = max(d->opts.max_nodes, 1U);
 	d->opts.max_hops = min_t(unsigned int, d->opts.max_hops,
 				 KMAD_SMP_DR_MAX_HOP_CNT);
 	spin_lock_init(&d->lock);
