@@ -8,6 +8,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/kthread.h>
 
 #include <kmad/mad.h>
@@ -549,6 +550,58 @@ static void sim_async_faults(struct kunit *test)
 }
 
 /*
+ * latency_us plus delay_us beyond 2^32 us is the longest delay, not what
+ * is left after a wrap: with delay_us UINT_MAX and latency_us 5 a send
+ * waits 71 minutes.  Before, it waited 4 us (sent 1 after 300 ms).  The
+ * fabric's removal at exit flushes it.
+ */
+static void sim_async_delay_saturates(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_sim_faults faults = { .delay_us = UINT_MAX };
+	struct kmad_sim_stats s0;
+
+	kmad_sim_set_faults(s->fab, &faults);
+	st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, 1, 100);
+	msleep(300);
+	kmad_sim_get_stats(s->fab, 0, &s0);
+	KUNIT_EXPECT_EQ(test, s0.sent, 0ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->sends), 0);
+}
+
+/* Write @val to kmad_sim's "link" parameter, as an admin would. */
+static int st_write_link(const char *val)
+{
+	struct file *filp;
+	loff_t pos = 0;
+	ssize_t n;
+
+	filp = filp_open("/sys/module/kmad_sim/parameters/link", O_WRONLY, 0);
+	if (IS_ERR(filp))
+		return PTR_ERR(filp);
+	n = kernel_write(filp, val, strlen(val), &pos);
+	filp_close(filp, NULL);
+	return n < 0 ? n : 0;
+}
+
+/*
+ * A "link" value longer than 64 characters is refused whole.  Before, it
+ * was cut at 64, so "sim1:1 down", spaces, then junk took the link down
+ * and the write succeeded.
+ */
+static void sim_link_param_too_long(struct kunit *test)
+{
+	char val[96];
+
+	if (!kmad_sim_default_fabric())
+		kunit_skip(test, "no default fabric (kmad_sim topology=none)");
+	snprintf(val, sizeof(val), "sim1:1 down%60sjunk", "");
+	KUNIT_EXPECT_EQ(test, st_write_link(val), -EINVAL);
+	/* Whatever happened, the link is up again for whoever comes next. */
+	KUNIT_EXPECT_EQ(test, st_write_link("sim1:1 up"), 0);
+}
+
+/*
  * QP0: the permissive LID reaches the peer from QP0, not from QP1.  The
  * SMP is a Trap, which the peer's SMA leaves to kmad.
  */
@@ -611,6 +664,8 @@ static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_step_remove),
 	KUNIT_CASE(sim_async_traffic_remove),
 	KUNIT_CASE(sim_async_faults),
+	KUNIT_CASE(sim_async_delay_saturates),
+	KUNIT_CASE(sim_link_param_too_long),
 	{}
 };
 

@@ -186,12 +186,13 @@ void kmad_sim_draw_faults(struct kmad_sim_fabric *fab, struct sim_verdict *v)
 unsigned long kmad_sim_send_delay(struct kmad_sim_fabric *fab)
 {
 	unsigned long flags;
-	unsigned int us;
+	u64 us;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	us = fab->cfg.latency_us + fab->faults.delay_us;
+	us = (u64)fab->cfg.latency_us + fab->faults.delay_us;
 	spin_unlock_irqrestore(&fab->lock, flags);
-	return usecs_to_jiffies(us);
+	/* Two huge settings add up to the longest delay, not to a wrap. */
+	return usecs_to_jiffies(min_t(u64, us, UINT_MAX));
 }
 
 /**

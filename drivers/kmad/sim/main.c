@@ -111,11 +111,18 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 		       topology);
 		return -EINVAL;
 	}
-	if (cfg->topology != KMAD_SIM_TOPO_FATTREE &&
+	/* hcas and leaves mean something to star and tree only (fattree's
+	 * limits are kmad_sim_create()'s).
+	 */
+	if ((cfg->topology == KMAD_SIM_TOPO_STAR ||
+	     cfg->topology == KMAD_SIM_TOPO_TREE) &&
 	    (!hcas || hcas > KMAD_SIM_MAX_HCAS || !leaves ||
-	     leaves > KMAD_SIM_MAX_LEAVES || !hca_ports || hca_ports > 2)) {
-		pr_err("hcas=%u leaves=%u hca_ports=%u: out of range\n", hcas,
-		       leaves, hca_ports);
+	     leaves > KMAD_SIM_MAX_LEAVES)) {
+		pr_err("hcas=%u leaves=%u: out of range\n", hcas, leaves);
+		return -EINVAL;
+	}
+	if (!hca_ports || hca_ports > 2) {
+		pr_err("hca_ports=%u: expected 1 or 2\n", hca_ports);
 		return -EINVAL;
 	}
 	cfg->spines = spines;
@@ -177,6 +184,8 @@ static int sim_dead_link(struct kmad_sim_fabric *fab, char *val)
  * (the ports go Down; back up they are Init on an SM-less fabric, Active
  * otherwise; a switch end sets SwitchInfo.PortStateChange).
  */
+#define SIM_LINK_ARG_MAX	64
+
 static int sim_link_set(const char *val, const struct kernel_param *kp)
 {
 	char *buf, *sp, *word;
@@ -187,7 +196,10 @@ static int sim_link_set(const char *val, const struct kernel_param *kp)
 
 	if (!sim_default_fabric)
 		return -ENODEV;
-	buf = kstrndup(val, 64, GFP_KERNEL);
+	/* Longer than any "<node>:<port> up|down" can be: refused, not cut. */
+	if (strnlen(val, SIM_LINK_ARG_MAX + 1) > SIM_LINK_ARG_MAX)
+		return -EINVAL;
+	buf = kstrndup(val, SIM_LINK_ARG_MAX, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	sp = strim(buf);
