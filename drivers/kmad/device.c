@@ -525,9 +525,13 @@ void kmad_device_unregister(struct kmad_device *dev)
 		port_stop(port);
 		client_remove_port(NULL, port);
 	}
+	/* Under G: a device registered under the same name right after
+	 * this must find the name free in debugfs too.  Waits for readers
+	 * of the files, whose show functions never take G.
+	 */
+	kmad_debugfs_device_remove(dev);
 	mutex_unlock(&kmad_devices_lock);
 
-	kmad_debugfs_device_remove(dev);
 	for (i = 0; i < dev->num_ports; i++) {
 		/* Outside G, which the change work takes.  A work queued
 		 * before this finds the device unregistered and calls no one.
