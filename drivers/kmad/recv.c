@@ -27,6 +27,8 @@
 
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "kmad_priv.h"
 #include "rmpp.h"
@@ -35,6 +37,30 @@
 /* Methods 0x10-0x7F are class-specific (IBTA 13.4.5). */
 #define KMAD_METHOD_CLASS_FIRST	0x10
 
+static void recv_vfree_work(struct work_struct *work)
+{
+	vfree(work);
+}
+
+/*
+ * Free a reassembled message's buffer.  One from vmalloc (kvmalloc()'s
+ * fallback, always more than a page) is freed from kmad_wq: vfree() may
+ * sleep, and kmad_free_recv() may be called with interrupts off
+ * (<kmad/mad.h>).  The work item lives in the dead buffer itself.
+ */
+static void recv_buf_free(void *buf)
+{
+	struct work_struct *work = buf;
+
+	if (!is_vmalloc_addr(buf)) {
+		kfree(buf);
+		return;
+	}
+	BUILD_BUG_ON(sizeof(*work) > PAGE_SIZE);
+	INIT_WORK(work, recv_vfree_work);
+	queue_work(kmad_wq, work);
+}
+
 /**
  * kmad_recv_free() - free a receive buffer kmad still owns.
  * @recv: the buffer.
@@ -42,11 +68,13 @@
  * A reassembled RMPP message (rmpp_recv.c) is a receive whose
  * &kmad_recv_wc.mad points to its own buffer, not to @recv->mad: that
  * buffer goes too.
+ *
+ * Context: any but hard interrupt.
  */
 void kmad_recv_free(struct kmad_recv_priv *recv)
 {
 	if (recv->wc.mad && recv->wc.mad != &recv->mad)
-		kvfree(recv->wc.mad);
+		recv_buf_free(recv->wc.mad);
 	kfree(recv);
 }
 

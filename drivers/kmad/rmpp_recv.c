@@ -85,8 +85,10 @@
  * the agent DYING under A, after which no transfer is added.
  *
  * Context of everything here: the CQ drain (or a provider's bridge,
- * kmad_device_bridge_recv()), or the agent's work: nothing sleeps, memory
- * is allocated with GFP_ATOMIC.
+ * kmad_device_bridge_recv(), perhaps in softirq), or the agent's work:
+ * nothing sleeps under a lock; memory is allocated with GFP_ATOMIC, but
+ * for a reassembly buffer in the drain (rmpp_prepare()), with GFP_KERNEL
+ * outside every lock.
  */
 #include <linux/jiffies.h>
 #include <linux/minmax.h>

@@ -11,6 +11,7 @@
  */
 
 #include <linux/fs.h>
+#include <linux/vmalloc.h>
 
 #include "kmad_test.h"
 
@@ -718,6 +719,36 @@ static void rmpp_recv_above_kmalloc_max(struct kunit *test)
 			1U);
 }
 
+/*
+ * kmad_free_recv() of a reassembled message whose buffer came from
+ * vmalloc (above 4 MiB, or when kmalloc() fails on a fragmented host),
+ * with interrupts off, as <kmad/mad.h> allows.  Built by hand: a real
+ * transfer above 4 MiB is 20000 segments.  Before, the buffer went to
+ * vfree() at once: "BUG: sleeping function called from invalid context"
+ * (the debug kernel's might_sleep() in vfree()).
+ */
+/* A ULP's own lock, taken with interrupts off around kmad_free_recv(). */
+static DEFINE_SPINLOCK(rt_ulp_lock);
+
+static void rmpp_recv_free_vmalloc_irqs_off(struct kunit *test)
+{
+	struct kmad_recv_priv *recv;
+	struct kmad_mad *mad;
+	unsigned long flags;
+
+	mad = vzalloc(4 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL);
+	if (!recv)
+		vfree(mad);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	recv->wc.mad = mad;
+	recv->wc.mad_len = 4 * PAGE_SIZE;
+	spin_lock_irqsave(&rt_ulp_lock, flags);
+	kmad_free_recv(&recv->wc);
+	spin_unlock_irqrestore(&rt_ulp_lock, flags);
+}
+
 /* A last segment whose PayloadLength disagrees with the first's, or a
  * segment past the last: ABORT BAD_LEN / S2B, and the transfer is gone.
  */
@@ -1133,6 +1164,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_sender_ends),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
 	KUNIT_CASE(rmpp_recv_above_kmalloc_max),
+	KUNIT_CASE(rmpp_recv_free_vmalloc_irqs_off),
 	KUNIT_CASE(rmpp_recv_bad_last_segment),
 	KUNIT_CASE(rmpp_recv_limit),
 	KUNIT_CASE(rmpp_recv_idle_timeout),
