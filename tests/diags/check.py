@@ -679,6 +679,10 @@ def check(log, quiet=False):
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
                               text, flags=re.M)
                 want = 5 if '--port-gone' in words else 33
+                # Three more on a kernel with fault injection.
+                if re.search(r'^umad-test: fault injection: on$', text,
+                             flags=re.M):
+                    want += 3
                 if not m or int(m.group(1)) != want:
                     c.fail('no clean summary of %d cases' % want)
             elif hasattr(c, 'c_' + tool):

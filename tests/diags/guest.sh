@@ -77,6 +77,13 @@ if [ "${SCALE:-0}" = 1 ]; then
 	finish
 fi
 echo 7 > /proc/sys/kernel/printk
+# umad_abi_test's fail_nth cases (a kernel with fault injection, make
+# diags KERNEL=debug): failslab fails sleeping allocations too, quietly;
+# nothing fails unless a thread asks through fail-nth.
+if [ -d /sys/kernel/debug/failslab ]; then
+	echo N > /sys/kernel/debug/failslab/ignore-gfp-wait
+	echo 0 > /sys/kernel/debug/failslab/verbose
+fi
 # shellcheck disable=SC2086 # the arguments are words on purpose
 if ! modprobe kmad_sim $SIM_ARGS; then
 	say "FAILED: modprobe kmad_sim"

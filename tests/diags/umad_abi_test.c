@@ -717,6 +717,145 @@ static void t_port_gone(const char *cmd)
 	result("port_gone_close", NULL);
 }
 
+/*
+ * Allocation failures from user space, on a kernel with
+ * CONFIG_FAULT_INJECTION whose failslab fails sleeping allocations too
+ * (guest.sh sets ignore-gfp-wait to N when it can): writing n to
+ * /proc/thread-self/fail-nth fails the n-th slab allocation of this
+ * thread's next system calls (Documentation/fault-injection).  Each sweep
+ * goes n = 1, 2, ... until a call makes no allocation not failed yet;
+ * every run must either work or fail with ENOMEM, and leave the file
+ * usable (kmemleak, at the end of the run, reports what leaked).  Without
+ * fail-nth, it prints nothing and counts nothing.
+ */
+#define FNTH_MAX	500
+
+static int fnth_fd = -1;
+
+static void fnth_arm(int n)
+{
+	char b[16];
+	int len = snprintf(b, sizeof(b), "%d", n);
+
+	if (pwrite(fnth_fd, b, len, 0) != len)
+		abort();
+}
+
+/* Stop failing; 1 if the armed failure happened. */
+static int fnth_disarm(void)
+{
+	char b[16] = "";
+
+	if (pread(fnth_fd, b, sizeof(b) - 1, 0) <= 0 ||
+	    pwrite(fnth_fd, "0", 1, 0) != 1)
+		abort();
+	return atoi(b) == 0;
+}
+
+/* Can a GFP_KERNEL allocation of this thread be made to fail? */
+static int fnth_works(void)
+{
+	int fd, injected;
+
+	fnth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fnth_fd < 0)
+		return 0;
+	/* open() allocates a struct file (GFP_KERNEL) at least. */
+	fnth_arm(1);
+	fd = open(umad_path, O_RDWR);
+	injected = fnth_disarm();
+	if (fd >= 0)
+		close(fd);
+	if (!injected || fd >= 0) {
+		close(fnth_fd);
+		fnth_fd = -1;
+		return 0;
+	}
+	return 1;
+}
+
+static void t_fail_nth(void)
+{
+	int n, fd, id, injected, err, got, runs[3];
+	struct pkt p, r;
+	ssize_t w;
+
+	if (!fnth_works())
+		return;
+	printf("umad-test: fault injection: on\n");
+
+	for (n = 1; n < FNTH_MAX; n++) {
+		fnth_arm(n);
+		fd = open(umad_path, O_RDWR | O_NONBLOCK);
+		err = errno;
+		injected = fnth_disarm();
+		CHECK("fail_nth_open", fd >= 0 || err == ENOMEM,
+		      "run %d: %s", n, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		if (!injected)
+			break;
+	}
+	CHECK("fail_nth_open", n < FNTH_MAX, "no end");
+	runs[0] = n;
+	result("fail_nth_open", NULL);
+
+	for (n = 1; n < FNTH_MAX; n++) {
+		fd = open_port();
+		CHECK("fail_nth_register", fd >= 0, "open: %m");
+		fnth_arm(n);
+		id = reg(fd, 1, 0x04, 1, 0x01);
+		injected = fnth_disarm();
+		CHECK("fail_nth_register", id == 0 || id == -ENOMEM,
+		      "run %d: %d", n, id);
+		/* A failed registration leaves the class free. */
+		if (id < 0)
+			id = reg(fd, 1, 0x04, 1, 0x01);
+		CHECK("fail_nth_register", id == 0, "run %d: then %d", n, id);
+		close(fd);
+		if (!injected)
+			break;
+	}
+	CHECK("fail_nth_register", n < FNTH_MAX, "no end");
+	runs[1] = n;
+	result("fail_nth_register", NULL);
+
+	/* A Get to no one: a timeout record if written, nothing if not. */
+	for (n = 1; n < FNTH_MAX; n++) {
+		fd = open_port();
+		CHECK("fail_nth_write", fd >= 0, "open: %m");
+		id = reg(fd, 1, 0x04, 1, 0);
+		CHECK("fail_nth_write", id == 0, "register: %d", id);
+		make_get(&p, id, NO_LID, 0x04, 0x12, 0x500 + n, 50, 0);
+		fnth_arm(n);
+		w = write(fd, &p, HDR + MAD);
+		err = errno;
+		injected = fnth_disarm();
+		CHECK("fail_nth_write", w == HDR + MAD || err == ENOMEM,
+		      "run %d: %zd %s", n, w, strerror(err));
+		got = wait_read(fd, &r, w < 0 ? 300 : 5000);
+		if (w < 0)
+			CHECK("fail_nth_write", got == -ETIMEDOUT,
+			      "run %d: failed write, then a record (%d)", n,
+			      got);
+		else
+			CHECK("fail_nth_write", got == HDR + 24 &&
+			      r.hdr.status == ETIMEDOUT,
+			      "run %d: read %d status %u", n, got,
+			      r.hdr.status);
+		close(fd);
+		if (!injected)
+			break;
+	}
+	CHECK("fail_nth_write", n < FNTH_MAX, "no end");
+	runs[2] = n;
+	result("fail_nth_write", NULL);
+	printf("umad-test: fault injection: runs: open %d, register %d, write %d\n",
+	       runs[0], runs[1], runs[2]);
+	close(fnth_fd);
+	fnth_fd = -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *gone_cmd = NULL;
@@ -768,6 +907,7 @@ int main(int argc, char **argv)
 	t_close_outstanding();
 	t_killed_in_read();
 	t_issm();
+	t_fail_nth();
 	printf("umad-test: summary: %d ok, %d failed\n", n_ok, n_failed);
 	return n_failed ? 1 : 0;
 }
