@@ -319,6 +319,27 @@ static void qp_start_recovery(struct kmad_qp_info *qpi)
 		queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
 }
 
+/*
+ * Context: Q held.  A flush CQE came while the QP ran: the first sign of
+ * an error state kmad did not ask for.  The whole QP may not be in it: a
+ * UD send error leaves real hardware in SQE ("send queue error"), which
+ * flushes sends but goes on receiving, so the receives would stay posted
+ * and the recovery, which waits for the QP to give everything back, would
+ * wait until as many MADs arrived (ib_mad moves such a QP back to RTS).
+ * Move it to the error state for certain: the receives flush too, and
+ * the recovery goes on.  For a QP already there it is one more
+ * modify_qp().
+ */
+static void qp_flush_seen(struct kmad_qp_info *qpi)
+{
+	lockdep_assert_held(&qpi->lock);
+	if (qpi->run != KMAD_QP_RUNNING)
+		return;
+	qpi->run = KMAD_QP_RECOVERING;
+	set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
+	queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
+}
+
 /**
  * kmad_qp_send_cqe_done() - a send's CQE was polled.
  * @cq: the CQ.
@@ -358,6 +379,8 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	/* A flush puts the QP in recovery; any CQE may have been the last
 	 * thing the provider held for a recovery to go on.
 	 */
+	if (flushed)
+		qp_flush_seen(qpi);
 	if (flushed || qpi->run == KMAD_QP_RECOVERING)
 		qp_start_recovery(qpi);
 	kick = qp_post_waiting(qpi);
@@ -387,6 +410,8 @@ void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed)
 
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->rq_posted--;
+	if (flushed)
+		qp_flush_seen(qpi);
 	if (flushed || qpi->run == KMAD_QP_RECOVERING)
 		qp_start_recovery(qpi);
 	spin_unlock_irqrestore(&qpi->lock, flags);

@@ -24,7 +24,11 @@
  *   belongs to the provider from post_recv() until its CQE is polled.
  * - Every posted work request produces exactly one CQE, in post order per
  *   queue, unless the QP is destroyed: a QP moved to the error state
- *   completes everything outstanding with %KMAD_WC_FLUSH_ERR.
+ *   completes everything outstanding with %KMAD_WC_FLUSH_ERR.  A
+ *   %KMAD_WC_FLUSH_ERR completion on a QP kmad did not move there starts
+ *   kmad's recovery, which moves the QP to %KMAD_QPS_ERR itself (a send
+ *   queue error state that keeps receiving is fine), waits until every
+ *   work request has completed, then resets it to RTS.
  * - req_notify_cq() arms the CQ for one completion event.  Providers
  *   differ, as HCAs do, in whether a CQE that arrived before arming raises
  *   the event; kmad's drain loop works with either (see cq.c).

@@ -72,6 +72,41 @@ static bool kt_wait_events(struct kt_fix *f, int n)
 	return false;
 }
 
+/*
+ * A send completed with a flush while the QP still runs, as real UD
+ * hardware does in SQE (a send error: sends flushed, receives not): kmad
+ * moves the QP to the error state itself, recovers it and sends the
+ * request again, which then times out as usual.  Before, the QP stayed
+ * RECOVERING with its receives posted, waiting for them, and the request
+ * was never sent again nor timed out.
+ */
+static void qp_send_flush_while_running(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	int i;
+
+	f->free_on_send = true;
+	kt_post(f, kt_request(f, f->agent, KMAD_METHOD_GET, 1, 100, 0));
+	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
+	/* The receives' flushes raise completion events, fired here. */
+	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
+		kt_event(f, KT_DEV0);
+		if (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN) == 1)
+			break;
+		msleep(20);
+	}
+	KUNIT_EXPECT_LT(test, i, KT_RECOVERY_WAIT_MS / 20);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			1U);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_advance(f, 100);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, f->ev[0].status, KMAD_SEND_RESP_TIMEOUT);
+}
+
 /* Recovery retries a QP reset that failed: a modify_qp failure costs one
  * retry, after which the QP is back in RTS with its receive buffers, and
  * its flushed sends are posted again.
@@ -297,6 +332,7 @@ static void qp_refill_retried_when_empty(struct kunit *test)
 
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
+	KUNIT_CASE(qp_send_flush_while_running),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
 	KUNIT_CASE(qp_recovery_retries_failed_flush),
