@@ -36,7 +36,17 @@
  *   including hard interrupt context; kmad_cq_event() also from inside
  *   post_send() or post_recv() (a work request completed at once, as a
  *   post to a QP in the error state is): it only counts and queues
- *   kmad's drain, which polls later.
+ *   kmad's drain, which polls later.  Never for a CQ after destroy_cq(),
+ *   or a QP after destroy_qp(), has returned: the event would queue work
+ *   in memory kmad_device_free() frees (a provider whose events come from
+ *   another layer's callbacks waits for those to end in destroy, as
+ *   kmad_ib does with synchronize_rcu()).
+ * - kmad_device_unregister() is never called from inside an op (it waits
+ *   for kmad's work items and SRCU readers, which may be running that
+ *   op): a provider that must unregister from one defers it to a work
+ *   item.  Unregister waits, without a time limit, for a CQE of every
+ *   posted work request and for modify_qp(%KMAD_QPS_ERR) to succeed: a
+ *   device that vanished must still complete everything in software.
  * - A port whose LID, LMC or SM LID changes after registration (the subnet
  *   manager assigned them) is reported with kmad_device_port_changed(),
  *   also from any context; a changed GID or P_Key table too (kmad then
@@ -299,17 +309,26 @@ struct kmad_hw_recv {
  *	that after it has reaped the flush completions).  Process context.
  * @post_send: queue one send.  Any context but hard interrupt, possibly
  *	with interrupts disabled; must not sleep.  Returns 0, or a negative
- *	errno if the send was not queued (no CQE will come for it then).
+ *	errno if the send was not queued (no CQE will come for it then; the
+ *	send ends with %KMAD_SEND_LOCAL_ERROR, retries or not).  On a QP in
+ *	the error state a provider should accept the send and flush it (a
+ *	%KMAD_WC_FLUSH_ERR CQE): kmad then sends it again after recovery.
  * @post_recv: queue one receive buffer.  Same context as @post_send.
- * @poll_cq: move up to @nent completions into @wc; return how many.
+ * @poll_cq: move up to @nent completions into @wc; return how many (0 to
+ *	@nent; a negative value counts as an empty CQ).
  * @req_notify_cq: arm @cq; see &enum kmad_cq_notify_flags.  Returns 0, or
  *	with %KMAD_CQ_REPORT_MISSED_EVENTS a positive value if the CQ may hold
- *	completions that will raise no event.
+ *	completions that will raise no event.  It must not fail once the CQ
+ *	exists (kmad fails the QP's creation if the first arming fails; after
+ *	that an arming that failed would leave the CQ silent, and sends would
+ *	wait for completions no event announces).
  * @now: optional: the device's clock in jiffies; any context but hard
  *	interrupt, interrupts possibly disabled.  A provider with a
  *	virtual clock (the simulated fabric's step mode) implements it and
  *	calls kmad_device_clock_changed() after moving the clock forward;
- *	without it kmad uses jiffies and kernel timers.
+ *	without it kmad uses jiffies and kernel timers.  It never goes
+ *	backwards, and with it kmad arms no timer of its own: deadlines pass
+ *	only at kmad_device_clock_changed().
  * @query_gid: read entry @index of the port's GID table; -EINVAL past its
  *	end, -EAGAIN for an empty entry.  Any context but hard interrupt,
  *	also with interrupts disabled (kmad_post_send() reads the source GID
@@ -338,7 +357,8 @@ struct kmad_hw_recv {
  * @bridge_del: that agent is going: undo @bridge_add for @req.  Process
  *	context, same mutex held.  Not called once kmad_device_unregister()
  *	has returned; a provider drops its bridges itself before it calls
- *	kmad_device_unregister().
+ *	kmad_device_unregister(), and must then take a @bridge_del (from
+ *	agents flushed by the unregister) of a bridge it already dropped.
  * @modify_port_cap: optional: set the bits @set, then clear the bits
  *	@clear, of the CapabilityMask the port's SMA reports in PortInfo
  *	(as ib_modify_port() does for IsSM); see kmad_port_modify_cap().
