@@ -12,6 +12,7 @@
 
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
 #include <linux/string.h>
@@ -152,14 +153,17 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 				      size_t priv_size)
 {
 	struct kmad_device *dev;
-	size_t size;
+	size_t size, total;
 	int i;
 
 	if (!ops_complete(ops) || !name || !*name ||
 	    strlen(name) >= KMAD_NAME_LEN || !num_ports)
 		return NULL;
 	size = struct_size(dev, ports, num_ports);
-	dev = kzalloc(size + priv_size, GFP_KERNEL);
+	/* A @priv_size that wraps the sum would get a small device. */
+	if (check_add_overflow(size, priv_size, &total))
+		return NULL;
+	dev = kzalloc(total, GFP_KERNEL);
 	if (!dev)
 		return NULL;
 	strscpy(dev->name, name, sizeof(dev->name));
@@ -222,7 +226,8 @@ EXPORT_SYMBOL_GPL(kmad_device_name);
  * @port_num: 1..num_ports.
  * @attr: the attributes.
  *
- * Return: 0, or -EINVAL for a bad port number or a registered device.
+ * Return: 0, or -EINVAL for a bad port number, an LMC above 7, a queue
+ * depth above %KMAD_MAX_QP_DEPTH or a registered device.
  */
 int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 			      const struct kmad_port_attr *attr)
@@ -230,7 +235,9 @@ int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 	struct kmad_port_attr *a;
 
 	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
-	    dev->registered ||
+	    dev->registered || attr->lmc > KMAD_MAX_LMC ||
+	    attr->sq_depth > KMAD_MAX_QP_DEPTH ||
+	    attr->rq_depth > KMAD_MAX_QP_DEPTH ||
 	    (attr->link_layer != KMAD_LINK_LAYER_INFINIBAND &&
 	     attr->link_layer != KMAD_LINK_LAYER_ETHERNET))
 		return -EINVAL;
@@ -856,7 +863,8 @@ EXPORT_SYMBOL_GPL(kmad_port_sm_lid);
  * of kmad_device_unregister() (the device must not be freed meanwhile).
  *
  * Context: any (an HCA driver may report from its event handler).
- * Return: 0, or -EINVAL for a bad port or a device not registered.
+ * Return: 0, or -EINVAL for a bad port, an LMC above 7 or a device not
+ * registered.
  */
 int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 			     const struct kmad_port_attr *attr)
@@ -865,7 +873,7 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 	unsigned long flags;
 
 	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
-	    !READ_ONCE(dev->registered))
+	    !READ_ONCE(dev->registered) || attr->lmc > KMAD_MAX_LMC)
 		return -EINVAL;
 	port = &dev->ports[port_num - 1];
 	spin_lock_irqsave(&port->attr_lock, flags);

@@ -394,13 +394,21 @@ struct kmad_provider_ops {
 			       u32 set, u32 clear);
 };
 
+/* The largest LMC (IBTA: 3 bits), and the most send or receive slots per
+ * QP (as ib_mad's IB_MAD_QP_MAX_SIZE).
+ */
+#define KMAD_MAX_LMC		7
+#define KMAD_MAX_QP_DEPTH	8192
+
 /**
  * struct kmad_port_attr - what a provider tells kmad about a port.
  * @lid: base LID (0 while unassigned).
- * @lmc: LID mask control.
+ * @lmc: LID mask control, 0 to %KMAD_MAX_LMC.
  * @sm_lid: LID of the subnet manager.
- * @sq_depth: send slots per QP kmad may use (0: kmad's default).
- * @rq_depth: receive buffers per QP kmad keeps posted (0: default).
+ * @sq_depth: send slots per QP kmad may use (0: kmad's default; at most
+ *	%KMAD_MAX_QP_DEPTH).
+ * @rq_depth: receive buffers per QP kmad keeps posted (0: default; at most
+ *	%KMAD_MAX_QP_DEPTH).
  * @link_layer: InfiniBand or Ethernet (RoCE).  Fixed once registered.
  * @no_smi: the port has no QP0 kmad can use (always so on Ethernet): kmad
  *	creates no SMI QP, and registering an SMI agent fails with

@@ -175,10 +175,13 @@ struct kmad_sim_node_info {
  * @mode: async or step.
  * @notify: initial notification behaviour of every CQ.
  * @latency_us: async mode: delay from post to transmission.
- * @sq_depth: send slots per QP (0: kmad's default).
- * @rq_depth: receive buffers per QP (0: kmad's default).
+ * @sq_depth: send slots per QP (0: kmad's default; at most
+ *	%KMAD_MAX_QP_DEPTH, or kmad_sim_create() returns -EINVAL).
+ * @rq_depth: receive buffers per QP (0: kmad's default; at most
+ *	%KMAD_MAX_QP_DEPTH).
  * @cq_depth: CQEs per CQ (0: the depth kmad asks for, large enough for
- *	sq_depth + rq_depth).  A smaller value makes overflows possible:
+ *	sq_depth + rq_depth; at most twice %KMAD_MAX_QP_DEPTH).  A smaller
+ *	value makes overflows possible:
  *	see &kmad_sim_stats.cq_overflows.
  * @qp_created: optional, for tests: called each time kmad has created a
  *	QP, before kmad moves it to RTS, arms its CQ or posts a receive

@@ -569,6 +569,79 @@ static void sim_async_delay_saturates(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&s->sends), 0);
 }
 
+/*
+ * A provider's numbers kmad cannot use are refused: an LMC above 7 (the
+ * send path shifts by it: 1 << 40 is undefined), a queue depth above
+ * KMAD_MAX_QP_DEPTH.  Before, both were taken (0).
+ */
+static void sim_port_attr_ranges(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	const struct kmad_provider_ops *ops = kmad_sim_device(s->fab, 0)->ops;
+	struct kmad_port_attr attr = {
+		.link_layer = KMAD_LINK_LAYER_INFINIBAND,
+		.lid = 9,
+		.lmc = 8,
+	};
+	struct kmad_device *dev;
+
+	dev = kmad_device_alloc(ops, "st_attr", 1, 0);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), -EINVAL);
+	attr.lmc = KMAD_MAX_LMC;
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), 0);
+	attr.sq_depth = KMAD_MAX_QP_DEPTH + 1;
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), -EINVAL);
+	attr.sq_depth = 0;
+	attr.rq_depth = KMAD_MAX_QP_DEPTH + 1;
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), -EINVAL);
+	kmad_device_free(dev);
+
+	attr.rq_depth = 0;
+	attr.lid = kmad_port_lid(s->port[0]);
+	attr.lmc = 40;
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(kmad_sim_device(s->fab, 0),
+						       1, &attr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_lmc(s->port[0]), 0);
+}
+
+/*
+ * kmad_device_alloc() with a priv_size that wraps the size: NULL.
+ * Before, the sum wrapped to a small allocation and the port setup wrote
+ * past it (KASAN).
+ */
+static void sim_device_alloc_overflow(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	const struct kmad_provider_ops *ops = kmad_sim_device(s->fab, 0)->ops;
+
+	KUNIT_EXPECT_NULL(test, kmad_device_alloc(ops, "st_big", 1,
+						  SIZE_MAX - 8));
+}
+
+/*
+ * kmad_sim_create() refuses queue depths above KMAD_MAX_QP_DEPTH.
+ * Before, sq_depth UINT_MAX went to kcalloc(), whose page allocation
+ * warned (order above MAX_ORDER).
+ */
+static void sim_config_depth_range(struct kunit *test)
+{
+	struct kmad_sim_config cfg = {
+		.name = "st_depth",
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = KMAD_SIM_STEP,
+		.sq_depth = UINT_MAX,
+	};
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_sim_create(&cfg)), -EINVAL);
+	cfg.sq_depth = 0;
+	cfg.rq_depth = KMAD_MAX_QP_DEPTH + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_sim_create(&cfg)), -EINVAL);
+	cfg.rq_depth = 0;
+	cfg.cq_depth = UINT_MAX;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kmad_sim_create(&cfg)), -EINVAL);
+}
+
 /* Write @val to kmad_sim's "link" parameter, as an admin would. */
 static int st_write_link(const char *val)
 {
@@ -666,6 +739,9 @@ static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_async_faults),
 	KUNIT_CASE(sim_async_delay_saturates),
 	KUNIT_CASE(sim_link_param_too_long),
+	KUNIT_CASE(sim_port_attr_ranges),
+	KUNIT_CASE(sim_device_alloc_overflow),
+	KUNIT_CASE(sim_config_depth_range),
 	{}
 };
 

@@ -374,6 +374,10 @@ static int sim_check_config(const struct kmad_sim_config *cfg,
 	if (cfg->notify != KMAD_SIM_NOTIFY_IBTA &&
 	    cfg->notify != KMAD_SIM_NOTIFY_MISSED)
 		return -EINVAL;
+	if (cfg->sq_depth > KMAD_MAX_QP_DEPTH ||
+	    cfg->rq_depth > KMAD_MAX_QP_DEPTH ||
+	    cfg->cq_depth > 2 * KMAD_MAX_QP_DEPTH)
+		return -EINVAL;
 	if ((cfg->link_layer != KMAD_LINK_LAYER_INFINIBAND &&
 	     cfg->link_layer != KMAD_LINK_LAYER_ETHERNET) ||
 	    (cfg->ah != KMAD_SIM_AH_NONE && cfg->ah != KMAD_SIM_AH_AUTO &&
