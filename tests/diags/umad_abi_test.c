@@ -318,6 +318,14 @@ static void t_write_errors(void)
 	CHECK("write_bad_dr_path", n < 0 && errno == EINVAL,
 	      "out port 9: %zd %m", n);
 	result("write_bad_dr_path", NULL);
+	/* A timeout of 2^32 - 1 ms, which ib_umad takes (as "never", in
+	 * effect): written, and taken back by the close.
+	 */
+	make_get(&p, gsi, NO_LID, 0x04, 0x12, 5, 1000, 0);
+	p.hdr.timeout_ms = 0xffffffff;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_huge_timeout", n == HDR + MAD, "%zd %m", n);
+	result("write_huge_timeout", NULL);
 	/* Two outstanding requests with one TID. */
 	make_get(&p, gsi, NO_LID, 0x04, 0x12, 4, 5000, 0);
 	n = write(fd, &p, HDR + MAD);

@@ -451,7 +451,12 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	}
 	if (!rmpp)
 		memcpy(msg->mad, packet->mad, KMAD_MAD_SIZE);
-	msg->timeout_ms = packet->hdr.timeout_ms;
+	/* ib_umad takes any __u32: beyond INT_MAX ms its timeout is, in
+	 * effect, never (msecs_to_jiffies() saturates).  kmad's longest
+	 * (24.8 days) is as good; refusing it broke writes ib_umad takes.
+	 */
+	msg->timeout_ms = min_t(u32, packet->hdr.timeout_ms,
+				KMAD_MAX_TIMEOUT_MS);
 	msg->retries = packet->hdr.retries;
 	/*
 	 * A response waits for nothing.  libibmad's mad_respond_via() writes
