@@ -524,6 +524,22 @@ static void discover_max_nodes_zero(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, res->nodes[0].hops, 0U);
 }
 
+/*
+ * A timeout above KMAD_MAX_TIMEOUT_MS counts as that: the pair is found.
+ * Before, every query's post failed with -EINVAL and nothing was.
+ */
+static void discover_huge_timeout(struct kunit *test)
+{
+	struct dt_fix *f = test->priv;
+	struct kmad_discover *d;
+
+	dt_add_fakes(f, dt_pair_nodes, ARRAY_SIZE(dt_pair_nodes), dt_pair_links,
+		     ARRAY_SIZE(dt_pair_links));
+	d = dt_create(f, UINT_MAX, 0);
+	KUNIT_EXPECT_EQ(test, kmad_discover_run(d), 0);
+	dt_expect_pair(test, f, kmad_discover_result(d));
+}
+
 static void discover_bare_fabric(struct kunit *test)
 {
 	struct dt_fix *f = test->priv;
@@ -1062,6 +1078,7 @@ static void discover_tree_faults(struct kunit *test)
 static struct kunit_case discover_cases[] = {
 	KUNIT_CASE(discover_pair),
 	KUNIT_CASE(discover_max_nodes_zero),
+	KUNIT_CASE(discover_huge_timeout),
 	KUNIT_CASE(discover_bare_fabric),
 	KUNIT_CASE(discover_faults),
 	KUNIT_CASE(discover_stop),

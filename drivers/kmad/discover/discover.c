@@ -949,7 +949,8 @@ EXPORT_SYMBOL_GPL(kmad_discover_default_opts);
  *	until kmad_discover_destroy().
  * @opts: options; NULL for kmad_discover_default_opts().  A timeout or
  *	window or max_nodes of 0 counts as 1 (the local node is always
- *	taken); max_hops is capped at 63.
+ *	taken); max_hops is capped at 63, timeout_ms at
+ *	%KMAD_MAX_TIMEOUT_MS.
  *
  * Registers a send-only agent on the port's QP0 and one on its QP1.
  *
@@ -973,7 +974,8 @@ struct kmad_discover *kmad_discover_create(struct kmad_port *port,
 		d->opts = *opts;
 	else
 		kmad_discover_default_opts(&d->opts);
-	d->opts.timeout_ms = max(d->opts.timeout_ms, 1U);
+	d->opts.timeout_ms = clamp_t(unsigned int, d->opts.timeout_ms, 1,
+				     KMAD_MAX_TIMEOUT_MS);
 	d->opts.window = max(d->opts.window, 1U);
 	d->opts.max_nodes = max(d->opts.max_nodes, 1U);
 	d->opts.max_hops = min_t(unsigned int, d->opts.max_hops,
