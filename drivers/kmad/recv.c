@@ -48,9 +48,10 @@ static void recv_vfree_work(struct work_struct *work)
  * sleep, and kmad_free_recv() may be called with interrupts off
  * (<kmad/mad.h>).  The work item lives in the dead buffer itself.
  */
-static void recv_buf_free(void *buf)
+static void recv_buf_free(const void *buf)
 {
-	struct work_struct *work = buf;
+	/* kmad's own buffer (const to the ULP it was handed to). */
+	struct work_struct *work = (struct work_struct *)buf;
 
 	if (!is_vmalloc_addr(buf)) {
 		kfree(buf);
