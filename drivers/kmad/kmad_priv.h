@@ -250,6 +250,7 @@ struct kmad_qp_info {
 	struct delayed_work refill_work;
 	struct delayed_work recover_work;
 	unsigned int recover_tries;	/* W: recover_work; failed resets
+					 * or moves to the error state
 					 * since the last recovery
 					 */
 	unsigned long flags;		/* atomic bitops: KMAD_QP_* bits */

@@ -19,12 +19,15 @@
  * with an IBTA HCA the first receive cannot complete unseen.
  *
  * Error recovery: a flushed completion on a running QP (or a fatal QP
- * event) puts the QP in RECOVERING.  Flushed sends go to the replay list,
+ * event) puts the QP in RECOVERING, and the recovery work first moves the
+ * QP to the error state (qp_flush_seen(): hardware in SQE flushes sends
+ * only, and would keep its receives).  Flushed sends go to the replay list,
  * not back to their agents, except sends canceled meanwhile
  * (KMAD_HW_CANCELED), which end at their flush; once the provider holds
  * nothing more, the recovery work resets the QP to RTS, reposts receive
- * buffers and posts the replay list ahead of the overflow list.  A reset
- * that fails is retried with backoff; after KMAD_QP_RECOVER_TRIES the QP
+ * buffers and posts the replay list ahead of the overflow list.  A reset,
+ * or a move to the error state, that fails is retried with backoff; after
+ * KMAD_QP_RECOVER_TRIES the QP
  * is FAILED and every send queued on it ends with a local error.  On a
  * DYING QP (port removal) flushed sends complete as flushed instead.
  * Only a flush means the QP is in error: a receive that fails otherwise

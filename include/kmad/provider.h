@@ -25,10 +25,15 @@
  * - Every posted work request produces exactly one CQE, in post order per
  *   queue, unless the QP is destroyed: a QP moved to the error state
  *   completes everything outstanding with %KMAD_WC_FLUSH_ERR.  A
- *   %KMAD_WC_FLUSH_ERR completion on a QP kmad did not move there starts
- *   kmad's recovery, which moves the QP to %KMAD_QPS_ERR itself (a send
- *   queue error state that keeps receiving is fine), waits until every
- *   work request has completed, then resets it to RTS.
+ *   %KMAD_WC_FLUSH_ERR completion on a running QP kmad did not move there
+ *   starts kmad's recovery, which moves the QP to %KMAD_QPS_ERR itself (a
+ *   send queue error state that keeps receiving is fine), waits until
+ *   every work request has completed, then resets it to RTS.  A move to
+ *   the error state or a reset that fails is retried with backoff, up to
+ *   five times, after which kmad gives the QP up (its sends end with a
+ *   local error; kmad_priv.h, enum kmad_qp_run): a provider that does not
+ *   flush receives on its own must let the move to the error state
+ *   succeed.
  * - req_notify_cq() arms the CQ for one completion event.  Providers
  *   differ, as HCAs do, in whether a CQE that arrived before arming raises
  *   the event; kmad's drain loop works with either (see cq.c).
@@ -44,9 +49,10 @@
  * - kmad_device_unregister() is never called from inside an op (it waits
  *   for kmad's work items and SRCU readers, which may be running that
  *   op): a provider that must unregister from one defers it to a work
- *   item.  Unregister waits, without a time limit, for a CQE of every
- *   posted work request and for modify_qp(%KMAD_QPS_ERR) to succeed: a
- *   device that vanished must still complete everything in software.
+ *   item.  Unregister waits, without a time limit, until the provider
+ *   has given back every posted work request (a CQE each), retrying
+ *   modify_qp(%KMAD_QPS_ERR) meanwhile: a device that vanished must still
+ *   complete everything in software.
  * - A port whose LID, LMC or SM LID changes after registration (the subnet
  *   manager assigned them) is reported with kmad_device_port_changed(),
  *   also from any context; a changed GID or P_Key table too (kmad then
@@ -327,8 +333,9 @@ struct kmad_hw_recv {
  *	virtual clock (the simulated fabric's step mode) implements it and
  *	calls kmad_device_clock_changed() after moving the clock forward;
  *	without it kmad uses jiffies and kernel timers.  It never goes
- *	backwards, and with it kmad arms no timer of its own: deadlines pass
- *	only at kmad_device_clock_changed().
+ *	backwards.  With it, send and RMPP deadlines pass only at
+ *	kmad_device_clock_changed(); QP recovery backoff, receive refill
+ *	retries and address handle expiry stay on jiffies.
  * @query_gid: read entry @index of the port's GID table; -EINVAL past its
  *	end, -EAGAIN for an empty entry.  Any context but hard interrupt,
  *	also with interrupts disabled (kmad_post_send() reads the source GID
