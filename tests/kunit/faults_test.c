@@ -79,34 +79,31 @@ static bool ft_can_fail(struct kunit *test)
 
 /*
  * The fixture of kmad_test.h, in step mode, on devices with address
- * handles (kmad's AH cache allocates on the send path) unless the case's
- * parameter says otherwise.
+ * handles (kmad's AH cache allocates on the send path), or (suite
+ * kmad_faults_noah) without.
  */
-static int ft_init(struct kunit *test)
+static int ft_setup(struct kunit *test, enum kmad_sim_ah ah)
 {
-	const enum kmad_sim_ah *ah = test->param_value;
 	struct kmad_sim_config cfg = {
 		.topology = KMAD_SIM_TOPO_PAIR,
 		.mode = KMAD_SIM_STEP,
 		.notify = KMAD_SIM_NOTIFY_IBTA,
 		.rq_depth = KT_RQ_DEPTH,
-		.ah = ah ? *ah : KMAD_SIM_AH_AUTO,
+		.ah = ah,
 	};
 
 	return kt_fix_setup_cfg(test, &cfg);
 }
 
-static const enum kmad_sim_ah ft_ah_modes[] = {
-	KMAD_SIM_AH_NONE, KMAD_SIM_AH_AUTO,
-};
-
-static void ft_ah_desc(const enum kmad_sim_ah *ah, char *desc)
+static int ft_init(struct kunit *test)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s",
-		 *ah == KMAD_SIM_AH_NONE ? "no AH" : "AH cache");
+	return ft_setup(test, KMAD_SIM_AH_AUTO);
 }
 
-KUNIT_ARRAY_PARAM(ft_ah, ft_ah_modes, ft_ah_desc);
+static int ft_init_noah(struct kunit *test)
+{
+	return ft_setup(test, KMAD_SIM_AH_NONE);
+}
 
 static void ft_reset(struct kt_fix *f)
 {
@@ -404,45 +401,51 @@ static void ft_sweep_register(struct kunit *test, enum kmad_qp_type qpt,
 	kunit_info(test, "%u allocations failed in turn\n", n - 1);
 }
 
-static void faults_register_send_only(struct kunit *test)
+/* A registration a sweep makes: its QP and request (NULL: send-only). */
+struct ft_reg {
+	const char *name;
+	enum kmad_qp_type qpt;
+	bool send_only;
+	u8 mgmt_class;
+	u8 class_version;
+	u8 rmpp_version;
+	u8 oui[3];
+	u8 methods[2];
+};
+
+static const struct ft_reg ft_regs[] = {
+	{ "send_only", KMAD_QPT_GSI, true },
+	{ "class_rmpp", KMAD_QPT_GSI, false, KT_CLASS, KT_VERSION,
+	  KMAD_RMPP_VERSION, {}, { KMAD_METHOD_GET, KMAD_METHOD_GET_TABLE } },
+	{ "vendor_oui", KMAD_QPT_GSI, false,
+	  KMAD_MGMT_CLASS_VENDOR_RANGE2_START, 1, 0, { 0x00, 0x14, 0x05 },
+	  { KMAD_METHOD_GET } },
+	{ "smi", KMAD_QPT_SMI, false, KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1, 0,
+	  {}, { KMAD_METHOD_TRAP } },
+};
+
+static void ft_reg_desc(const struct ft_reg *r, char *desc)
 {
-	ft_sweep_register(test, KMAD_QPT_GSI, NULL);
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
 }
 
-static void faults_register_class(struct kunit *test)
+KUNIT_ARRAY_PARAM(ft_reg, ft_regs, ft_reg_desc);
+
+static void faults_register(struct kunit *test)
 {
+	const struct ft_reg *r = test->param_value;
 	struct kmad_reg_req req = {
-		.mgmt_class = KT_CLASS,
-		.class_version = KT_VERSION,
-		.rmpp_version = KMAD_RMPP_VERSION,
+		.mgmt_class = r->mgmt_class,
+		.class_version = r->class_version,
+		.rmpp_version = r->rmpp_version,
 	};
+	int i;
 
-	__set_bit(KMAD_METHOD_GET, req.method_mask);
-	__set_bit(KMAD_METHOD_GET_TABLE, req.method_mask);
-	ft_sweep_register(test, KMAD_QPT_GSI, &req);
-}
-
-static void faults_register_vendor_oui(struct kunit *test)
-{
-	struct kmad_reg_req req = {
-		.mgmt_class = KMAD_MGMT_CLASS_VENDOR_RANGE2_START,
-		.class_version = 1,
-		.oui = { 0x00, 0x14, 0x05 },
-	};
-
-	__set_bit(KMAD_METHOD_GET, req.method_mask);
-	ft_sweep_register(test, KMAD_QPT_GSI, &req);
-}
-
-static void faults_register_smi(struct kunit *test)
-{
-	struct kmad_reg_req req = {
-		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
-		.class_version = 1,
-	};
-
-	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
-	ft_sweep_register(test, KMAD_QPT_SMI, &req);
+	memcpy(req.oui, r->oui, sizeof(req.oui));
+	for (i = 0; i < ARRAY_SIZE(r->methods); i++)
+		if (r->methods[i])
+			__set_bit(r->methods[i], req.method_mask);
+	ft_sweep_register(test, r->qpt, r->send_only ? NULL : &req);
 }
 
 /*
@@ -689,16 +692,13 @@ static void faults_sim_create(struct kunit *test)
 }
 
 static struct kunit_case faults_cases[] = {
-	KUNIT_CASE_PARAM(faults_post_request, ft_ah_gen_params),
+	KUNIT_CASE(faults_post_request),
 	KUNIT_CASE(faults_post_send_only),
-	KUNIT_CASE_PARAM(faults_post_by_gid, ft_ah_gen_params),
+	KUNIT_CASE(faults_post_by_gid),
 	KUNIT_CASE(faults_post_rmpp),
 	KUNIT_CASE(faults_post_smp),
 	KUNIT_CASE(faults_alloc_send_buf),
-	KUNIT_CASE(faults_register_send_only),
-	KUNIT_CASE(faults_register_class),
-	KUNIT_CASE(faults_register_vendor_oui),
-	KUNIT_CASE(faults_register_smi),
+	KUNIT_CASE_PARAM(faults_register, ft_reg_gen_params),
 	KUNIT_CASE(faults_create_response),
 	KUNIT_CASE(faults_unregister),
 	KUNIT_CASE(faults_register_client),
@@ -713,7 +713,21 @@ static struct kunit_suite faults_suite = {
 	.test_cases = faults_cases,
 };
 
-kunit_test_suites(&faults_suite);
+/* The post sweeps again, on devices without address handles. */
+static struct kunit_case faults_noah_cases[] = {
+	KUNIT_CASE(faults_post_request),
+	KUNIT_CASE(faults_post_by_gid),
+	{}
+};
+
+static struct kunit_suite faults_noah_suite = {
+	.name = "kmad_faults_noah",
+	.init = ft_init_noah,
+	.exit = kt_fix_exit,
+	.test_cases = faults_noah_cases,
+};
+
+kunit_test_suites(&faults_suite, &faults_noah_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad under allocation failures");
 MODULE_LICENSE("GPL");
