@@ -585,23 +585,29 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	}
 	/* Only the message: the first segment is also the last. */
 	if (kmad_rmpp_flags(rmpp_hdr(recv)) & KMAD_RMPP_FLAG_LAST) {
+		/*
+		 * Without its record a repeat of it (its sender missed the
+		 * ACK) would be delivered again: dropped unanswered instead,
+		 * as ib_mad's start_rmpp() does, and the repeat is taken.
+		 */
 		rr = kzalloc(sizeof(*rr), GFP_ATOMIC);
-		if (rr) {
-			rr->tid = recv->mad.mad_hdr.tid;
-			rr->mgmt_class = recv->mad.mad_hdr.mgmt_class;
-			rr->grh = recv->wc.grh_present;
-			rr->sgid = recv->wc.grh.sgid;
-			rr->slid = recv->wc.slid;
-			rr->src_qpn = recv->wc.src_qpn;
-			rr->state = RMPP_RECV_DONE;
-			rr->total = 1;
-			rr->last = 1;
-			rr->newwin = 1;
-			rr->expires = now +
-				      msecs_to_jiffies(KMAD_RMPP_RECV_LINGER_MS);
-			list_add_tail(&rr->entry, &agent->rmpp_recvs);
-			rmpp_keep_done(agent, rr, &out->ended);
+		if (!rr) {
+			kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_DROPPED);
+			return;
 		}
+		rr->tid = recv->mad.mad_hdr.tid;
+		rr->mgmt_class = recv->mad.mad_hdr.mgmt_class;
+		rr->grh = recv->wc.grh_present;
+		rr->sgid = recv->wc.grh.sgid;
+		rr->slid = recv->wc.slid;
+		rr->src_qpn = recv->wc.src_qpn;
+		rr->state = RMPP_RECV_DONE;
+		rr->total = 1;
+		rr->last = 1;
+		rr->newwin = 1;
+		rr->expires = now + msecs_to_jiffies(KMAD_RMPP_RECV_LINGER_MS);
+		list_add_tail(&rr->entry, &agent->rmpp_recvs);
+		rmpp_keep_done(agent, rr, &out->ended);
 		rmpp_ctl(out, &recv->mad, KMAD_RMPP_TYPE_ACK,
 			 KMAD_RMPP_STATUS_SUCCESS, 1, 1);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_REASSEMBLED);

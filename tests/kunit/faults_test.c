@@ -504,6 +504,91 @@ static void faults_create_response(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/* Receive callbacks the fixture logged for TID @tid. */
+static int ft_recvs(struct kt_fix *f, u64 tid)
+{
+	int i, n = 0;
+
+	spin_lock(&f->lock);
+	for (i = 0; i < min(f->n, KT_MAX_EVENTS); i++)
+		if (f->ev[i].kind == KT_RECV && f->ev[i].tid == tid)
+			n++;
+	spin_unlock(&f->lock);
+	return n;
+}
+
+/*
+ * A one-segment RMPP message (First and Last) handed over by a provider's
+ * bridge, which runs kmad's receive path in the caller's task, with each
+ * allocation failing in turn, then once more as its sender would repeat
+ * it after a lost ACK: delivered exactly once either way.  Before, when
+ * the record of the finished transfer could not be allocated, the
+ * message was delivered and ACKed all the same, and its repeat delivered
+ * again (2 deliveries).
+ */
+static void faults_rmpp_single_segment(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV0);
+	struct kmad_wc bwc = {
+		.src_qpn = KT_QPN,
+		.slid = kmad_port_lid(f->port[KT_DEV1]),
+	};
+	struct kmad_reg_req req = {
+		.mgmt_class = KT_CLASS,
+		.class_version = KT_VERSION,
+		.rmpp_version = KMAD_RMPP_VERSION,
+	};
+	struct kmad_rmpp_mad *m;
+	struct kmad_agent *a;
+	unsigned int n;
+	bool injected;
+	u64 tid;
+
+	if (!ft_can_fail(test))
+		return;
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	__set_bit(KMAD_METHOD_SET, req.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	m->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	m->mad_hdr.mgmt_class = KT_CLASS;
+	m->mad_hdr.class_version = KT_VERSION;
+	m->mad_hdr.method = KMAD_METHOD_SET;
+	m->rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;
+	m->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_DATA;
+	m->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE |
+				       KMAD_RMPP_FLAG_FIRST |
+				       KMAD_RMPP_FLAG_LAST;
+	m->rmpp_hdr.seg_num = cpu_to_be32(1);
+	m->rmpp_hdr.paylen_newwin = cpu_to_be32(100);
+	for (n = 1; n < FT_MAX_RUNS; n++) {
+		tid = 0x900 + n;
+		m->mad_hdr.tid = cpu_to_be64(tid);
+		ft_reset(f);
+		ft_arm(n);
+		kmad_device_bridge_recv_qp(dev, 1, KMAD_QPT_GSI, &bwc, NULL, m,
+					   KMAD_MAD_SIZE);
+		injected = ft_disarm();
+		kt_settle(f);
+		KUNIT_EXPECT_EQ(test, kmad_device_bridge_recv_qp(dev, 1,
+								 KMAD_QPT_GSI,
+								 &bwc, NULL, m,
+								 KMAD_MAD_SIZE),
+				0);
+		kt_wait_until(ft_recvs(f, tid) >= 1, KT_ASYNC_WAIT_MS);
+		kt_settle(f);
+		KUNIT_EXPECT_EQ_MSG(test, ft_recvs(f, tid), 1, "run %u", n);
+		if (!injected)
+			break;
+	}
+	KUNIT_EXPECT_LT(test, n, FT_MAX_RUNS);
+	kunit_info(test, "%u allocations failed in turn\n", n - 1);
+	kmad_unregister_agent(a);
+}
+
 /*
  * kmad_unregister_agent() with sends waiting for their responses: it
  * may not fail, or lose a callback, for want of memory.
@@ -700,6 +785,7 @@ static struct kunit_case faults_cases[] = {
 	KUNIT_CASE(faults_alloc_send_buf),
 	KUNIT_CASE_PARAM(faults_register, ft_reg_gen_params),
 	KUNIT_CASE(faults_create_response),
+	KUNIT_CASE(faults_rmpp_single_segment),
 	KUNIT_CASE(faults_unregister),
 	KUNIT_CASE(faults_register_client),
 	KUNIT_CASE(faults_sim_create),
