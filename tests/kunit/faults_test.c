@@ -589,6 +589,159 @@ static void faults_rmpp_single_segment(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/* What faults_bridged_recv hands over. */
+enum ft_bridged {
+	FT_BRIDGED_REQUEST,	/* a Get for a registered agent */
+	FT_BRIDGED_RESPONSE,	/* the response to an outstanding request */
+	FT_BRIDGED_RMPP_FIRST,	/* the first of three RMPP segments */
+	FT_BRIDGED_UNSUPPORTED,	/* a Get of a class nobody registered */
+};
+
+static const enum ft_bridged ft_bridged_kinds[] = {
+	FT_BRIDGED_REQUEST, FT_BRIDGED_RESPONSE, FT_BRIDGED_RMPP_FIRST,
+	FT_BRIDGED_UNSUPPORTED,
+};
+
+static void ft_bridged_desc(const enum ft_bridged *k, char *desc)
+{
+	static const char * const names[] = {
+		"request", "response", "rmpp_first", "unsupported",
+	};
+
+	strscpy(desc, names[*k], KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ft_bridged, ft_bridged_kinds, ft_bridged_desc);
+
+/*
+ * kmad's receive path with each allocation failing in turn: a provider's
+ * bridge (kmad_device_bridge_recv_qp()) runs it in the caller's task.  A
+ * hand-over either fails with -ENOMEM and nothing happens, or works:
+ * a request is delivered once; a response ends its request with
+ * KMAD_SEND_OK once (after a failed hand-over, the repeat does); an
+ * RMPP first segment starts a transfer only with its buffer (every
+ * transfer in progress holds one: rmpp_recv_buffers counts them); an
+ * unsupported request is answered or dropped.  What is left behind,
+ * kmemleak finds.
+ */
+static void faults_bridged_recv(struct kunit *test)
+{
+	const enum ft_bridged *kind = test->param_value;
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port = f->port[KT_DEV0];
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV0);
+	struct kmad_wc bwc = {
+		.src_qpn = KT_QPN,
+		.slid = kmad_port_lid(f->port[KT_DEV1]),
+	};
+	struct kmad_reg_req req = {
+		.mgmt_class = KT_CLASS,
+		.class_version = KT_VERSION,
+	};
+	struct kmad_send_buf *buf = NULL;
+	struct kmad_rmpp_mad *m;
+	struct kmad_agent *a;
+	s64 buffers;
+	unsigned int n, started = 0;
+	bool injected;
+	int ret;
+	u64 tid;
+
+	if (!ft_can_fail(test))
+		return;
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	__set_bit(KMAD_METHOD_SET, req.method_mask);
+	if (*kind == FT_BRIDGED_RMPP_FIRST)
+		req.rmpp_version = KMAD_RMPP_VERSION;
+	a = kmad_register_agent(port, KMAD_QPT_GSI, &req, kt_send_handler,
+				kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	buffers = atomic64_read(&port->stats[KMAD_PSTAT_RMPP_BUFFERS]);
+	for (n = 1; n < FT_MAX_RUNS; n++) {
+		tid = 0xb00 + n;
+		ft_reset(f);
+		memset(m, 0, sizeof(*m));
+		m->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+		m->mad_hdr.mgmt_class = KT_CLASS;
+		m->mad_hdr.class_version = KT_VERSION;
+		m->mad_hdr.method = KMAD_METHOD_GET;
+		m->mad_hdr.tid = cpu_to_be64(tid);
+		switch (*kind) {
+		case FT_BRIDGED_REQUEST:
+			break;
+		case FT_BRIDGED_RESPONSE:
+			buf = kt_request(f, f->agent, KMAD_METHOD_GET, tid,
+					 KT_ASYNC_WAIT_MS, 0);
+			kt_post(f, buf);
+			kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+			memcpy(m, buf->mad, sizeof(*m));
+			m->mad_hdr.method = KMAD_METHOD_GET_RESP;
+			break;
+		case FT_BRIDGED_RMPP_FIRST:
+			m->mad_hdr.method = KMAD_METHOD_SET;
+			m->rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;
+			m->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_DATA;
+			m->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE |
+						       KMAD_RMPP_FLAG_FIRST;
+			m->rmpp_hdr.seg_num = cpu_to_be32(1);
+			m->rmpp_hdr.paylen_newwin = cpu_to_be32(500);
+			break;
+		case FT_BRIDGED_UNSUPPORTED:
+			m->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_BM;
+			m->mad_hdr.class_version = 1;
+			break;
+		}
+		ft_arm(n);
+		ret = kmad_device_bridge_recv_qp(dev, 1, KMAD_QPT_GSI, &bwc, NULL,
+						 m, KMAD_MAD_SIZE);
+		injected = ft_disarm();
+		kt_settle(f);
+		KUNIT_EXPECT_TRUE_MSG(test, !ret || ret == -ENOMEM, "run %u: %d",
+				      n, ret);
+		switch (*kind) {
+		case FT_BRIDGED_REQUEST:
+			if (!ret)
+				kt_wait_until(ft_recvs(f, tid), KT_ASYNC_WAIT_MS);
+			KUNIT_EXPECT_EQ_MSG(test, ft_recvs(f, tid), ret ? 0 : 1,
+					    "run %u", n);
+			break;
+		case FT_BRIDGED_RESPONSE:
+			/* The repeat of a hand-over that failed. */
+			if (ret)
+				ret = kmad_device_bridge_recv_qp(dev, 1,
+								 KMAD_QPT_GSI,
+								 &bwc, NULL, m,
+								 KMAD_MAD_SIZE);
+			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "run %u", n);
+			kt_wait_until(ft_callbacks(f, buf), KT_ASYNC_WAIT_MS);
+			kt_settle(f);
+			KUNIT_EXPECT_EQ_MSG(test, ft_callbacks(f, buf), 1,
+					    "run %u", n);
+			if (kt_events(f) == 1)
+				KUNIT_EXPECT_EQ_MSG(test, f->ev[0].status,
+						    KMAD_SEND_OK, "run %u", n);
+			kmad_free_send_buf(buf);
+			break;
+		case FT_BRIDGED_RMPP_FIRST:
+			started = atomic64_read(&port->stats[KMAD_PSTAT_RMPP_BUFFERS]) -
+				  buffers;
+			KUNIT_EXPECT_EQ_MSG(test,
+					    kmad_agent_priv(a)->rmpp_recvs_active,
+					    started, "run %u", n);
+			break;
+		case FT_BRIDGED_UNSUPPORTED:
+			break;
+		}
+		if (!injected)
+			break;
+	}
+	KUNIT_EXPECT_LT(test, n, FT_MAX_RUNS);
+	kunit_info(test, "%u allocations failed in turn\n", n - 1);
+	kmad_unregister_agent(a);
+}
+
 /*
  * kmad_unregister_agent() with sends waiting for their responses: it
  * may not fail, or lose a callback, for want of memory.
@@ -786,6 +939,7 @@ static struct kunit_case faults_cases[] = {
 	KUNIT_CASE_PARAM(faults_register, ft_reg_gen_params),
 	KUNIT_CASE(faults_create_response),
 	KUNIT_CASE(faults_rmpp_single_segment),
+	KUNIT_CASE_PARAM(faults_bridged_recv, ft_bridged_gen_params),
 	KUNIT_CASE(faults_unregister),
 	KUNIT_CASE(faults_register_client),
 	KUNIT_CASE(faults_sim_create),
