@@ -112,17 +112,32 @@ static void ft_reset(struct kt_fix *f)
 	spin_unlock(&f->lock);
 }
 
-/* Callbacks recorded for @buf so far. */
-static int ft_callbacks(struct kt_fix *f, struct kmad_send_buf *buf)
+/*
+ * Handler calls logged so far of @kind: send_handler calls for @buf, or
+ * recv_handler calls for a MAD of TID @tid.
+ */
+static int ft_count(struct kt_fix *f, enum kt_kind kind,
+		    struct kmad_send_buf *buf, u64 tid)
 {
 	int i, n = 0;
 
 	spin_lock(&f->lock);
 	for (i = 0; i < min(f->n, KT_MAX_EVENTS); i++)
-		if (f->ev[i].kind == KT_SEND && f->ev[i].buf == buf)
+		if (f->ev[i].kind == kind &&
+		    (kind == KT_SEND ? f->ev[i].buf == buf : f->ev[i].tid == tid))
 			n++;
 	spin_unlock(&f->lock);
 	return n;
+}
+
+static int ft_callbacks(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	return ft_count(f, KT_SEND, buf, 0);
+}
+
+static int ft_recvs(struct kt_fix *f, u64 tid)
+{
+	return ft_count(f, KT_RECV, NULL, tid);
 }
 
 /* Complete whatever device 0 has on (@qpn)'s send queue, as sent. */
@@ -502,19 +517,6 @@ static void faults_create_response(struct kunit *test)
 	kmad_free_recv(f->kept_recv);
 	f->kept_recv = NULL;
 	kmad_unregister_agent(a);
-}
-
-/* Receive callbacks the fixture logged for TID @tid. */
-static int ft_recvs(struct kt_fix *f, u64 tid)
-{
-	int i, n = 0;
-
-	spin_lock(&f->lock);
-	for (i = 0; i < min(f->n, KT_MAX_EVENTS); i++)
-		if (f->ev[i].kind == KT_RECV && f->ev[i].tid == tid)
-			n++;
-	spin_unlock(&f->lock);
-	return n;
 }
 
 /*
