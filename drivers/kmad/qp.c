@@ -322,6 +322,16 @@ static void qp_start_recovery(struct kmad_qp_info *qpi)
 		queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
 }
 
+/* Context: Q held.  Have the recovery work move the QP to the error state
+ * before it waits for the provider to give everything back.
+ */
+static void qp_recover_via_err(struct kmad_qp_info *qpi)
+{
+	lockdep_assert_held(&qpi->lock);
+	set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
+	queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
+}
+
 /*
  * Context: Q held.  A flush CQE came while the QP ran: the first sign of
  * an error state kmad did not ask for.  The whole QP may not be in it: a
@@ -339,8 +349,20 @@ static void qp_flush_seen(struct kmad_qp_info *qpi)
 	if (qpi->run != KMAD_QP_RUNNING)
 		return;
 	qpi->run = KMAD_QP_RECOVERING;
-	set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
-	queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
+	qp_recover_via_err(qpi);
+}
+
+/*
+ * Context: Q held.  A CQE of @qpi was reaped, @flushed if with a flush
+ * status: it may start a recovery, or be the last thing the provider held
+ * for one to go on.
+ */
+static void qp_cqe_reaped(struct kmad_qp_info *qpi, bool flushed)
+{
+	if (flushed)
+		qp_flush_seen(qpi);
+	if (qpi->run == KMAD_QP_RECOVERING)
+		qp_start_recovery(qpi);
 }
 
 /**
@@ -382,10 +404,7 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	/* A flush puts the QP in recovery; any CQE may have been the last
 	 * thing the provider held for a recovery to go on.
 	 */
-	if (flushed)
-		qp_flush_seen(qpi);
-	if (flushed || qpi->run == KMAD_QP_RECOVERING)
-		qp_start_recovery(qpi);
+	qp_cqe_reaped(qpi, flushed);
 	kick = qp_post_waiting(qpi);
 	spin_unlock_irqrestore(&qpi->lock, flags);
 
@@ -413,10 +432,7 @@ void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed)
 
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->rq_posted--;
-	if (flushed)
-		qp_flush_seen(qpi);
-	if (flushed || qpi->run == KMAD_QP_RECOVERING)
-		qp_start_recovery(qpi);
+	qp_cqe_reaped(qpi, flushed);
 	spin_unlock_irqrestore(&qpi->lock, flags);
 }
 
@@ -484,10 +500,8 @@ void kmad_cq_drain_work(struct work_struct *work)
 		 * provider gives everything back and recovery can go on.  At
 		 * worst that costs one more recovery.
 		 */
-		if (qpi->run == KMAD_QP_RECOVERING) {
-			set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
-			queue_delayed_work(kmad_wq, &qpi->recover_work, 0);
-		}
+		if (qpi->run == KMAD_QP_RECOVERING)
+			qp_recover_via_err(qpi);
 		spin_unlock_irqrestore(&qpi->lock, flags);
 	}
 	qp_complete_failed(qpi);
