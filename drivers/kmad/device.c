@@ -170,6 +170,7 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 	dev->ops = ops;
 	dev->bridges = !!ops->bridge_add;
 	dev->has_gids = !!ops->query_gid;
+	dev->has_pkeys = !!ops->query_pkey;
 	dev->has_clock = !!ops->now;
 	dev->num_ports = num_ports;
 	dev->priv = priv_size ? (char *)dev + size : NULL;
@@ -1029,6 +1030,18 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear)
 EXPORT_SYMBOL_GPL(kmad_port_modify_cap);
 
 /**
+ * kmad_port_pkey_count() - how many entries a port's P_Key table has:
+ * the provider's &kmad_port_attr.pkey_tbl_len, or 1 (the default P_Key)
+ * for a provider without query_pkey.  Fixed while the port is registered;
+ * reads no provider op, so a ULP's post may ask after the device is gone.
+ * @port: the port.
+ */
+unsigned int kmad_port_pkey_count(const struct kmad_port *port)
+{
+	return port->dev->has_pkeys ? port->attr.pkey_tbl_len : 1;
+}
+
+/**
  * kmad_port_query_pkey() - read an entry of a port's P_Key table.
  * @port: the port.
  * @index: the entry.
@@ -1053,12 +1066,11 @@ int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
 	idx = srcu_read_lock(&kmad_provider_srcu);
 	if (READ_ONCE(dev->gone)) {
 		ret = -ENODEV;
-	} else if (!dev->ops->query_pkey) {
-		ret = index ? -EINVAL : 0;
-		if (!ret)
-			*pkey = 0xffff;
-	} else if (index >= port->attr.pkey_tbl_len) {
+	} else if (index >= kmad_port_pkey_count(port)) {
 		ret = -EINVAL;
+	} else if (!dev->has_pkeys) {
+		*pkey = 0xffff;
+		ret = 0;
 	} else {
 		ret = dev->ops->query_pkey(dev, port->port_num, index, pkey);
 	}

@@ -387,6 +387,7 @@ struct kmad_device {
 	 */
 	bool bridges;				/* ops->bridge_add */
 	bool has_gids;				/* ops->query_gid */
+	bool has_pkeys;				/* ops->query_pkey */
 	bool has_clock;				/* ops->now */
 	u8 num_ports;				/* I */
 	bool registered;			/* G */
@@ -721,6 +722,7 @@ void kmad_port_stat_add(struct kmad_port *port, enum kmad_port_stat s,
 			unsigned int n);
 int kmad_port_find_gid(struct kmad_port *port, const union kmad_gid *gid,
 		       u8 *index);
+unsigned int kmad_port_pkey_count(const struct kmad_port *port);
 
 /* qp.c */
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -1297,10 +1297,12 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 EXPORT_SYMBOL_GPL(kmad_send_buf_set_dr_path);
 
 /*
- * Can @dest be sent to from @agent?  -EINVAL for a GRH on QP0 (SMPs never
- * carry one), none on an Ethernet port, from_qp1 on QP0 or on a provider
- * without a bridge, or a source GID index the port's table does not hold.
- * Reads nothing but @dest; may call the provider's query_gid().
+ * Can @dest be sent to from @agent?  -EINVAL for an SL above 15 (four bits
+ * on the wire), a P_Key index the port's table does not have, a GRH on
+ * QP0 (SMPs never carry one), none on an Ethernet port, from_qp1 on QP0
+ * or on a provider without a bridge, or a source GID index the port's
+ * table does not hold.  Reads nothing but @dest and the port's
+ * attributes; may call the provider's query_gid().
  */
 static int send_check_addr(struct kmad_agent_priv *agent,
 			   const struct kmad_dest *dest)
@@ -1309,6 +1311,9 @@ static int send_check_addr(struct kmad_agent_priv *agent,
 	bool eth = kmad_port_link_layer(port) == KMAD_LINK_LAYER_ETHERNET;
 	union kmad_gid sgid;
 
+	if (dest->sl > KMAD_MAX_SL ||
+	    dest->pkey_index >= kmad_port_pkey_count(port))
+		return -EINVAL;
 	/* Only a provider with a bridge has a real QP1 to send from. */
 	if (dest->from_qp1 && (kmad_qpt_is_smi(agent->agent.qpt) ||
 			       !port->dev->bridges))
@@ -1410,7 +1415,8 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * leaves the MAD as it was, byte for byte.
  *
  * Return: 0; -EINVAL for a bad buffer or one already posted, a timeout
- * above %KMAD_MAX_TIMEOUT_MS, a directed-route SMP whose path fails
+ * above %KMAD_MAX_TIMEOUT_MS, an SL above %KMAD_MAX_SL or a P_Key index
+ * past the end of the port's table, a directed-route SMP whose path fails
  * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
  * whose sgid_index is not an entry of the port's GID table,
  * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, an RMPP

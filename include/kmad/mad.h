@@ -255,13 +255,16 @@ struct kmad_grh_attr {
  *	whose directed part starts here (a DrSLID, for a request, or a
  *	DrDLID, for a response, that is permissive; else the LID where it
  *	starts).  0 on an Ethernet (RoCE) port, where @grh routes the send.
- * @sl: service level.
+ * @sl: service level, 0 to %KMAD_MAX_SL (kmad_post_send() refuses more).
  * @grh_present: send with a GRH built from @grh.  Required on an Ethernet
  *	port (kmad_post_send() fails with -EINVAL without it); refused for
  *	SMPs, which never carry a GRH.
  * @remote_qpn: destination QP: 0 for SMPs, 1 for GMPs (or a redirected QP).
  * @remote_qkey: Q_Key; KMAD_QP1_QKEY for QP1.
- * @pkey_index: P_Key index.
+ * @pkey_index: P_Key index: an entry of the port's P_Key table
+ *	(kmad_port_query_pkey() reads it; kmad_post_send() refuses an index
+ *	past its end).  kmad_create_response() sets the index the request
+ *	arrived with.
  * @from_qp1: send from the port's real QP1, through the MAD layer that
  *	owns it, instead of from kmad's own QP (whose number may not be 1,
  *	see kmad_qp_set_hw_num()).  Set by kmad_create_response() (and for
@@ -294,6 +297,9 @@ struct kmad_dest {
 	u8 src_path_bits;
 	struct kmad_grh_attr grh;
 };
+
+/** KMAD_MAX_SL - the highest service level (four bits on the wire). */
+#define KMAD_MAX_SL 15
 
 /** KMAD_PERMISSIVE_LID - the permissive LID, for directed-route SMPs. */
 #define KMAD_PERMISSIVE_LID 0xffff

@@ -181,16 +181,18 @@ fi
 
 # ---- gsi/*: kmad_interop's cases from fakeib0 to fakeib1: a kmad agent's
 # Gets answered by ib_mad (unsupported), by ibmad_peer's ib_mad agent, by
-# a kmad agent on fakeib1; and Gets to a dead QPN timing out.
+# a kmad agent on fakeib1; Gets to a dead QPN timing out; and a Get with
+# P_Key index 1, an entry fakeib has, which kmad_ib's UD QP refuses
+# (LOCAL_ERROR).
 mark 2
 if ! modprobe ibmad_peer dev=fakeib1; then
 	say "modprobe ibmad_peer failed"
 fi
 bounded 200 modprobe kmad_interop dev=fakeib0 peer=fakeib1 \
-	cases=ibmad_unsupported,ibmad_peer,kmad_kmad,timeout_retry
+	cases=ibmad_unsupported,ibmad_peer,kmad_kmad,timeout_retry,pkey_index
 i_rc=$?
 since 2 | grep 'kmad_interop' | sed 's/^/    /'
-for c in ibmad_unsupported ibmad_peer kmad_kmad timeout_retry; do
+for c in ibmad_unsupported ibmad_peer kmad_kmad timeout_retry pkey_index; do
 	line=$(since 2 | grep -m1 "kmad_interop: $c: \(ok\|FAILED\)" |
 	       sed 's/.*kmad_interop: [a-z_]*: //')
 	case "$line" in

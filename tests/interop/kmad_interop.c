@@ -29,8 +29,10 @@
  *                      RESP_TIMEOUT after about 300 ms.
  *   cancel             Gets to the dead QPN, canceled at once or later:
  *                      CANCELED.
- *   pkey_index         a Get with P_Key index 1 ends LOCAL_ERROR once:
- *                      kmad_ib's UD QP sends with P_Key index 0 only.
+ *   pkey_index         a Get with P_Key index 1: refused (-EINVAL) where
+ *                      the port's P_Key table has one entry (rxe), else
+ *                      it ends LOCAL_ERROR once: kmad_ib's UD QP sends
+ *                      with P_Key index 0 only.
  *   unregister_busy    1000 Gets outstanding when the agent unregisters:
  *                      every callback exactly once, before it returns.
  *   remove             leaves Gets outstanding on both devices (long
@@ -625,10 +627,12 @@ static void ic_case_cancel(const char *name)
 }
 
 /*
- * A send with P_Key index 1: kmad_ib's UD QP sends with index 0 only (a
- * UD QP has one P_Key; only a GSI QP takes one per send), so the post is
- * accepted and the send ends once with a local error, no response.  On
- * RoCE there is no index 1 anyway (one P_Key, 0xffff).
+ * A send with P_Key index 1.  Where the port's table has no entry 1 (rxe:
+ * one P_Key, 0xffff), kmad_post_send() refuses it with -EINVAL and no
+ * callback follows.  Where it has one, kmad_ib's UD QP still sends with
+ * index 0 only (a UD QP has one P_Key; only a GSI QP takes one per send),
+ * so the post is accepted and the send ends once with a local error, no
+ * response.
  */
 static void ic_case_pkey_index(const char *name)
 {
@@ -651,19 +655,23 @@ static void ic_case_pkey_index(const char *name)
 	ic_dest(&d, 1);
 	d.pkey_index = 1;
 	buf = ic_post_get(agent, &c, &d, 0, IC_TIMEOUT_MS, 0);
-	if (IS_ERR(buf))
+	if (pkey_ret && PTR_ERR_OR_ZERO(buf) != -EINVAL)
+		ic_fail(&c, "post with no P_Key entry 1: %d, not -EINVAL",
+			PTR_ERR_OR_ZERO(buf));
+	else if (!pkey_ret && IS_ERR(buf))
 		ic_fail(&c, "post: %ld", PTR_ERR(buf));
 	if (!ic_wait(&c, IC_CASE_WAIT_MS))
 		ic_fail(&c, "callback missing");
 	kmad_unregister_agent(agent);
-	if (!IS_ERR(buf) && atomic_read(&c.callbacks) != 1)
-		ic_fail(&c, "%d callbacks for 1 send",
-			atomic_read(&c.callbacks));
+	if (atomic_read(&c.callbacks) != (IS_ERR(buf) ? 0 : 1))
+		ic_fail(&c, "%d callbacks for %d send",
+			atomic_read(&c.callbacks), IS_ERR(buf) ? 0 : 1);
 	if (atomic_read(&c.responses))
 		ic_fail(&c, "%d responses", atomic_read(&c.responses));
 	ic_report(name, &c,
-		  "Get with P_Key index 1 ended LOCAL_ERROR, no response (P_Key index 1 on %s: %d)",
-		  dev, pkey_ret);
+		  "Get with P_Key index 1: %s, no response (P_Key index 1 on %s: %d)",
+		  IS_ERR(buf) ? "refused" : "ended LOCAL_ERROR", dev,
+		  pkey_ret);
 }
 
 static void ic_case_unregister_busy(const char *name)

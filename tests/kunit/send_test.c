@@ -389,6 +389,36 @@ static void send_bad_arguments(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * An SL above 15 or a P_Key index past the port's table (the sim's has 64
+ * entries) gets -EINVAL and no callback; the MAD stays as it was.  The
+ * highest of each is taken.
+ */
+static void send_bad_sl_pkey_index(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       8, 0, 0);
+	u64 tid = be64_to_cpu(buf->mad->mad_hdr.tid);
+
+	buf->dest.sl = KMAD_MAX_SL + 1;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->dest.sl = 0xff;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->dest.sl = KMAD_MAX_SL;
+	buf->dest.pkey_index = 64;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->dest.pkey_index = 0xffff;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(buf->mad->mad_hdr.tid), tid);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	buf->dest.pkey_index = 63;
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
 /* Past the send queue depth, sends wait and go out in post order. */
 static void send_overflow_keeps_order(struct kunit *test)
 {
@@ -833,6 +863,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_carries_hi_tid),
 	KUNIT_CASE(send_duplicate_tid_busy),
 	KUNIT_CASE(send_bad_arguments),
+	KUNIT_CASE(send_bad_sl_pkey_index),
 	KUNIT_CASE(send_overflow_keeps_order),
 	KUNIT_CASE(send_response_from_any_lid),
 	KUNIT_CASE(send_directed_route_smp),
