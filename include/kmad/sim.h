@@ -299,6 +299,10 @@ struct kmad_sim_faults {
  * @cq_events: completion events delivered to kmad (kmad_cq_event() calls).
  * @dropped_bad_qkey: arrived on QP1 with a Q_Key other than
  *	%KMAD_QP1_QKEY.
+ * @dropped_bad_pkey: arrived on a QP other than QP0 (or for the PMA)
+ *	with a P_Key that matches no entry of the port's P_Key table
+ *	(IBTA 10.9.3: same low 15 bits, and at least one of the two a full
+ *	member; 0x0000 and 0x8000 match nothing).
  * @recv_errors: arrived but longer than the receive buffer; the receive
  *	completed with %KMAD_WC_LOC_ERR.
  * @cq_overflows: CQEs that arrived at a CQ already holding
@@ -321,8 +325,8 @@ struct kmad_sim_faults {
  * (no LFT entry, a DLID no port has, a routing loop, or the destination
  * device is gone), @dropped_link, and @dropped_smi for a discard by a
  * switch.  One that reaches its destination port counts there:
- * @delivered, @dropped_no_recv, @dropped_bad_qkey, @recv_errors,
- * @fw_answered, and @dropped_smi for a discard by the SMA's own checks.
+ * @delivered, @dropped_no_recv, @dropped_bad_qkey, @dropped_bad_pkey,
+ * @recv_errors, @fw_answered, and @dropped_smi for a discard by the SMA's own checks.
  * The traffic that crossed each link is counted per port by the PMA
  * (PortCounters, PortCountersExtended), not here.
  */
@@ -337,6 +341,7 @@ struct kmad_sim_stats {
 	u64 send_errors;
 	u64 cq_events;
 	u64 dropped_bad_qkey;
+	u64 dropped_bad_pkey;
 	u64 recv_errors;
 	u64 cq_overflows;
 	u64 dropped_link;

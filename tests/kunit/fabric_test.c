@@ -470,6 +470,142 @@ static void fabric_fattree_limits(struct kunit *test)
 	}
 }
 
+/* PortInfo's P_KeyViolations (IBTA 14.2.5.6). */
+#define PI_PKEY_VIOL	46
+
+/* Set block 0 of the P_KeyTable of the port at @lid to @keys (LID-routed). */
+static void ft_pkeys(struct sn *s, u16 lid, const u16 *keys, unsigned int n)
+{
+	struct kmad_mad mad;
+	unsigned int i;
+
+	sn_smp(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PKEY_TABLE, 0);
+	for (i = 0; i < n; i++)
+		put_unaligned_be16(keys[i], sn_smp_data(&mad) + 2 * i);
+	KUNIT_ASSERT_EQ(s->test, sn_rpc(s, 0, 1, &mad, lid), 0);
+}
+
+/* A PortCounters Get from HCA 0 with P_Key index @index to @lid's PMA. */
+static int ft_pma_get(struct sn *s, u16 lid, u16 index)
+{
+	struct kmad_mad mad;
+
+	sn_pma(&mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	s->pkey_index = index;
+	return sn_rpc(s, 0, 1, &mad, lid);
+}
+
+/*
+ * P_Key enforcement (IBTA 10.9.3): a GMP whose P_Key matches no entry of
+ * the receiving port's table is dropped and counted (the drop, and
+ * PortInfo's P_KeyViolations); two limited members do not match, nor does
+ * the invalid key 0; SMPs are not checked.  The answer leaves with the
+ * responder's entry, so the requester reports the entry of its own table
+ * that matches that one.  Pair: HCA 0 (LID 1), HCA 1 (LID 2).
+ */
+static void fabric_pkey_enforced(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	const u16 full1[] = { 0x8001 }, limited1[] = { 0x0001 };
+	const u16 mine[] = { 0xffff, 0x8001, 0x0001 };
+	struct kmad_mad mad;
+
+	ft_pkeys(s, 1, mine, ARRAY_SIZE(mine));
+	ft_pkeys(s, 2, full1, ARRAY_SIZE(full1));
+	/* 0xffff: HCA 1 has no default key any more. */
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 0), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).dropped_bad_pkey, 1ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 1ULL);
+	/* SMPs are not checked: the SMA still answers. */
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	s->pkey_index = 0;
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 2), 0);
+	KUNIT_EXPECT_EQ(test,
+			get_unaligned_be16(sn_smp_data(&mad) + PI_PKEY_VIOL), 1);
+	/* 0x8001 full, at HCA 0's index 1: taken, answered back to it. */
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 1), 0);
+	KUNIT_EXPECT_EQ(test, s->resp_pkey_index, 1);
+	/* 0x0001 limited against HCA 1's full 0x8001: taken; the answer
+	 * carries 0x8001, HCA 0's entry 1.
+	 */
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 2), 0);
+	KUNIT_EXPECT_EQ(test, s->resp_pkey_index, 1);
+	/* Two limited members. */
+	ft_pkeys(s, 2, limited1, ARRAY_SIZE(limited1));
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 2), -1);
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 1), 0);
+	KUNIT_EXPECT_EQ(test, s->resp_pkey_index, 1);
+	/* HCA 0's entry 3 is empty: the invalid key matches nothing. */
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 3), -1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).dropped_bad_pkey, 3ULL);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_bad_pkey, 0ULL);
+}
+
+struct ft_rx {
+	atomic_t n;
+	u16 pkey_index;
+};
+
+static void ft_rx_send(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+	kmad_free_send_buf(wc->send_buf);
+}
+
+static void ft_rx_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
+		       struct kmad_recv_wc *wc)
+{
+	struct ft_rx *rx = agent->context;
+
+	WRITE_ONCE(rx->pkey_index, wc->pkey_index);
+	atomic_inc(&rx->n);
+	kmad_free_recv(wc);
+}
+
+/*
+ * A receive reports the index of the receiving port's entry its P_Key
+ * matched, not the sender's index (which names an entry of another
+ * table).
+ */
+static void fabric_pkey_index_receivers(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	const u16 keys0[] = { 0xffff, 0x8001 }, keys1[] = { 0x8001, 0xffff };
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_VENDOR_RANGE1_START,
+		.class_version = 1,
+	};
+	struct ft_rx rx = { .n = ATOMIC_INIT(0) };
+	char dev_name[24];
+	struct kmad_agent *agent;
+	struct kmad_mad mad;
+	unsigned int i;
+	u16 got;
+
+	ft_pkeys(s, 1, keys0, ARRAY_SIZE(keys0));
+	ft_pkeys(s, 2, keys1, ARRAY_SIZE(keys1));
+	snprintf(dev_name, sizeof(dev_name), "%s%u", s->name, 1);
+	s->port[1][0] = kmad_port_get(dev_name, 1);
+	KUNIT_ASSERT_NOT_NULL(test, s->port[1][0]);
+	set_bit(KMAD_METHOD_GET, req.method_mask);
+	agent = kmad_register_agent(s->port[1][0], KMAD_QPT_GSI, &req,
+				    ft_rx_send, ft_rx_recv, &rx);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(agent));
+	/* sn_exit() unregisters it, should a check below end the case. */
+	s->agent[1][0][1] = agent;
+	for (i = 0; i < 2; i++) {
+		sn_hdr(&mad, KMAD_MGMT_CLASS_VENDOR_RANGE1_START, 1,
+		       KMAD_METHOD_GET, 0x10, 0);
+		s->pkey_index = i;
+		sn_post(s, 0, 1, &mad, 2);
+		kmad_sim_fire_cq_event(s->fab, 1, KMAD_SIM_QP(1, 1), false);
+		kmad_sim_settle(s->fab);
+		KUNIT_ASSERT_EQ(test, atomic_read(&rx.n), i + 1);
+		got = READ_ONCE(rx.pkey_index);
+		/* 0x8001 is HCA 1's entry 0; 0xffff its entry 1. */
+		KUNIT_EXPECT_EQ(test, got, 1 - i);
+	}
+}
+
 static struct kunit_case fabric_cases[] = {
 	KUNIT_CASE(fabric_star_layout),
 	KUNIT_CASE(fabric_tree_layout),
@@ -488,6 +624,8 @@ static struct kunit_case fabric_cases[] = {
 	KUNIT_CASE(fabric_dr_lid_routed_start),
 	KUNIT_CASE(fabric_fattree),
 	KUNIT_CASE(fabric_fattree_limits),
+	KUNIT_CASE(fabric_pkey_enforced),
+	KUNIT_CASE(fabric_pkey_index_receivers),
 	{}
 };
 

@@ -45,6 +45,8 @@ struct sn {
 	struct kmad_mad resp;
 	u16 resp_slid;					/* where it came from */
 	u8 resp_path_bits;				/* the LID it came to */
+	u16 resp_pkey_index;				/* the entry it matched */
+	u16 pkey_index;		/* of sn_rpc_from()'s and sn_post()'s sends */
 };
 
 static atomic_t sn_seq = ATOMIC_INIT(0);
@@ -64,6 +66,7 @@ static inline void sn_recv(struct kmad_agent *agent,
 	s->resp = *wc->mad;
 	s->resp_slid = wc->slid;
 	s->resp_path_bits = wc->dlid_path_bits;
+	s->resp_pkey_index = wc->pkey_index;
 	s->got = true;
 	spin_unlock(&s->lock);
 	kmad_free_recv(wc);
@@ -183,7 +186,7 @@ static inline int sn_rpc_from(struct sn *s, unsigned int dev, u8 port,
 	u32 qpn = kmad_is_smp_class(mad->mad_hdr.mgmt_class) ? 0 : 1;
 	struct kmad_dest dest = {
 		.dlid = dlid, .remote_qpn = qpn, .remote_qkey = KMAD_QP1_QKEY,
-		.src_path_bits = path_bits,
+		.src_path_bits = path_bits, .pkey_index = s->pkey_index,
 	};
 	struct kmad_send_buf *buf;
 	bool got = false;
@@ -233,6 +236,7 @@ static inline void sn_post(struct sn *s, unsigned int dev, u8 port,
 	u32 qpn = kmad_is_smp_class(mad->mad_hdr.mgmt_class) ? 0 : 1;
 	struct kmad_dest dest = {
 		.dlid = dlid, .remote_qpn = qpn, .remote_qkey = KMAD_QP1_QKEY,
+		.pkey_index = s->pkey_index,
 	};
 	struct kmad_send_buf *buf;
 

@@ -633,6 +633,7 @@ static void sim_stats_read(struct sim_port *port,
 	stats->send_errors = atomic64_read(&c[SIM_STAT_SEND_ERRORS]);
 	stats->cq_events = atomic64_read(&c[SIM_STAT_CQ_EVENTS]);
 	stats->dropped_bad_qkey = atomic64_read(&c[SIM_STAT_DROPPED_BAD_QKEY]);
+	stats->dropped_bad_pkey = atomic64_read(&c[SIM_STAT_DROPPED_BAD_PKEY]);
 	stats->recv_errors = atomic64_read(&c[SIM_STAT_RECV_ERRORS]);
 	stats->cq_overflows = atomic64_read(&c[SIM_STAT_CQ_OVERFLOWS]);
 	stats->dropped_link = atomic64_read(&c[SIM_STAT_DROPPED_LINK]);

@@ -130,6 +130,7 @@ enum sim_stat {
 	SIM_STAT_SEND_ERRORS,
 	SIM_STAT_CQ_EVENTS,
 	SIM_STAT_DROPPED_BAD_QKEY,
+	SIM_STAT_DROPPED_BAD_PKEY,
 	SIM_STAT_RECV_ERRORS,
 	SIM_STAT_CQ_OVERFLOWS,
 	SIM_STAT_DROPPED_LINK,
@@ -154,6 +155,7 @@ enum sim_ctr {
 	SIM_CTR_VL15_DROPPED,	/* SMP with no QP0 receive buffer */
 	SIM_CTR_LINK_DOWNED,	/* link went down */
 	SIM_CTR_QKEY_VIOLATIONS,
+	SIM_CTR_PKEY_VIOLATIONS,
 	SIM_CTR_COUNT,
 };
 
@@ -392,8 +394,11 @@ struct sim_dev {
  * @src_qpn: sending QP.
  * @dst_qpn: destination QP.
  * @qkey: Q_Key.
- * @sl: service level.
- * @pkey_index: P_Key index.
+ * @sl: service level (four bits: kmad refuses more).
+ * @pkey: the P_Key it carries: the sender's table entry at the send's
+ *	P_Key index.
+ * @pkey_index: set where it arrives: the receiving port's entry that
+ *	@pkey matched (sim_keys_ok()), reported in the receive completion.
  * @copies: how many times it is delivered (2 when duplicated).
  * @by_gid: @dlid was found from @dgid (the send's DLID was 0): no path
  *	bits to report.
@@ -417,6 +422,7 @@ struct sim_packet {
 	u32 dst_qpn;
 	u32 qkey;
 	u8 sl;
+	u16 pkey;
 	u16 pkey_index;
 	unsigned int copies;
 	bool by_gid;

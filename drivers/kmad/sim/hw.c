@@ -210,18 +210,20 @@ static bool sim_packet_grh(struct sim_packet *pkt, struct sim_qp *qp,
 /*
  * The LID a send leaves from: its port's, with the send's source path
  * bits within the port's LMC (kmad masks them to the LMC it knows, which
- * may be older).
+ * may be older); and the P_Key it carries: the port's entry at the send's
+ * P_Key index (kmad checks the index against the table's length).
  */
-static u16 sim_src_lid(struct sim_port *port, u8 path_bits)
+static void sim_src_addr(struct sim_port *port, const struct sim_send *s,
+			 struct sim_packet *pkt)
 {
 	struct kmad_sim_fabric *fab = port->node->fab;
 	unsigned long flags;
-	u16 lid;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	lid = port->pi.lid | (path_bits & ((1U << port->pi.lmc) - 1));
+	pkt->slid = port->pi.lid |
+		    (s->attr.src_path_bits & ((1U << port->pi.lmc) - 1));
+	pkt->pkey = s->pkey_index < SIM_PKEYS ? port->pkeys[s->pkey_index] : 0;
 	spin_unlock_irqrestore(&fab->lock, flags);
-	return lid;
 }
 
 /* False if the send cannot go (sim_packet_grh()). */
@@ -230,13 +232,12 @@ static bool sim_packet_fill(struct sim_packet *pkt, struct sim_qp *qp,
 {
 	memset(pkt, 0, offsetof(struct sim_packet, mad));
 	pkt->len = s->len;
-	pkt->slid = sim_src_lid(qp->port, s->attr.src_path_bits);
+	sim_src_addr(qp->port, s, pkt);
 	pkt->dlid = s->dlid;
 	pkt->src_qpn = qp->qpn;
 	pkt->dst_qpn = s->remote_qpn;
 	pkt->qkey = s->remote_qkey;
-	pkt->sl = s->sl;
-	pkt->pkey_index = s->pkey_index;
+	pkt->sl = s->sl & KMAD_MAX_SL;
 	pkt->copies = 1;
 	if (!sim_packet_grh(pkt, qp, s))
 		return false;

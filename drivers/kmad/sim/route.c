@@ -120,9 +120,46 @@ static bool sim_hca_fw_request(struct sim_packet *pkt)
 	return sim_fw_request(pkt) && !sim_sm_request(pkt);
 }
 
-/* QP1 takes only the GSI Q_Key; a violation counts where it arrives. */
-static bool sim_qkey_ok(struct sim_port *in, struct sim_packet *pkt)
+/*
+ * Do two P_Keys match (IBTA 10.9.3)?  The same key (low 15 bits), not the
+ * invalid one (0), and not both limited members (bit 15 clear).
+ */
+static bool sim_pkey_match(u16 a, u16 b)
 {
+	return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) &&
+	       ((a | b) & 0x8000);
+}
+
+/*
+ * The P_Key and Q_Key checks of a MAD arriving at @in (an HCA port, or a
+ * switch's port 0 for its firmware).  The P_Key must match an entry of
+ * @in's table, whose index the receive completion reports; QP0 takes any
+ * (IBTA: SMPs are not P_Key checked) and reports the entry it matches, or
+ * 0.  A matched MAD carries the entry on: a firmware answer leaves with
+ * the responder's P_Key, as kmad's own responses do (their P_Key index is
+ * the request's).  QP1 takes only the GSI Q_Key.  A violation counts where it arrives,
+ * as a drop and in PortInfo's P_KeyViolations or Q_KeyViolations.
+ */
+static bool sim_keys_ok(struct sim_port *in, struct sim_packet *pkt)
+{
+	struct kmad_sim_fabric *fab = in->node->fab;
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	for (i = 0; i < SIM_PKEYS; i++) {
+		if (sim_pkey_match(pkt->pkey, in->pkeys[i])) {
+			pkt->pkey = in->pkeys[i];
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&fab->lock, flags);
+	pkt->pkey_index = i < SIM_PKEYS ? i : 0;
+	if (i == SIM_PKEYS && pkt->dst_qpn != 0) {
+		sim_port_count(in, SIM_STAT_DROPPED_BAD_PKEY);
+		sim_ctr_add(in, SIM_CTR_PKEY_VIOLATIONS, 1);
+		return false;
+	}
 	if (pkt->dst_qpn != 1 || pkt->qkey == KMAD_QP1_QKEY)
 		return true;
 	sim_port_count(in, SIM_STAT_DROPPED_BAD_QKEY);
@@ -220,7 +257,7 @@ static void sim_deliver(struct kmad_sim_fabric *fab, struct sim_port *in,
 
 	if (!qp)
 		sim_port_count(in, SIM_STAT_DROPPED_NO_RECV);
-	else if (sim_qkey_ok(in, pkt))
+	else if (sim_keys_ok(in, pkt))
 		res = kmad_sim_qp_receive(qp, pkt);
 	if (res == SIM_RX_NO_RECV && pkt->dst_qpn == 0)
 		sim_ctr_add(in, SIM_CTR_VL15_DROPPED, 1);
@@ -295,7 +332,7 @@ static struct sim_port *sim_hca_rx(struct kmad_sim_fabric *fab,
 		sim_deliver(fab, in, pkt);
 		return NULL;
 	}
-	if (!sim_qkey_ok(in, pkt))
+	if (!sim_keys_ok(in, pkt))
 		return NULL;
 	if (sim_is_dr(pkt) && kmad_smi_recv(sim_smp(pkt), &me) !=
 			      KMAD_SMI_HANDLE) {
@@ -441,7 +478,7 @@ static struct sim_port *sim_switch_rx(struct kmad_sim_fabric *fab,
 		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_RECV);
 		return NULL;
 	}
-	if (!sim_qkey_ok(mgmt, pkt))
+	if (!sim_keys_ok(mgmt, pkt))
 		return NULL;
 	sim_fw_answer(mgmt, in, pkt);
 	*origin = mgmt;

@@ -321,7 +321,7 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 	bool end = sim_endport(port);
 	u8 *d = r->data;
 	u32 cap = SIM_PORT_CAP_MASK;
-	u64 qkey_viol;
+	u64 viol;
 
 	memset(d, 0, KMAD_SMP_DATA_SIZE);
 	if (end) {
@@ -335,8 +335,11 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
 		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
 		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
-		qkey_viol = atomic64_read(&port->ctr[SIM_CTR_QKEY_VIOLATIONS]);
-		put_unaligned_be16(min_t(u64, qkey_viol, U16_MAX),
+		viol = atomic64_read(&port->ctr[SIM_CTR_PKEY_VIOLATIONS]);
+		put_unaligned_be16(min_t(u64, viol, U16_MAX),
+				   d + SIM_PI_PKEY_VIOL);
+		viol = atomic64_read(&port->ctr[SIM_CTR_QKEY_VIOLATIONS]);
+		put_unaligned_be16(min_t(u64, viol, U16_MAX),
 				   d + SIM_PI_QKEY_VIOL);
 		d[SIM_PI_GUID_CAP] = SIM_GUIDS;
 		d[SIM_PI_REREG_TIMEOUT] = pi->subnet_timeout;
