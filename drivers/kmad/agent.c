@@ -423,11 +423,12 @@ static void agent_stop(struct kmad_agent_priv *agent)
 	kmad_rmpp_recv_flush(agent);
 }
 
+/* After a grace period: see struct kmad_device's lifetime. */
 static void kmad_device_release(struct kref *ref)
 {
 	struct kmad_device *dev = container_of(ref, struct kmad_device, ref);
 
-	kfree(dev);
+	kfree_rcu(dev, rcu);
 }
 
 /**

@@ -377,7 +377,10 @@ struct kmad_port {
  *
  * Lifetime: kmad_device_alloc() returns it with one reference, which
  * kmad_device_free() drops; kmad_port_get() takes one more per port
- * reference handed to a ULP.
+ * reference handed to a ULP, and every agent one.  The last put frees it
+ * after an RCU grace period, as an agent is freed: a kmad_post_send()
+ * that races the unregister dropping the last reference reads the
+ * agent's port inside its RCU read section.
  */
 struct kmad_device {
 	char name[KMAD_NAME_LEN];		/* I */
@@ -403,6 +406,9 @@ struct kmad_device {
 						 * (device.c)
 						 */
 	struct kref ref;
+	struct rcu_head rcu;			/* the free, after the last
+						 * put
+						 */
 	struct list_head list;			/* G: kmad_devices */
 	struct dentry *debugfs;
 	void *priv;				/* provider's, after ports[] */

@@ -686,6 +686,75 @@ static void dereg_late_completion_keeps_order(struct kunit *test)
 		kmad_free_send_buf(o->bufs[i]);
 }
 
+struct kt_last_ref {
+	struct kmad_agent *agent;
+	struct completion go;
+	struct completion done;
+};
+
+static int kt_last_ref_fn(void *arg)
+{
+	struct kt_last_ref *l = arg;
+
+	wait_for_completion(&l->go);
+	kmad_unregister_agent(l->agent);
+	complete(&l->done);
+	return 0;
+}
+
+/*
+ * A post that races an unregister holding the device's last reference:
+ * the device went away (the provider removed it; the agent stays
+ * registered, flushed) and the agent's reference is the last.  A post in
+ * its RCU read section (the test holds one, as kmad_post_send() does from
+ * its start) while the unregister returns must still read the agent's
+ * port and get -ESHUTDOWN: the device, like the agent, is freed only
+ * after a grace period.  Before, unregister freed it at once (KASAN:
+ * use-after-free in kmad_post_send()).
+ */
+static void dereg_post_races_last_device_ref(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 0, 0);
+	unsigned long end = jiffies + 5 * HZ;
+	struct task_struct *t;
+	struct kt_last_ref *l;
+	bool done;
+	int ret;
+
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	l->agent = f->agent;
+	init_completion(&l->go);
+	init_completion(&l->done);
+	kmad_sim_destroy(f->fab);
+	f->fab = NULL;
+	kmad_port_put(f->port[KT_DEV0]);
+	kmad_port_put(f->port[KT_DEV1]);
+	f->port[KT_DEV0] = NULL;
+	f->port[KT_DEV1] = NULL;
+	t = kthread_run(kt_last_ref_fn, l, "kt_last_ref");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	/* From here the thread owns the agent. */
+	f->agent = NULL;
+
+	rcu_read_lock();
+	complete(&l->go);
+	/* No sleeping in the read section: spin (preemptible) until the
+	 * unregister returned.
+	 */
+	while (!(done = completion_done(&l->done)) && time_before(jiffies, end))
+		cpu_relax();
+	ret = kmad_post_send(buf);
+	rcu_read_unlock();
+
+	wait_for_completion(&l->done);
+	KUNIT_EXPECT_TRUE_MSG(test, done, "unregister took over 5 s");
+	KUNIT_EXPECT_EQ(test, ret, -ESHUTDOWN);
+	kmad_free_send_buf(buf);
+}
+
 static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_sends_in_every_state),
 	KUNIT_CASE(dereg_post_while_deregistering_fails),
@@ -698,6 +767,7 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_overflow_send_flushed_at_once),
 	KUNIT_CASE(dereg_repost_from_handler_refused),
 	KUNIT_CASE(dereg_queued_request_delivered_before_return),
+	KUNIT_CASE(dereg_post_races_last_device_ref),
 	{}
 };
 
