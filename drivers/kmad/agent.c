@@ -456,6 +456,8 @@ int kmad_unregister_agent(struct kmad_agent *agent)
 
 	if (!agent)
 		return 0;
+	if (IS_ERR(agent))
+		return -EINVAL;
 	priv = kmad_agent_priv(agent);
 	dev = agent->port->dev;
 	/* Every handler of the agent runs from its work (send.c). */
@@ -500,7 +502,7 @@ void kmad_agent_get_stats(struct kmad_agent *agent,
 	u64 late;
 	unsigned long flags;
 
-	if (WARN_ON_ONCE(!agent || !stats))
+	if (WARN_ON_ONCE(IS_ERR_OR_NULL(agent) || !stats))
 		return;
 	priv = kmad_agent_priv(agent);
 	stats->posted = atomic64_read(&priv->stats[KMAD_ASTAT_POSTED]);

@@ -250,7 +250,7 @@ void kmad_agent_set_flow_limit(struct kmad_agent *agent, unsigned int limit)
 	struct kmad_agent_priv *priv;
 	unsigned long flags;
 
-	if (WARN_ON_ONCE(!agent))
+	if (WARN_ON_ONCE(IS_ERR_OR_NULL(agent)))
 		return;
 	priv = kmad_agent_priv(agent);
 	spin_lock_irqsave(&priv->lock, flags);

@@ -87,7 +87,7 @@ void kmad_recv_free(struct kmad_recv_priv *recv)
  */
 void kmad_free_recv(struct kmad_recv_wc *wc)
 {
-	if (wc)
+	if (!IS_ERR_OR_NULL(wc))
 		kmad_recv_free(container_of(wc, struct kmad_recv_priv, wc));
 }
 EXPORT_SYMBOL_GPL(kmad_free_recv);
@@ -396,7 +396,7 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 	struct kmad_dest dest;
 	int ret;
 
-	if (!agent || !req || !req->mad)
+	if (IS_ERR_OR_NULL(agent) || IS_ERR_OR_NULL(req) || !req->mad)
 		return ERR_PTR(-EINVAL);
 	ret = kmad_recv_reply_dest(agent->port, &dest, req);
 	if (ret)

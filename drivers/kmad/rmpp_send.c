@@ -190,7 +190,7 @@ struct kmad_send_buf *kmad_alloc_send_buf_rmpp(struct kmad_agent *agent,
 	unsigned int seg_size, i;
 	u32 count;
 
-	if (!agent || !dest)
+	if (IS_ERR_OR_NULL(agent) || !dest)
 		return ERR_PTR(-EINVAL);
 	priv = kmad_agent_priv(agent);
 	if (!priv->reg.rmpp_version || !rmpp_hdr_len_ok(priv, hdr_len) ||
@@ -239,7 +239,7 @@ unsigned int kmad_send_buf_seg_count(const struct kmad_send_buf *buf)
 {
 	const struct kmad_send_wr *wr;
 
-	if (!buf)
+	if (IS_ERR_OR_NULL(buf))
 		return 0;
 	wr = container_of(buf, const struct kmad_send_wr, buf);
 	return wr->rmpp ?
@@ -262,7 +262,8 @@ struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
 {
 	struct kmad_send_wr *wr;
 
-	if (!buf || !seg_num || seg_num > kmad_send_buf_seg_count(buf))
+	if (IS_ERR_OR_NULL(buf) || !seg_num ||
+	    seg_num > kmad_send_buf_seg_count(buf))
 		return NULL;
 	wr = kmad_send_wr(buf);
 	return wr->rmpp ? rmpp_seg(rmpp_send(wr), seg_num) : buf->mad;

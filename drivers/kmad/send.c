@@ -1196,7 +1196,7 @@ struct kmad_send_buf *kmad_alloc_send_buf(struct kmad_agent *agent,
 {
 	struct kmad_send_wr *wr;
 
-	if (!agent || !dest)
+	if (IS_ERR_OR_NULL(agent) || !dest)
 		return ERR_PTR(-EINVAL);
 	wr = kmem_cache_zalloc(kmad_send_cache, gfp);
 	if (!wr)
@@ -1220,7 +1220,7 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 {
 	struct kmad_send_wr *wr;
 
-	if (!buf)
+	if (IS_ERR_OR_NULL(buf))
 		return;
 	wr = kmad_send_wr(buf);
 	/* No agent lock: the agent may be gone already.  A buffer that is
@@ -1278,7 +1278,8 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 {
 	struct kmad_smp *smp;
 
-	if (!buf || !buf->agent || buf->agent->qpt != KMAD_QPT_SMI || !path ||
+	if (IS_ERR_OR_NULL(buf) || !buf->agent ||
+	    buf->agent->qpt != KMAD_QPT_SMI || !path ||
 	    !hop_cnt || hop_cnt > KMAD_SMP_DR_MAX_HOP_CNT ||
 	    READ_ONCE(kmad_send_wr(buf)->state) != KMAD_SS_INIT)
 		return -EINVAL;
@@ -1436,7 +1437,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	u64 tid;
 	int ret;
 
-	if (!buf || !buf->agent)
+	if (IS_ERR_OR_NULL(buf) || !buf->agent)
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
@@ -1548,7 +1549,7 @@ static int send_cancel(struct kmad_send_buf *buf, bool modify)
 	unsigned long flags;
 	int ret;
 
-	if (!buf || !buf->agent)
+	if (IS_ERR_OR_NULL(buf) || !buf->agent)
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
@@ -1614,7 +1615,8 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	int ret = 0;
 	u64 now;
 
-	if (!buf || !buf->agent || timeout_ms > KMAD_MAX_TIMEOUT_MS)
+	if (IS_ERR_OR_NULL(buf) || !buf->agent ||
+	    timeout_ms > KMAD_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	if (!timeout_ms)
 		return send_cancel(buf, true);

@@ -23,6 +23,14 @@
  * for the other's handler to return, as with two locks taken in opposite
  * orders; kmad does not detect it.
  *
+ * Bad pointers: every call that takes an agent, a send buffer or a
+ * received MAD treats NULL and an error pointer (what a failed
+ * kmad_register_agent(), kmad_alloc_send_buf() or kmad_create_response()
+ * returned) alike: kmad_free_send_buf() and kmad_free_recv() ignore them,
+ * kmad_unregister_agent() returns 0 for NULL and -EINVAL for an error
+ * pointer, the others return -EINVAL (or an error pointer, or 0 for
+ * kmad_send_buf_seg_count()).
+ *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
  * kmad_alloc_send_buf() and kmad_alloc_send_buf_rmpp() with GFP_ATOMIC,
  * kmad_send_buf_seg_count(), kmad_send_buf_seg(), kmad_free_send_buf() and

@@ -390,6 +390,41 @@ static void send_bad_arguments(struct kunit *test)
 }
 
 /*
+ * What a failed allocation returned, passed on by a careless error path:
+ * every call that takes an agent, a send buffer or a received MAD
+ * ignores an error pointer or refuses it, never dereferences it.
+ */
+static void send_error_pointers(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *ebuf = ERR_PTR(-ENOMEM);
+	struct kmad_agent *eagent = ERR_PTR(-ENOMEM);
+	struct kmad_recv_wc *ewc = ERR_PTR(-ENOMEM);
+	struct kmad_send_buf *buf;
+	struct kmad_dest dest = {};
+	u8 path[2] = { 0, 1 };
+
+	kmad_free_send_buf(ebuf);
+	kmad_free_recv(ewc);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(ebuf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(ebuf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(ebuf, 100), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_set_dr_path(ebuf, path, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_seg_count(ebuf), 0U);
+	KUNIT_EXPECT_NULL(test, kmad_send_buf_seg(ebuf, 1));
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(eagent), -EINVAL);
+	buf = kmad_alloc_send_buf(eagent, &dest, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(buf), -EINVAL);
+	buf = kmad_alloc_send_buf_rmpp(eagent, &dest, 40, 100, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(buf), -EINVAL);
+	KUNIT_EXPECT_TRUE(test, IS_ERR(kmad_create_response(eagent, ewc,
+							    GFP_KERNEL)));
+	KUNIT_EXPECT_TRUE(test, IS_ERR(kmad_create_response(f->agent, ewc,
+							    GFP_KERNEL)));
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+}
+
+/*
  * An SL above 15 or a P_Key index past the port's table (the sim's has 64
  * entries) gets -EINVAL and no callback; the MAD stays as it was.  The
  * highest of each is taken.
@@ -864,6 +899,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_duplicate_tid_busy),
 	KUNIT_CASE(send_bad_arguments),
 	KUNIT_CASE(send_bad_sl_pkey_index),
+	KUNIT_CASE(send_error_pointers),
 	KUNIT_CASE(send_overflow_keeps_order),
 	KUNIT_CASE(send_response_from_any_lid),
 	KUNIT_CASE(send_directed_route_smp),
