@@ -241,8 +241,9 @@ static bool answers_unsupported(const struct kmad_mad *mad)
 
 /*
  * Fill @resp as the response to @req, with @status: same TID, class,
- * version and attribute, the response method.  -EINVAL if @req has no
- * response.
+ * version and attribute, the response method.  One MAD, even to a
+ * segment of an RMPP transfer: a class with the RMPP header gets it
+ * cleared (RMPPFlags.Active 0).  -EINVAL if @req has no response.
  */
 static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 			  u16 status)
@@ -255,6 +256,9 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 	if (!method)
 		return -EINVAL;
 	*resp = *req;
+	if (kmad_mgmt_class_has_rmpp(hdr->mgmt_class))
+		memset(&((struct kmad_rmpp_mad *)resp)->rmpp_hdr, 0,
+		       sizeof(struct kmad_rmpp_hdr));
 	if (hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		kmad_smi_make_response((struct kmad_smp *)resp);
 		status |= be16_to_cpu(resp->mad_hdr.status) &
@@ -373,7 +377,10 @@ EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
  * DeleteResp for Delete; a baseboard management Send is answered by a Send
  * with bit 0 of the AttributeModifier set, and a class-specific method of
  * another class by the method with the RESP bit.  Clears the status (sets
- * the D bit for a directed-route SMP) and addresses it to the requester:
+ * the D bit for a directed-route SMP) and, in a class with the RMPP
+ * header, that header: the response is one MAD, whatever RMPP the request
+ * used (an RMPP response is built with kmad_alloc_send_buf_rmpp()).
+ * Addresses it to the requester:
  * by LID, or, if the request came with a GRH, by GID: to the request's
  * source GID from the port's GID it was sent to (the lowest index that
  * holds it), with the request's flow label and traffic class, hop limit
@@ -455,10 +462,6 @@ static int build_unsupported(struct kmad_mad *resp, const struct kmad_mad *req,
 		return ret;
 	if (version)
 		resp->mad_hdr.class_version = version;
-	/* One MAD, even to the first segment of a transfer. */
-	if (kmad_mgmt_class_has_rmpp(resp->mad_hdr.mgmt_class))
-		memset(&((struct kmad_rmpp_mad *)resp)->rmpp_hdr, 0,
-		       sizeof(struct kmad_rmpp_hdr));
 	if (kmad_mad_validate(resp, sizeof(*resp), &v) &&
 	    v == KMAD_MAD_VERDICT_CLASS_METHOD)
 		resp->mad_hdr.method = KMAD_METHOD_GET_RESP;

@@ -525,6 +525,53 @@ static void recv_create_response_method(struct kunit *test)
 }
 
 /*
+ * The response kmad_create_response() builds to a request that was an
+ * RMPP transfer (an SA GetMulti, here its only segment, as reassembled)
+ * is one MAD: its RMPP header is cleared, not copied (a lone First DATA
+ * segment with the request's PayloadLength would start a reassembly at
+ * the requester that never ends).  Junk in the header of a plain request
+ * goes too.
+ */
+static void recv_create_response_clears_rmpp(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_recv_wc wc = { .slid = 5, .src_qpn = KT_QPN };
+	const struct kmad_rmpp_hdr zero = {};
+	struct kmad_rmpp_mad req = {}, *resp;
+	struct kmad_send_buf *buf;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&req, 0, sizeof(req));
+		req.mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+		req.mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_ADM;
+		req.mad_hdr.class_version = 2;
+		req.mad_hdr.method = i ? KMAD_METHOD_GET : KMAD_METHOD_GET_MULTI;
+		req.mad_hdr.tid = cpu_to_be64(0x1234);
+		req.mad_hdr.attr_id = cpu_to_be16(0x0011);
+		req.rmpp_hdr.rmpp_version = 1;
+		req.rmpp_hdr.rmpp_type = 1;	/* DATA */
+		req.rmpp_hdr.rmpp_rtime_flags = i ? 0x08 :
+			KMAD_RMPP_FLAG_ACTIVE | KMAD_RMPP_FLAG_FIRST |
+			KMAD_RMPP_FLAG_LAST;
+		req.rmpp_hdr.seg_num = cpu_to_be32(1);
+		req.rmpp_hdr.paylen_newwin = cpu_to_be32(40);
+		wc.mad = (const struct kmad_mad *)&req;
+		wc.mad_len = sizeof(req);
+		buf = kmad_create_response(f->agent, &wc, GFP_KERNEL);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+		resp = (struct kmad_rmpp_mad *)buf->mad;
+		KUNIT_EXPECT_EQ(test, resp->mad_hdr.method,
+				i ? KMAD_METHOD_GET_RESP :
+				    KMAD_METHOD_GET_MULTI_RESP);
+		KUNIT_EXPECT_EQ(test, be64_to_cpu(resp->mad_hdr.tid), 0x1234ULL);
+		KUNIT_EXPECT_EQ(test, memcmp(&resp->rmpp_hdr, &zero,
+					     sizeof(zero)), 0);
+		kmad_free_send_buf(buf);
+	}
+}
+
+/*
  * Baseboard management end to end: device 0 sends a BM Send request,
  * device 1's agent answers it with kmad_create_response() (a Send with
  * bit 0 of the AttributeModifier set, the request's TID kept), and device
@@ -638,6 +685,7 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_bm_response_round_trip),
 	KUNIT_CASE_PARAM(recv_answer_method, kr_resp_gen_params),
 	KUNIT_CASE_PARAM(recv_create_response_method, kr_resp_gen_params),
+	KUNIT_CASE(recv_create_response_clears_rmpp),
 	KUNIT_CASE(recv_local_error_dropped),
 	{}
 };
