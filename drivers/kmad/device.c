@@ -711,9 +711,11 @@ EXPORT_SYMBOL_GPL(kmad_register_client);
  * kmad_unregister_client() - unregister a client.
  * @client: the client.
  *
- * @remove runs for every port the client accepted.
+ * @remove runs for every port the client accepted, before this returns.
  *
- * Context: process context, may sleep.
+ * Context: process context, may sleep; not from an agent's handler (it
+ * would wait under G for a device removal that may be waiting for that
+ * handler: warned once, carried on).
  */
 void kmad_unregister_client(struct kmad_client *client)
 {
@@ -723,6 +725,9 @@ void kmad_unregister_client(struct kmad_client *client)
 
 	if (!client)
 		return;
+	WARN_ONCE(in_agent_handler(),
+		  "kmad: %s() from an agent's handler may deadlock with a device removal\n",
+		  __func__);
 	mutex_lock(&kmad_devices_lock);
 	/* Registered from a handler and not added yet: just forget it (the
 	 * pending work adds under G, so it cannot be halfway through).

@@ -21,7 +21,10 @@
  * refused with -EDEADLK (never a hang).  Handlers of two agents must not
  * unregister each other's agent (nor any cycle of agents): each would wait
  * for the other's handler to return, as with two locks taken in opposite
- * orders; kmad does not detect it.
+ * orders; kmad does not detect it.  A handler must not call
+ * kmad_unregister_client(): it runs the client's remove callbacks under
+ * the lock a device removal holds while its own remove callbacks wait for
+ * agents' handlers (kmad warns once, and goes on).
  *
  * Bad pointers: every call that takes an agent, a send buffer or a
  * received MAD treats NULL and an error pointer (what a failed
