@@ -587,9 +587,36 @@ int kmad_port_responder_create(struct kmad_port *port)
 			kmad_port_responder_destroy(port);
 			return PTR_ERR(agent);
 		}
-		port->responder[i] = agent;
+		/* Published whole: a QP may be running already. */
+		smp_store_release(&port->responder[i], agent);
 	}
 	return 0;
+}
+
+/**
+ * kmad_port_responder_get() - the port's responder agent on @qpt, with a
+ * reference (drop it with kmad_agent_put()), or NULL.
+ * @port: the port.
+ * @qpt: QP0 or QP1.
+ *
+ * A receive or an agent's work that answers for kmad may run while the
+ * responder is unregistered (register's error path, with the QPs running;
+ * port teardown): the pointer is read under RCU and the agent kept only
+ * if it still has references (kmad_port_responder_destroy()).
+ *
+ * Context: any but hard interrupt.
+ */
+struct kmad_agent_priv *kmad_port_responder_get(struct kmad_port *port,
+						enum kmad_qp_type qpt)
+{
+	struct kmad_agent_priv *responder;
+
+	rcu_read_lock();
+	responder = READ_ONCE(port->responder[qpt]);
+	if (responder && !kmad_agent_get(responder))
+		responder = NULL;
+	rcu_read_unlock();
+	return responder;
 }
 
 /*

@@ -357,9 +357,10 @@ struct kmad_port {
 	struct list_head client_data;	/* G: struct kmad_client_data */
 	/* kmad's own send-only agents that answer unsupported requests. */
 	struct kmad_agent_priv *responder[2];	/* I while registered; NULL
-						 * before its unregister
-						 * (rmpp_post() reads it
-						 * under RCU)
+						 * before its unregister;
+						 * read only through
+						 * kmad_port_responder_get()
+						 * (RCU and a reference)
 						 */
 	struct kmad_qp_info qpi[2];	/* [KMAD_QPT_SMI], [KMAD_QPT_GSI];
 					 * no SMI QP if !kmad_port_has_smi()
@@ -816,6 +817,8 @@ void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n);
 void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay);
 void kmad_agent_run_now(struct kmad_agent_priv *agent);
 bool kmad_agent_get(struct kmad_agent_priv *agent);
+struct kmad_agent_priv *kmad_port_responder_get(struct kmad_port *port,
+						enum kmad_qp_type qpt);
 int kmad_port_responder_create(struct kmad_port *port);
 void kmad_port_responder_destroy(struct kmad_port *port);
 void kmad_port_agents_kick(struct kmad_port *port);

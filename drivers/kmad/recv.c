@@ -479,12 +479,15 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 			       struct kmad_recv_priv *recv, u16 status,
 			       enum kmad_mad_verdict why)
 {
-	struct kmad_agent_priv *responder = qpi->port->responder[qpi->qpt];
 	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
+	struct kmad_agent_priv *responder = NULL;
 	struct kmad_send_buf *buf;
 	struct kmad_dest dest;
 
-	if (!responder || !answers_unsupported(&recv->mad))
+	if (!answers_unsupported(&recv->mad))
+		goto dropped;
+	responder = kmad_port_responder_get(qpi->port, qpi->qpt);
+	if (!responder)
 		goto dropped;
 	if (hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
 	    (kmad_smp_is_returning((struct kmad_smp *)&recv->mad) ||
@@ -503,9 +506,12 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 		kmad_free_send_buf(buf);
 		goto dropped;
 	}
+	kmad_agent_put(responder);
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_ANSWERED);
 	return;
 dropped:
+	if (responder)
+		kmad_agent_put(responder);
 	kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
 }
 

@@ -332,11 +332,7 @@ static void rmpp_post(struct kmad_agent_priv *agent,
 	struct kmad_send_buf *buf;
 	int ret = -ESHUTDOWN;
 
-	rcu_read_lock();
-	responder = READ_ONCE(port->responder[agent->qpi->qpt]);
-	if (responder && !kmad_agent_get(responder))
-		responder = NULL;
-	rcu_read_unlock();
+	responder = kmad_port_responder_get(port, agent->qpi->qpt);
 	if (!responder)
 		goto dropped;
 	buf = kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);

@@ -573,16 +573,16 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 				const struct kmad_dest *dest,
 				const struct kmad_mad *got, u8 status)
 {
-	struct kmad_agent_priv *responder =
-		agent->qpi->port->responder[agent->qpi->qpt];
+	struct kmad_agent_priv *responder;
 	struct kmad_rmpp_mad *r;
 	struct kmad_send_buf *buf;
 
+	responder = kmad_port_responder_get(agent->qpi->port, agent->qpi->qpt);
 	if (!responder)
 		return;
 	buf = kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
 	if (IS_ERR(buf))
-		return;
+		goto out;
 	r = (struct kmad_rmpp_mad *)buf->mad;
 	memcpy(r, got, KMAD_RMPP_MAD_HDR_SIZE);
 	r->mad_hdr.method ^= KMAD_METHOD_RESP;
@@ -597,6 +597,8 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 	r->rmpp_hdr.paylen_newwin = 0;
 	if (kmad_post_send(buf))
 		kmad_free_send_buf(buf);
+out:
+	kmad_agent_put(responder);
 }
 
 bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,
