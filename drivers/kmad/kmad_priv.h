@@ -666,24 +666,31 @@ struct kmad_send_wr {
 		};
 	};
 	u32 retries_left;			/* A */
+	/* Bits of one byte are written together: a byte holds fields of
+	 * one lock only, or fields constant while the send is on a QP
+	 * (which qp_hw_send() reads under Q alone).
+	 */
 	u8 refs:4;				/* A: as the contract counts
 						 * them
 						 */
-	u8 expects_resp:1;			/* A: posted with a timeout,
-						 * a request: waits for a
-						 * response
+	u8 status:4;				/* A: enum kmad_send_status,
+						 * the outcome once decided
+						 */
+	u8 expects_resp:1;			/* A, set at post, constant
+						 * until the next: posted with
+						 * a timeout, a request: waits
+						 * for a response
 						 */
 	u8 rmpp:1;				/* I: an RMPP send, inside a
 						 * struct kmad_rmpp_send
 						 * (rmpp_send.c)
 						 */
-	u8 solicited:1;				/* A: flow controlled
+	u8 solicited:1;				/* A, set at post, constant
+						 * until the next: flow
+						 * controlled
 						 * (kmad_flow_is_solicited())
 						 */
 	u8 state;				/* A: enum kmad_send_state */
-	u8 status;				/* A: enum kmad_send_status,
-						 * the outcome once decided
-						 */
 	u8 hw:4;				/* Q: enum kmad_hw_state */
 	u8 hw_status:4;				/* Q: enum kmad_wc_status, the
 						 * last send completion
@@ -693,6 +700,9 @@ struct kmad_send_wr {
 
 /* Every send carries one (mad.h says so). */
 static_assert(sizeof(struct kmad_dest) == 40);
+
+/* &kmad_send_wr.status has four bits. */
+static_assert(KMAD_SEND_REMOTE_ABORT < 1 << 4);
 
 /* The layout the comment above relies on. */
 static_assert(offsetof(struct kmad_send_wr, deadline_node.expires) +

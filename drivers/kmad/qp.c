@@ -107,8 +107,8 @@ static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw,
 	hw->ah = wr->ah ? wr->ah->hw : NULL;
 	hw->from_qp1 = attr->from_qp1;
 	/* Written at post, before the send reaches a QP, and constant while
-	 * the QP holds it: read here under Q, not A, the bit does not change
-	 * (its byte's other bits, @refs, may).
+	 * the QP holds it: read here under Q, not A.  No bit of its byte
+	 * changes meanwhile (kmad_priv.h).
 	 */
 	hw->expects_resp = wr->expects_resp;
 }
