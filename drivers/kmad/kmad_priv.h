@@ -24,9 +24,12 @@
  * (spin_lock_irqsave()): kmad_post_send(), kmad_cancel_send() and
  * kmad_modify_send() may be called from softirq context or under a ULP's
  * own spin_lock_irqsave(), as ib_cm calls ib_mad.  Under them nothing
- * sleeps or allocates (the TID table is resized from the agent's work),
- * and the provider ops called under Q (post_send, post_recv) and now() are
- * callable with interrupts off.  kmad's own work (CQ drain, agent work,
+ * sleeps, and nothing allocates but with GFP_ATOMIC (an address handle
+ * cache entry, under A, Q and H; a provider's post_send may too; the TID
+ * table is resized from the agent's work), and the provider ops called
+ * under A or Q (post_send, post_recv, now, query_gid) are callable with
+ * interrupts off; query_gid and now run in kmad_provider_srcu read
+ * sections, under A.  kmad's own work (CQ drain, agent work,
  * QP recovery) runs in process context on kmad's workqueue; providers
  * signal events with kmad_cq_event(), which only queues work.
  * kmad_port.attr_lock is an irq-safe leaf lock too, taken in any context by
@@ -35,9 +38,14 @@
  * Lock order: G, then P, then A, then Q, then H: a send is queued on its QP (post,
  * retry) and taken back from it (cancel, flush) under its agent's lock, so
  * a flush that sees a send SENDING always finds it on its QP; nothing takes
- * A while holding Q.  No kmad lock is held while a ULP handler runs or
- * while a provider op that may sleep runs; post_send/post_recv run under Q.
- * Clients' add, remove and port_changed callbacks run under G.
+ * A while holding Q.  No kmad lock is held while a ULP handler runs, and
+ * no spinlock while a provider op that may sleep runs: create_*,
+ * modify_qp and destroy_* run under G at most (registration, teardown),
+ * bridge_add and bridge_del under P; post_send/post_recv run under Q (a
+ * provider's own locks nest inside it: the sim's CQ lock, then its fabric
+ * lock).  Clients' add, remove and port_changed callbacks run under G.
+ * Leaf spinlocks outside the order: kmad_port.attr_lock (above),
+ * kmad_devices_spin and kmad_clients_pending_lock (process context).
  */
 #ifndef KMAD_PRIV_H
 #define KMAD_PRIV_H

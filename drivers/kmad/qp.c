@@ -205,7 +205,8 @@ static bool qp_post_waiting(struct kmad_qp_info *qpi)
  * @qpi: the QP.
  * @wr: a send in state SENDING that the QP does not hold.
  *
- * Context: any process context, the send's agent lock held (A -> Q), so
+ * Context: any but hard interrupt (kmad_post_send()'s), the send's agent
+ * lock held (A -> Q), so
  * that a cancel or flush of the send finds it queued.  Never completes the
  * send itself: a send the provider refuses, or one queued on a dying QP,
  * is completed by the CQ drain.

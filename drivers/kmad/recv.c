@@ -660,7 +660,8 @@ void kmad_recv_done(struct kmad_cq *cq, struct kmad_wc *wc)
 /*
  * A received MAD in @recv (GRH area and MAD filled as the provider writes
  * them, described by @wc): validate and dispatch it, or drop it.  Takes
- * @recv.  Context: process context (CQ drain, or a provider's bridge).
+ * @recv.  Context: process context (CQ drain), or softirq (a provider's
+ * bridge, kmad_device_bridge_recv_qp()).
  */
 static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
 			const struct kmad_wc *wc)
