@@ -287,7 +287,10 @@ static void agent_failed_registration_unreachable(struct kunit *test)
 	kt_set_methods(&r.req, KT_CLASS, KT_VERSION, get, 1);
 	a = kt_register(f, KMAD_QPT_GSI, &r.req);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
-	/* hi_tids are handed out in turn: the next registration's is a's + 1. */
+	/* The next registration gets a's hi_tid + 1 (the seam makes sure:
+	 * a guess that missed would let the check below pass vacuously).
+	 */
+	kmad_test_set_next_hi_tid(a->hi_tid + 1);
 	tid = (u64)(a->hi_tid + 1) << 32;
 	init_completion(&r.done);
 	mutex_lock(&port->reg_mutex);

@@ -61,6 +61,8 @@ static void kh_act(struct kh_ctx *kh, struct kmad_agent *agent,
 		break;
 	case KH_UNREGISTER_OTHER:
 		kh->result[0] = kmad_unregister_agent(kh->other);
+		/* The other agent's callbacks all ran before it returned. */
+		kh->result[1] = atomic_read(&kh->f->sends);
 		break;
 	case KH_PORT_GET:
 		port = kmad_port_get(kh->dev1_name, 1);
@@ -269,13 +271,20 @@ static void handler_unregister_other_agent_same_qp(struct kunit *test)
 	KUNIT_ASSERT_NE(test,
 			wait_for_completion_timeout(&kh->handler_in, KH_WAIT),
 			0UL);
-	/* The handler now waits for @held; complete it on the wire. */
+	/* The handler now waits for @held, which the hardware holds: its
+	 * unregister cannot return, nor @held's callback run.
+	 */
+	msleep(50);
+	KUNIT_EXPECT_FALSE(test, completion_done(&kh->handler_out));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), 0);
+	/* Complete it on the wire. */
 	KUNIT_ASSERT_EQ(test,
 			kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
 					       KMAD_WC_SUCCESS, false), 0);
 	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
 	kh_wait_out(kh);
 	KUNIT_EXPECT_EQ(test, kh->result[0], 0);
+	KUNIT_EXPECT_EQ(test, kh->result[1], 1);
 	kt_settle(f);
 	kt_expect_send(f, 0, held, KMAD_SEND_FLUSHED);
 	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(kh->agent), 0);

@@ -4,7 +4,9 @@
  * simulated fabric.
  */
 
+#include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/kthread.h>
 
 #include "kmad_test.h"
 
@@ -229,13 +231,40 @@ static void qp_recovery_retries_failed_flush(struct kunit *test)
  * error state once: the stop tries it again, and the removal ends (it
  * waited for ever for receives the provider kept).
  */
+struct kt_remover {
+	struct kmad_sim_fabric *fab;
+	struct completion done;
+};
+
+static int kt_remove_fn(void *arg)
+{
+	struct kt_remover *r = arg;
+
+	kmad_sim_remove_device(r->fab, KT_DEV0);
+	complete(&r->done);
+	return 0;
+}
+
 static void qp_stop_retries_failed_flush(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
+	struct task_struct *t;
+	struct kt_remover *r;
 
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->fab = f->fab;
+	init_completion(&r->done);
 	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
 						      KMAD_QPS_ERR, 1), 0);
-	kmad_sim_remove_device(f->fab, KT_DEV0);
+	/* In a thread, bounded: a stop that never gave up waiting would
+	 * sleep and wake for ever, which no hung-task check sees.
+	 */
+	t = kthread_run(kt_remove_fn, r, "kt_remove");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_ASSERT_NE_MSG(test, wait_for_completion_timeout(&r->done,
+							      20 * HZ),
+			    0UL, "the removal did not end");
 	KUNIT_EXPECT_NULL(test, kmad_sim_device(f->fab, KT_DEV0));
 }
 

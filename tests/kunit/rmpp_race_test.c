@@ -65,6 +65,8 @@ struct rr_send {
 	atomic_t responses;
 	atomic_t bad_response;
 	enum kmad_send_status status;
+	bool cancel_tried;
+	int cancel_ret;		/* what kmad_cancel_send() returned */
 };
 
 struct rr_thread {
@@ -263,7 +265,9 @@ static int rr_thread_fn(void *arg)
 		t->rng = t->rng * 1103515245 + 12345;
 		if (t->ctx->cancel && (t->rng >> 16) % 4 == 0) {
 			usleep_range(100, 3000);
-			kmad_cancel_send(t->sends[i].buf);
+			t->sends[i].cancel_ret =
+				kmad_cancel_send(t->sends[i].buf);
+			t->sends[i].cancel_tried = true;
 		}
 		if (i % 4 == 3)
 			usleep_range(1000, 5000);
@@ -471,6 +475,11 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 						    atomic_read(&rs->responses),
 						    0, "tid %#x status %d",
 						    rs->tid, rs->status);
+			/* A cancel that took: no response matches after it. */
+			if (rs->cancel_tried && !rs->cancel_ret)
+				KUNIT_EXPECT_EQ_MSG(test, rs->status,
+						    KMAD_SEND_CANCELED,
+						    "tid %#x canceled", rs->tid);
 			kmad_free_send_buf(rs->buf);
 			rs->buf = NULL;
 		}
@@ -492,6 +501,12 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 	 * against the STOPs sent below, not counted as losses.
 	 */
 	KUNIT_EXPECT_GE(test, ok, (total - canceled - aborted) * 3 / 4);
+	/* Nothing lost on purpose: a timeout is a send nothing moved for
+	 * its whole timeout, five times.
+	 */
+	if (!faults->drop_pct && !faults->corrupt_pct &&
+	    !faults->send_err_pct)
+		KUNIT_EXPECT_EQ(test, timeouts, 0U);
 	if (!cancel)
 		KUNIT_EXPECT_EQ(test, canceled, 0U);
 	KUNIT_EXPECT_EQ(test, other, 0U);

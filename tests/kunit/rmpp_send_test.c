@@ -1109,6 +1109,33 @@ static void rmpp_modify_mid_window(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* kmad_modify_send() while segment 1 is in the hardware: the ACK wait
+ * that follows uses the new timeout (300 ms, not the 500 it was posted
+ * with): the retry goes at 300 ms.
+ */
+static void rmpp_modify_in_hardware(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 36, 600, 500, 1);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 300), 0);
+	rt_tx(f, buf, 1, &seg1);
+	kmad_sim_advance_clock(f->fab, 299);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	rt_tx(f, buf, 1, &mad);			/* the retry */
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
 /* An RMPP send posted without a timeout has none to modify: -EINVAL in
  * the hardware and waiting for an ACK, its 2 s ACK deadline kept; then
  * kmad_modify_send(buf, 0) cancels it at once, and a late ACK finds
@@ -1426,6 +1453,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_response_before_final_ack),
 	KUNIT_CASE(rmpp_response_while_segment_in_hw),
 	KUNIT_CASE(rmpp_modify_mid_window),
+	KUNIT_CASE(rmpp_modify_in_hardware),
 	KUNIT_CASE(rmpp_modify_without_timeout),
 	KUNIT_CASE(rmpp_late_ctl_after_final_ack),
 	KUNIT_CASE(rmpp_stop_after_early_ack),
