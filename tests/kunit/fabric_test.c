@@ -474,7 +474,8 @@ static void fabric_fattree_limits(struct kunit *test)
 #define PI_PKEY_VIOL	46
 
 /* Set block 0 of the P_KeyTable of the port at @lid to @keys (LID-routed). */
-static void ft_pkeys(struct sn *s, u16 lid, const u16 *keys, unsigned int n)
+static noinline_for_stack void ft_pkeys(struct sn *s, u16 lid,
+					const u16 *keys, unsigned int n)
 {
 	struct kmad_mad mad;
 	unsigned int i;
@@ -486,7 +487,8 @@ static void ft_pkeys(struct sn *s, u16 lid, const u16 *keys, unsigned int n)
 }
 
 /* A PortCounters Get from HCA 0 with P_Key index @index to @lid's PMA. */
-static int ft_pma_get(struct sn *s, u16 lid, u16 index)
+static noinline_for_stack int ft_pma_get(struct sn *s, u16 lid,
+					 u16 index)
 {
 	struct kmad_mad mad;
 
@@ -577,9 +579,12 @@ static void fabric_pkey_index_receivers(struct kunit *test)
 	struct ft_rx rx = { .n = ATOMIC_INIT(0) };
 	char dev_name[24];
 	struct kmad_agent *agent;
-	struct kmad_mad mad;
+	struct kmad_mad *mad;
 	unsigned int i;
 	u16 got;
+
+	mad = kunit_kzalloc(test, sizeof(*mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mad);
 
 	ft_pkeys(s, 1, keys0, ARRAY_SIZE(keys0));
 	ft_pkeys(s, 2, keys1, ARRAY_SIZE(keys1));
@@ -593,10 +598,10 @@ static void fabric_pkey_index_receivers(struct kunit *test)
 	/* sn_exit() unregisters it, should a check below end the case. */
 	s->agent[1][0][1] = agent;
 	for (i = 0; i < 2; i++) {
-		sn_hdr(&mad, KMAD_MGMT_CLASS_VENDOR_RANGE1_START, 1,
+		sn_hdr(mad, KMAD_MGMT_CLASS_VENDOR_RANGE1_START, 1,
 		       KMAD_METHOD_GET, 0x10, 0);
 		s->pkey_index = i;
-		sn_post(s, 0, 1, &mad, 2);
+		sn_post(s, 0, 1, mad, 2);
 		kmad_sim_fire_cq_event(s->fab, 1, KMAD_SIM_QP(1, 1), false);
 		kmad_sim_settle(s->fab);
 		KUNIT_ASSERT_EQ(test, atomic_read(&rx.n), i + 1);
