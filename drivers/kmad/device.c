@@ -228,7 +228,8 @@ EXPORT_SYMBOL_GPL(kmad_device_name);
  * @attr: the attributes.
  *
  * Return: 0, or -EINVAL for a bad port number, an LMC above 7, a queue
- * depth above %KMAD_MAX_QP_DEPTH or a registered device.
+ * depth above %KMAD_MAX_QP_DEPTH, a P_Key table of no entry from a
+ * provider with query_pkey, or a registered device.
  */
 int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 			      const struct kmad_port_attr *attr)
@@ -239,6 +240,7 @@ int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 	    dev->registered || attr->lmc > KMAD_MAX_LMC ||
 	    attr->sq_depth > KMAD_MAX_QP_DEPTH ||
 	    attr->rq_depth > KMAD_MAX_QP_DEPTH ||
+	    (dev->has_pkeys && !attr->pkey_tbl_len) ||
 	    (attr->link_layer != KMAD_LINK_LAYER_INFINIBAND &&
 	     attr->link_layer != KMAD_LINK_LAYER_ETHERNET))
 		return -EINVAL;

@@ -639,11 +639,12 @@ struct kmad_recv_priv;
  *   that embeds this one, its segment 1 being @mad, and says so in
  *   @rmpp: a single-MAD send pays nothing for RMPP;
  * - its small fields are bytes and bit-fields of bytes.  A byte is
- *   written under one lock only: @refs, @expects_resp and @solicited
- *   share one (A), @hw and @hw_status another (Q), and @state and
- *   @status (A) stand
- *   between them, so that no bit-field of one lock shares a byte with
- *   one of the other.
+ *   written under one lock only: @refs and @status share one (A); the
+ *   flags constant while the send is on a QP (@expects_resp, @rmpp,
+ *   @solicited: set at post or allocation) have their own, which
+ *   qp_hw_send() reads under Q; then @state (A), and @hw and @hw_status
+ *   (Q) share the last, so that no bit-field of one lock shares a byte
+ *   with one of the other.
  */
 struct kmad_send_wr {
 	struct kmad_send_buf buf;		/* public part; .agent: I */
@@ -674,10 +675,6 @@ struct kmad_send_wr {
 		};
 	};
 	u32 retries_left;			/* A */
-	/* Bits of one byte are written together: a byte holds fields of
-	 * one lock only, or fields constant while the send is on a QP
-	 * (which qp_hw_send() reads under Q alone).
-	 */
 	u8 refs:4;				/* A: as the contract counts
 						 * them
 						 */

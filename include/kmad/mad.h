@@ -31,8 +31,9 @@
  * kmad_register_agent(), kmad_alloc_send_buf() or kmad_create_response()
  * returned) alike: kmad_free_send_buf() and kmad_free_recv() ignore them,
  * kmad_unregister_agent() returns 0 for NULL and -EINVAL for an error
- * pointer, the others return -EINVAL (or an error pointer, or 0 for
- * kmad_send_buf_seg_count()).
+ * pointer, kmad_agent_get_stats() and kmad_agent_set_flow_limit() warn
+ * once and do nothing, the others return -EINVAL (or an error pointer;
+ * NULL from kmad_send_buf_seg(), 0 from kmad_send_buf_seg_count()).
  *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
  * kmad_alloc_send_buf() and kmad_alloc_send_buf_rmpp() with GFP_ATOMIC,

@@ -555,7 +555,7 @@ static void discover_bare_fabric(struct kunit *test)
 	const struct kmad_discover_result *res;
 	struct kmad_discover *d;
 
-	d = dt_create(f, 20, 1);
+	d = dt_create(f, DT_ASYNC_TIMEOUT_MS, 3);
 	KUNIT_EXPECT_EQ(test, kmad_discover_run(d), 0);
 	kmad_discover_print(d);
 	res = kmad_discover_result(d);

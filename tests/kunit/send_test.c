@@ -421,6 +421,8 @@ static void send_error_pointers(struct kunit *test)
 							    GFP_KERNEL)));
 	KUNIT_EXPECT_TRUE(test, IS_ERR(kmad_create_response(f->agent, ewc,
 							    GFP_KERNEL)));
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV0], ewc, &dest),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 }
 

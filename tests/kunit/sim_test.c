@@ -589,6 +589,9 @@ static void sim_port_attr_ranges(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, dev);
 	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), -EINVAL);
 	attr.lmc = KMAD_MAX_LMC;
+	/* The sim has query_pkey: a table of no entry is refused. */
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), -EINVAL);
+	attr.pkey_tbl_len = 1;
 	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), 0);
 	attr.sq_depth = KMAD_MAX_QP_DEPTH + 1;
 	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), -EINVAL);
