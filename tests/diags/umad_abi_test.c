@@ -326,6 +326,23 @@ static void t_write_errors(void)
 	n = write(fd, &p, HDR + MAD);
 	CHECK("write_huge_timeout", n == HDR + MAD, "%zd %m", n);
 	result("write_huge_timeout", NULL);
+	/* An SL above 15 and a P_Key index past kmad_sim's 64 entries: EINVAL
+	 * (ib_umad hands both to the HCA); entry 63 is taken.
+	 */
+	make_get(&p, gsi, NO_LID, 0x04, 0x12, 6, 1000, 0);
+	p.hdr.sl = 16;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_bad_sl_pkey", n < 0 && errno == EINVAL, "sl 16: %zd %m", n);
+	p.hdr.sl = 15;
+	p.hdr.pkey_index = 64;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_bad_sl_pkey", n < 0 && errno == EINVAL,
+	      "P_Key index 64: %zd %m", n);
+	p.hdr.pkey_index = 63;
+	n = write(fd, &p, HDR + MAD);
+	CHECK("write_bad_sl_pkey", n == HDR + MAD, "sl 15, index 63: %zd %m",
+	      n);
+	result("write_bad_sl_pkey", NULL);
 	/* Two outstanding requests with one TID. */
 	make_get(&p, gsi, NO_LID, 0x04, 0x12, 4, 5000, 0);
 	n = write(fd, &p, HDR + MAD);
