@@ -206,6 +206,13 @@ struct kmad_sim_node_info {
  *	to Armed and Active through the SMA.  LID-routed MADs then follow
  *	the LFTs it programmed.  false (0): the static plan, every port
  *	Active, as if an SM had done that already.
+ * @minimal_ops: the devices offer kmad only the provider ops provider.h
+ *	requires, plus now() in step mode (its clock): no query_gid,
+ *	query_pkey or modify_port_cap, and with &kmad_sim_config.ah
+ *	%KMAD_SIM_AH_NONE no address handles either -- how kmad runs on a
+ *	minimal third-party provider.  The fabric itself still carries GRHs
+ *	and P_Keys (an Ethernet fabric could then send nothing: every RoCE
+ *	send needs a GRH).
  */
 struct kmad_sim_config {
 	const char *name;
@@ -226,6 +233,7 @@ struct kmad_sim_config {
 	enum kmad_link_layer link_layer;
 	enum kmad_sim_ah ah;
 	bool no_sm;
+	bool minimal_ops;
 };
 
 /**

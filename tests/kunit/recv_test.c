@@ -697,7 +697,106 @@ static struct kunit_suite recv_suite = {
 	.test_cases = recv_cases,
 };
 
-kunit_test_suites(&recv_suite);
+/*
+ * A provider with only the ops provider.h requires (kmad_sim's
+ * minimal_ops, no address handles): no GID table, the default P_Key
+ * alone, no capability changes.  kmad says so to its callers and refuses
+ * what needs more; the rest works.
+ */
+static void recv_minimal_provider(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = kt_register_get(f);
+	struct kmad_sim_rx rx = {
+		.slid = kmad_port_lid(f->port[KT_DEV0]),
+		.src_qpn = KT_QPN,
+		.grh_present = true,
+		.hop_limit = 1,
+	};
+	struct kmad_send_buf *buf;
+	union kmad_gid gid;
+	struct kmad_mad mad;
+	u16 pkey = 0;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_EXPECT_EQ(test, kmad_port_query_pkey(f->port[KT_DEV0], 0, &pkey),
+			0);
+	KUNIT_EXPECT_EQ(test, pkey, 0xffff);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_pkey(f->port[KT_DEV0], 1, &pkey),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_gid(f->port[KT_DEV0], 0, &gid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_modify_cap(f->port[KT_DEV0], 0x2, 0),
+			-EOPNOTSUPP);
+
+	/* A GRH needs a source GID; a P_Key index past the default, an
+	 * entry; a plain send goes.
+	 */
+	buf = kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0);
+	buf->dest.grh_present = true;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->dest.grh_present = false;
+	buf->dest.pkey_index = 1;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->dest.pkey_index = 0;
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+
+	/* A request that came with a GRH is delivered, but cannot be
+	 * answered: no GID of the port to answer from.
+	 */
+	f->keep_recv = true;
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(f->fab, KT_DEV1, KT_QPN, &mad,
+						 sizeof(mad), &rx), 0);
+	kt_event(f, KT_DEV1);
+	KUNIT_ASSERT_NOT_NULL(test, f->kept_recv);
+	KUNIT_EXPECT_TRUE(test, f->kept_recv->grh_present);
+	buf = kmad_create_response(a, f->kept_recv, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(buf), -EADDRNOTAVAIL);
+	if (!IS_ERR(buf))
+		kmad_free_send_buf(buf);
+	kmad_free_recv(f->kept_recv);
+	f->kept_recv = NULL;
+	kmad_unregister_agent(a);
+}
+
+static int kt_fix_init_minimal(struct kunit *test)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_PAIR,
+		.mode = KMAD_SIM_STEP,
+		.notify = KMAD_SIM_NOTIFY_IBTA,
+		.rq_depth = KT_RQ_DEPTH,
+		.ah = KMAD_SIM_AH_NONE,
+		.minimal_ops = true,
+	};
+
+	return kt_fix_setup_cfg(test, &cfg);
+}
+
+/* The receive path's round trips again, over the minimal provider. */
+static struct kunit_case recv_minimal_cases[] = {
+	KUNIT_CASE(recv_minimal_provider),
+	KUNIT_CASE(recv_dispatch_request),
+	KUNIT_CASE(recv_unsupported_class),
+	KUNIT_CASE(recv_unsupported_method),
+	KUNIT_CASE(recv_create_response_round_trip),
+	KUNIT_CASE(recv_bm_response_round_trip),
+	{}
+};
+
+static struct kunit_suite recv_minimal_suite = {
+	.name = "kmad_recv_minimal",
+	.init = kt_fix_init_minimal,
+	.exit = kt_fix_exit,
+	.test_cases = recv_minimal_cases,
+};
+
+kunit_test_suites(&recv_suite, &recv_minimal_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's receive path");
 MODULE_LICENSE("GPL");

@@ -458,6 +458,11 @@ struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 		fab->ops_buf.create_ah = kmad_sim_create_ah;
 		fab->ops_buf.destroy_ah = kmad_sim_destroy_ah;
 	}
+	if (conf.minimal_ops) {
+		fab->ops_buf.query_gid = NULL;
+		fab->ops_buf.query_pkey = NULL;
+		fab->ops_buf.modify_port_cap = NULL;
+	}
 	fab->ops = &fab->ops_buf;
 	INIT_LIST_HEAD(&fab->ah_held);
 	fab->ah_stats = kcalloc(num_hcas, sizeof(*fab->ah_stats), GFP_KERNEL);
