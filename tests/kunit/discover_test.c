@@ -136,6 +136,7 @@ struct dt_fix {
 	atomic_t hop0_hits;		/* SMPs with hop count 0 */
 	atomic_t deep_hits;		/* SMPs with two hops or more */
 	atomic_t pma_hits;
+	bool wire_mod_zero;		/* the wire answers with AM 0 */
 	struct kmad_discover *d;
 	/* The fake fabric: node 0 is the discovering CA. */
 	const struct dt_node_def *nodes;
@@ -679,6 +680,8 @@ static void dt_wire_answer(struct dt_fix *f, const u8 *req)
 	smp->method = KMAD_METHOD_GET_RESP;
 	smp->status = cpu_to_be16(status | KMAD_SMP_DIRECTION);
 	smp->hop_ptr = 1;
+	if (f->wire_mod_zero)
+		smp->attr_mod = 0;
 	KUNIT_EXPECT_EQ(f->test,
 			kmad_sim_inject(f->fab, 0, 0, resp, sizeof(resp),
 					KMAD_PERMISSIVE_LID, 0), 0);
@@ -730,6 +733,98 @@ static void dt_wire_run(struct dt_fix *f, struct dt_runner *r,
 		kmad_sim_settle(f->fab);
 	}
 	wait_for_completion(&r->done);
+}
+
+/*
+ * kmad_discover_stop() between two batches: after the walk's first batch
+ * (the local NodeInfo) was answered, as the next (its details) starts.
+ * That batch is never sent, and must not be taken for answered.  Before,
+ * its zeroed queries were copied as data: the local node got an empty
+ * description marked valid, and PortInfo of zeros.
+ */
+static atomic_t dt_batches;
+
+static void dt_stop_hook(struct kmad_discover *d, unsigned int n)
+{
+	if (atomic_inc_return(&dt_batches) == 2)
+		kmad_discover_stop(d);
+}
+
+static void discover_stop_between_batches(struct kunit *test)
+{
+	const struct kmad_discover_result *res;
+	struct dt_fix *f = test->priv;
+	struct task_struct *t;
+	struct dt_runner r;
+	unsigned int i;
+
+	dt_set_fabric(f, dt_pair_nodes, ARRAY_SIZE(dt_pair_nodes),
+		      dt_pair_links, ARRAY_SIZE(dt_pair_links));
+	r.d = dt_create(f, DT_WIRE_TIMEOUT_MS, DT_WIRE_RETRIES);
+	init_completion(&r.done);
+	atomic_set(&dt_batches, 0);
+	WRITE_ONCE(kmad_discover_test_batch_hook, dt_stop_hook);
+	t = kthread_run(dt_run_thread, &r, "kmad_discover_test");
+	if (IS_ERR(t)) {
+		WRITE_ONCE(kmad_discover_test_batch_hook, NULL);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
+	dt_wire_run(f, &r, DT_WIRE_TIMEOUT_MS);
+	WRITE_ONCE(kmad_discover_test_batch_hook, NULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dt_batches), 2);
+	KUNIT_EXPECT_EQ(test, r.ret, -ECANCELED);
+	res = kmad_discover_result(r.d);
+	/* The local node was found; nothing read of it after the stop. */
+	KUNIT_EXPECT_EQ(test, res->nr_nodes, 1U);
+	for (i = 0; i < res->nr_nodes; i++) {
+		const struct kmad_discover_node *n = &res->nodes[i];
+		unsigned int p;
+
+		KUNIT_EXPECT_FALSE_MSG(test, n->desc_valid && !n->desc[0],
+				       "node %u: an empty description taken",
+				       i);
+		for (p = 0; p <= n->num_ports; p++)
+			KUNIT_EXPECT_FALSE_MSG(test, n->ports[p].info_valid,
+					       "node %u port %u read after the stop",
+					       i, p);
+	}
+	kmad_discover_print(r.d);
+}
+
+/*
+ * An SMA that answers with another AttributeModifier than the request's
+ * (PortInfo of port 0 for a question about port 1): the answer is not
+ * taken for the port asked about; each such PortInfo fails with -EPROTO.
+ * Before, port 0's data was stored as port 1's.
+ */
+static void discover_answer_other_port(struct kunit *test)
+{
+	const struct kmad_discover_result *res;
+	const struct kmad_discover_node *a;
+	struct dt_fix *f = test->priv;
+	struct task_struct *t;
+	struct dt_runner r;
+	unsigned int i, eproto = 0;
+
+	dt_set_fabric(f, dt_pair_nodes, ARRAY_SIZE(dt_pair_nodes),
+		      dt_pair_links, ARRAY_SIZE(dt_pair_links));
+	f->wire_mod_zero = true;
+	r.d = dt_create(f, DT_WIRE_TIMEOUT_MS, DT_WIRE_RETRIES);
+	init_completion(&r.done);
+	t = kthread_run(dt_run_thread, &r, "kmad_discover_test");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	dt_wire_run(f, &r, DT_WIRE_TIMEOUT_MS);
+	kmad_discover_print(r.d);
+	res = kmad_discover_result(r.d);
+	KUNIT_ASSERT_GE(test, res->nr_nodes, 1U);
+	a = &res->nodes[0];
+	KUNIT_EXPECT_FALSE(test, a->ports[1].info_valid);
+	for (i = 0; i < res->nr_failures; i++)
+		if (res->failures[i].query == KMAD_DISCOVER_Q_PORT_INFO &&
+		    res->failures[i].err == -EPROTO)
+			eproto++;
+	KUNIT_EXPECT_GE(test, eproto, 1U);
 }
 
 /* Run a discovery from device 0 over the wire harness. */
@@ -1104,6 +1199,8 @@ static struct kunit_suite discover_suite = {
 static struct kunit_case discover_wire_cases[] = {
 	KUNIT_CASE(discover_switches),
 	KUNIT_CASE(discover_dead_link),
+	KUNIT_CASE(discover_stop_between_batches),
+	KUNIT_CASE(discover_answer_other_port),
 	{}
 };
 
@@ -1133,3 +1230,4 @@ kunit_test_suites(&discover_suite, &discover_wire_suite,
 
 MODULE_DESCRIPTION("KUnit tests for kmad_discover");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

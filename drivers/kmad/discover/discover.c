@@ -35,6 +35,7 @@
 
 #define pr_fmt(fmt) "kmad_discover: " fmt
 
+#include <kunit/visibility.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -407,8 +408,15 @@ static void kd_recv_handler(struct kmad_agent *agent,
 	spin_lock(&d->lock);
 	q->answered = true;
 	q->mad_status = status;
+	/* The answer to what was asked: the attribute, its modifier (the
+	 * port of a PortInfo) and, for PortCounters, the port selected.
+	 */
 	q->resp_ok = hdr->method == KMAD_METHOD_GET_RESP &&
-		     hdr->attr_id == request->mad->mad_hdr.attr_id;
+		     hdr->attr_id == request->mad->mad_hdr.attr_id &&
+		     hdr->attr_mod == request->mad->mad_hdr.attr_mod &&
+		     (hdr->mgmt_class != KMAD_MGMT_CLASS_PERF_MGMT ||
+		      ((const u8 *)wc->mad)[KD_DATA_OFFSET + 1] ==
+		      ((const u8 *)request->mad)[KD_DATA_OFFSET + 1]);
 	memcpy(q->data, (const u8 *)wc->mad + KD_DATA_OFFSET, KD_DATA_SIZE);
 	spin_unlock(&d->lock);
 	kmad_free_recv(wc);
@@ -518,6 +526,11 @@ static void kd_add_failure(struct kmad_discover *d, const struct kd_query *q)
 	f->tries = q->tries;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_discover_test_hook_t kmad_discover_test_batch_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_discover_test_batch_hook);
+#endif
+
 /*
  * Run a batch of @n queries to the end.  Failed queries are recorded.
  * Return: 0, -ECANCELED if stopped, -ESHUTDOWN if the port went away.
@@ -530,9 +543,21 @@ static int kd_run_batch(struct kmad_discover *d, struct kd_query *q,
 
 	if (!n)
 		return 0;
+#if IS_ENABLED(CONFIG_KUNIT)
+	{
+		kmad_discover_test_hook_t hook =
+			READ_ONCE(kmad_discover_test_batch_hook);
+
+		if (hook)
+			hook(d, n);
+	}
+#endif
 	spin_lock(&d->lock);
 	if (d->stop) {
 		spin_unlock(&d->lock);
+		/* Not sent: no answer for the caller to take. */
+		for (i = 0; i < n; i++)
+			q[i].err = -ECANCELED;
 		return -ECANCELED;
 	}
 	for (i = 0; i < n; i++) {

@@ -258,6 +258,16 @@ struct kmad_discover *kmad_discover_create(struct kmad_port *port,
 					   const struct kmad_discover_opts *opts);
 int kmad_discover_run(struct kmad_discover *d);
 void kmad_discover_stop(struct kmad_discover *d);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * KUnit seam: called by the running thread as each batch of @n queries
+ * starts, before it looks at kmad_discover_stop()'s flag.
+ */
+typedef void (*kmad_discover_test_hook_t)(struct kmad_discover *d,
+					  unsigned int n);
+extern kmad_discover_test_hook_t kmad_discover_test_batch_hook;
+#endif
 const struct kmad_discover_result *
 kmad_discover_result(const struct kmad_discover *d);
 void kmad_discover_print(const struct kmad_discover *d);
