@@ -341,8 +341,9 @@ err_free:
  * @context: stored in &kmad_agent.context.
  *
  * Context: process context, may sleep.
- * Return: the agent, or an ERR_PTR: -EINVAL for an invalid registration
- * (SMP class on QP1 or a GMP class on QP0, reserved class, class version 0,
+ * Return: the agent, or an ERR_PTR: -EINVAL for a NULL port or
+ * send_handler, an unknown @qpt, or an invalid registration (SMP class on
+ * QP1 or a GMP class on QP0, reserved class, class version 0 or above 7,
  * empty method mask or method 0, OUI missing for or given to a class outside
  * 0x30-0x4F, an rmpp_version other than %KMAD_RMPP_VERSION, or one for a
  * class without the RMPP header), -EBUSY if it overlaps an existing
@@ -446,7 +447,8 @@ static void kmad_device_release(struct kref *ref)
  * other agent.
  *
  * Context: process context, may sleep.
- * Return: 0, or -EDEADLK when called from the agent's own handler.
+ * Return: 0 (also for NULL), -EDEADLK when called from the agent's own
+ * handler, -EINVAL for an error pointer.
  */
 int kmad_unregister_agent(struct kmad_agent *agent)
 {

@@ -1567,12 +1567,11 @@ static int send_cancel(struct kmad_send_buf *buf, bool modify)
  * kmad_cancel_send() - cancel a posted send.
  * @buf: the send.
  *
- * If its outcome is not decided yet, the send ends as
- * %KMAD_SS_CANCELED: at once if it was waiting for a response or for a
+ * If its outcome is not decided yet, the send ends with
+ * %KMAD_SEND_CANCELED: at once if it was waiting for a response or for a
  * flow control slot (never sent, then), or at its send completion if the
  * hardware still holds it.  From this call on no
  * response matches it.  The callback never runs inside this call.
- *
  *
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
