@@ -1178,6 +1178,33 @@ static void discover_tree_faults(struct kunit *test)
 	dt_expect_accounting(test, res);
 }
 
+/*
+ * Two switches answering with one NodeGUID (S2 claims S1's): S2's
+ * NodeInfo, reached through S1 port 3, is taken for S1 entered at port 1,
+ * which leads to A: a contradiction, dropped and counted (-EPROTO on that
+ * NodeInfo), not silently ignored.  Everything behind S2 (C) is then out
+ * of sight, and the result says why.
+ */
+static void discover_duplicate_guid(struct kunit *test)
+{
+	struct dt_node_def nodes[ARRAY_SIZE(dt_tree_nodes)];
+	const struct kmad_discover_result *res;
+	struct dt_fix *f = test->priv;
+	unsigned int i, eproto = 0;
+
+	memcpy(nodes, dt_tree_nodes, sizeof(nodes));
+	nodes[3].guid = nodes[1].guid;
+	res = dt_wire_discover(f, nodes, ARRAY_SIZE(nodes), dt_tree_links,
+			       ARRAY_SIZE(dt_tree_links));
+	for (i = 0; i < res->nr_failures; i++)
+		if (res->failures[i].query == KMAD_DISCOVER_Q_NODE_INFO &&
+		    res->failures[i].err == -EPROTO)
+			eproto++;
+	KUNIT_EXPECT_GE(test, eproto, 1U);
+	KUNIT_EXPECT_GE(test, res->errors, eproto);
+	KUNIT_EXPECT_EQ(test, dt_find_guid(res, nodes[4].guid), -1);
+}
+
 static struct kunit_case discover_cases[] = {
 	KUNIT_CASE(discover_pair),
 	KUNIT_CASE(discover_max_nodes_zero),
@@ -1201,6 +1228,7 @@ static struct kunit_case discover_wire_cases[] = {
 	KUNIT_CASE(discover_dead_link),
 	KUNIT_CASE(discover_stop_between_batches),
 	KUNIT_CASE(discover_answer_other_port),
+	KUNIT_CASE(discover_duplicate_guid),
 	{}
 };
 

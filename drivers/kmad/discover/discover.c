@@ -372,7 +372,9 @@ static void kd_pump(struct kmad_discover *d)
 				list_del_init(&q->entry);
 				q->buf = NULL;
 			} else {
-				q->tries++;
+				/* A resend counts once it is sent. */
+				if (q->tries++)
+					d->res.retries++;
 				d->res.sends++;
 			}
 		}
@@ -462,12 +464,10 @@ static void kd_send_handler(struct kmad_agent *agent, struct kmad_send_wc *wc)
 		break;
 	}
 	d->inflight--;
-	if (retry && q->tries <= d->opts.retries && !d->stop) {
-		d->res.retries++;
+	if (retry && q->tries <= d->opts.retries && !d->stop)
 		list_add(&q->entry, &d->queue);
-	} else {
+	else
 		kd_finish_locked(d, q, err);
-	}
 	spin_unlock(&d->lock);
 	kmad_free_send_buf(wc->send_buf);
 	/* The query may be gone now: the runner frees a finished batch. */
@@ -633,7 +633,12 @@ static int kd_add_node(struct kmad_discover *d, const struct kd_query *q,
 	return res->nr_nodes++;
 }
 
-static void kd_add_link(struct kmad_discover *d, unsigned int a, u8 pa,
+/*
+ * Record the link a[pa] <-> b[pb].  False if it contradicts what is known
+ * (a port already leads elsewhere, or a port number the node does not
+ * have): two nodes answering with one GUID, or an answer that lies.
+ */
+static bool kd_add_link(struct kmad_discover *d, unsigned int a, u8 pa,
 			unsigned int b, u8 pb)
 {
 	struct kmad_discover_result *res = &d->res;
@@ -641,18 +646,19 @@ static void kd_add_link(struct kmad_discover *d, unsigned int a, u8 pa,
 	struct kmad_discover_link *l;
 
 	if (!pa || pa > na->num_ports || !pb || pb > nb->num_ports)
-		return;
+		return false;
 	if (na->ports[pa].peer >= 0 || nb->ports[pb].peer >= 0) {
 		/* Seen from the other end already, or contradictory. */
-		if (na->ports[pa].peer != (int)b ||
-		    na->ports[pa].peer_port != pb)
-			pr_debug("%#018llx[%u] <-> %#018llx[%u] contradicts a known link\n",
-				 na->guid, pa, nb->guid, pb);
-		return;
+		if (na->ports[pa].peer == (int)b &&
+		    na->ports[pa].peer_port == pb)
+			return true;
+		pr_debug("%#018llx[%u] <-> %#018llx[%u] contradicts a known link\n",
+			 na->guid, pa, nb->guid, pb);
+		return false;
 	}
 	if (kd_grow((void **)&res->links, &d->links_cap, res->nr_links + 1,
 		    sizeof(*l)))
-		return;
+		return true;
 	na->ports[pa].peer = b;
 	na->ports[pa].peer_port = pb;
 	nb->ports[pb].peer = a;
@@ -662,6 +668,7 @@ static void kd_add_link(struct kmad_discover *d, unsigned int a, u8 pa,
 	l->port[0] = pa;
 	l->node[1] = b;
 	l->port[1] = pb;
+	return true;
 }
 
 /* A NodeInfo answer: a new node, and a link to where it was reached from. */
@@ -683,8 +690,14 @@ static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 		if (idx < 0)
 			return idx;
 	}
-	if (q->parent >= 0)
-		kd_add_link(d, q->parent, q->port, idx, ni->local_port_num);
+	if (q->parent >= 0 &&
+	    !kd_add_link(d, q->parent, q->port, idx, ni->local_port_num)) {
+		/* Dropped, but counted: the walk does not go past it. */
+		struct kd_query bad = *q;
+
+		bad.err = -EPROTO;
+		kd_add_failure(d, &bad);
+	}
 	return 0;
 }
 
