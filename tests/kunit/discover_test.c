@@ -137,6 +137,7 @@ struct dt_fix {
 	atomic_t deep_hits;		/* SMPs with two hops or more */
 	atomic_t pma_hits;
 	bool wire_mod_zero;		/* the wire answers with AM 0 */
+	int bad_entry_node;		/* answers LocalPortNum 0, or -1 */
 	struct kmad_discover *d;
 	/* The fake fabric: node 0 is the discovering CA. */
 	const struct dt_node_def *nodes;
@@ -233,6 +234,8 @@ static int dt_fill_smp(struct dt_fix *f, const struct kmad_smp *req, u8 *data)
 		dt_put_be64(data + 12, n->guid); /* NodeGUID */
 		dt_put_be64(data + 20, n->guid + in_port); /* PortGUID */
 		data[36] = in_port;		/* LocalPortNum */
+		if (node == f->bad_entry_node)
+			data[36] = 0;		/* a port no switch enters by */
 		return 0;
 	case KMAD_SMP_ATTR_NODE_DESC:
 		strscpy((char *)data, n->desc, KMAD_DISCOVER_DESC_LEN);
@@ -369,6 +372,7 @@ static int dt_setup(struct kunit *test, enum kmad_sim_mode mode,
 	atomic_set(&f->hop0_hits, 0);
 	atomic_set(&f->deep_hits, 0);
 	atomic_set(&f->pma_hits, 0);
+	f->bad_entry_node = -1;
 	snprintf(f->name, sizeof(f->name), "kdisc%d_",
 		 atomic_inc_return(&dt_seq));
 	cfg.name = f->name;
@@ -1205,6 +1209,32 @@ static void discover_duplicate_guid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dt_find_guid(res, nodes[4].guid), -1);
 }
 
+/*
+ * A switch (S2) whose NodeInfo gives LocalPortNum 0 when reached through
+ * a link: no port it could be entered by.  The answer is dropped and
+ * counted (-EPROTO), and S2 is not added: nothing behind it (C) is
+ * walked.  Before, S2 was added and walked, and the result listed an
+ * error for a link it then showed as found.
+ */
+static void discover_bad_entry_port(struct kunit *test)
+{
+	const struct kmad_discover_result *res;
+	struct dt_fix *f = test->priv;
+	unsigned int i, eproto = 0;
+
+	f->bad_entry_node = 3;
+	res = dt_wire_discover(f, dt_tree_nodes, ARRAY_SIZE(dt_tree_nodes),
+			       dt_tree_links, ARRAY_SIZE(dt_tree_links));
+	for (i = 0; i < res->nr_failures; i++)
+		if (res->failures[i].query == KMAD_DISCOVER_Q_NODE_INFO &&
+		    res->failures[i].err == -EPROTO)
+			eproto++;
+	KUNIT_EXPECT_GE(test, eproto, 1U);
+	KUNIT_EXPECT_GE(test, res->errors, eproto);
+	KUNIT_EXPECT_EQ(test, dt_find_guid(res, dt_tree_nodes[3].guid), -1);
+	KUNIT_EXPECT_EQ(test, dt_find_guid(res, dt_tree_nodes[4].guid), -1);
+}
+
 static struct kunit_case discover_cases[] = {
 	KUNIT_CASE(discover_pair),
 	KUNIT_CASE(discover_max_nodes_zero),
@@ -1229,6 +1259,7 @@ static struct kunit_case discover_wire_cases[] = {
 	KUNIT_CASE(discover_stop_between_batches),
 	KUNIT_CASE(discover_answer_other_port),
 	KUNIT_CASE(discover_duplicate_guid),
+	KUNIT_CASE(discover_bad_entry_port),
 	{}
 };
 

@@ -671,7 +671,21 @@ static bool kd_add_link(struct kmad_discover *d, unsigned int a, u8 pa,
 	return true;
 }
 
-/* A NodeInfo answer: a new node, and a link to where it was reached from. */
+/* A NodeInfo answer that cannot be true: dropped, but counted. */
+static void kd_bad_node_info(struct kmad_discover *d, const struct kd_query *q)
+{
+	struct kd_query bad = *q;
+
+	bad.err = -EPROTO;
+	kd_add_failure(d, &bad);
+}
+
+/*
+ * A NodeInfo answer: a new node, and a link to where it was reached from.
+ * One that cannot be true (reached through a link, but entered by no port
+ * the node has; or a link that contradicts a known one) is counted as
+ * -EPROTO and the walk does not go past it.
+ */
 static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 {
 	const struct kd_node_info *ni = (const void *)q->data;
@@ -679,6 +693,11 @@ static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 
 	if (q->err)
 		return 0;
+	if (q->parent >= 0 &&
+	    (!ni->local_port_num || ni->local_port_num > ni->num_ports)) {
+		kd_bad_node_info(d, q);
+		return 0;
+	}
 	idx = kd_find_node(d, be64_to_cpu(ni->node_guid));
 	if (idx < 0) {
 		if (d->res.nr_nodes >= d->opts.max_nodes) {
@@ -691,13 +710,8 @@ static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 			return idx;
 	}
 	if (q->parent >= 0 &&
-	    !kd_add_link(d, q->parent, q->port, idx, ni->local_port_num)) {
-		/* Dropped, but counted: the walk does not go past it. */
-		struct kd_query bad = *q;
-
-		bad.err = -EPROTO;
-		kd_add_failure(d, &bad);
-	}
+	    !kd_add_link(d, q->parent, q->port, idx, ni->local_port_num))
+		kd_bad_node_info(d, q);
 	return 0;
 }
 
