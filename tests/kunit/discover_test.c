@@ -1182,6 +1182,20 @@ static void discover_tree_faults(struct kunit *test)
 	dt_expect_accounting(test, res);
 }
 
+/* At least one NodeInfo refused as -EPROTO, and counted among the errors. */
+static void dt_expect_bad_node_info(struct kunit *test,
+				    const struct kmad_discover_result *res)
+{
+	unsigned int i, eproto = 0;
+
+	for (i = 0; i < res->nr_failures; i++)
+		if (res->failures[i].query == KMAD_DISCOVER_Q_NODE_INFO &&
+		    res->failures[i].err == -EPROTO)
+			eproto++;
+	KUNIT_EXPECT_GE(test, eproto, 1U);
+	KUNIT_EXPECT_GE(test, res->errors, eproto);
+}
+
 /*
  * Two switches answering with one NodeGUID (S2 claims S1's): S2's
  * NodeInfo, reached through S1 port 3, is taken for S1 entered at port 1,
@@ -1194,18 +1208,12 @@ static void discover_duplicate_guid(struct kunit *test)
 	struct dt_node_def nodes[ARRAY_SIZE(dt_tree_nodes)];
 	const struct kmad_discover_result *res;
 	struct dt_fix *f = test->priv;
-	unsigned int i, eproto = 0;
 
 	memcpy(nodes, dt_tree_nodes, sizeof(nodes));
 	nodes[3].guid = nodes[1].guid;
 	res = dt_wire_discover(f, nodes, ARRAY_SIZE(nodes), dt_tree_links,
 			       ARRAY_SIZE(dt_tree_links));
-	for (i = 0; i < res->nr_failures; i++)
-		if (res->failures[i].query == KMAD_DISCOVER_Q_NODE_INFO &&
-		    res->failures[i].err == -EPROTO)
-			eproto++;
-	KUNIT_EXPECT_GE(test, eproto, 1U);
-	KUNIT_EXPECT_GE(test, res->errors, eproto);
+	dt_expect_bad_node_info(test, res);
 	KUNIT_EXPECT_EQ(test, dt_find_guid(res, nodes[4].guid), -1);
 }
 
@@ -1220,17 +1228,11 @@ static void discover_bad_entry_port(struct kunit *test)
 {
 	const struct kmad_discover_result *res;
 	struct dt_fix *f = test->priv;
-	unsigned int i, eproto = 0;
 
 	f->bad_entry_node = 3;
 	res = dt_wire_discover(f, dt_tree_nodes, ARRAY_SIZE(dt_tree_nodes),
 			       dt_tree_links, ARRAY_SIZE(dt_tree_links));
-	for (i = 0; i < res->nr_failures; i++)
-		if (res->failures[i].query == KMAD_DISCOVER_Q_NODE_INFO &&
-		    res->failures[i].err == -EPROTO)
-			eproto++;
-	KUNIT_EXPECT_GE(test, eproto, 1U);
-	KUNIT_EXPECT_GE(test, res->errors, eproto);
+	dt_expect_bad_node_info(test, res);
 	KUNIT_EXPECT_EQ(test, dt_find_guid(res, dt_tree_nodes[3].guid), -1);
 	KUNIT_EXPECT_EQ(test, dt_find_guid(res, dt_tree_nodes[4].guid), -1);
 }
