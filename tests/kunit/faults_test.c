@@ -84,14 +84,10 @@ static bool ft_can_fail(struct kunit *test)
  */
 static int ft_setup(struct kunit *test, enum kmad_sim_ah ah)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_PAIR,
-		.mode = KMAD_SIM_STEP,
-		.notify = KMAD_SIM_NOTIFY_IBTA,
-		.rq_depth = KT_RQ_DEPTH,
-		.ah = ah,
-	};
+	struct kmad_sim_config cfg;
 
+	kt_fix_config(&cfg, KMAD_SIM_STEP);
+	cfg.ah = ah;
 	return kt_fix_setup_cfg(test, &cfg);
 }
 

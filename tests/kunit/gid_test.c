@@ -35,15 +35,11 @@
 static int gt_setup(struct kunit *test, enum kmad_link_layer ll,
 		    enum kmad_sim_ah ah)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_PAIR,
-		.mode = KMAD_SIM_STEP,
-		.notify = KMAD_SIM_NOTIFY_IBTA,
-		.rq_depth = KT_RQ_DEPTH,
-		.link_layer = ll,
-		.ah = ah,
-	};
+	struct kmad_sim_config cfg;
 
+	kt_fix_config(&cfg, KMAD_SIM_STEP);
+	cfg.link_layer = ll;
+	cfg.ah = ah;
 	return kt_fix_setup_cfg(test, &cfg);
 }
 

@@ -291,20 +291,6 @@ static void handler_unregister_other_agent_same_qp(struct kunit *test)
 	kmad_free_send_buf(held);
 }
 
-struct kh_remover {
-	struct kt_fix *f;
-	struct completion done;
-};
-
-static int kh_remove_fn(void *arg)
-{
-	struct kh_remover *r = arg;
-
-	kmad_sim_remove_device(r->f->fab, KT_DEV0);
-	complete(&r->done);
-	return 0;
-}
-
 /* Remove device 0 in a kthread while a send the hardware holds makes
  * the acting handler run; the removal must finish.
  */
@@ -312,23 +298,18 @@ static void kh_remove_with_handler(struct kunit *test, enum kh_action act)
 {
 	struct kt_fix *f = test->priv;
 	struct kh_ctx *kh = kh_current;
-	struct kh_remover *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
 	struct kmad_send_buf *held;
-	struct task_struct *t;
+	struct kt_remover *r;
 
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	r->f = f;
-	init_completion(&r->done);
 	kh->agent = kh_agent(kh);
 	kh->action = act;
 	held = kt_request(f, kh->agent, KMAD_METHOD_GET, 1, 1000, 0);
 	kt_post(f, held);
 
-	t = kthread_run(kh_remove_fn, r, "kh_remove");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	r = kt_remove_start(f, KT_DEV0);
+	KUNIT_ASSERT_NOT_NULL(test, r);
 	kh_wait_out(kh);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&r->done, KH_WAIT),
-			0UL);
+	KUNIT_ASSERT_TRUE(test, kt_remove_wait(f, r, KH_WAIT));
 	KUNIT_EXPECT_EQ(test, kh->result[0], 0);
 	kt_settle(f);
 	kt_expect_send(f, 0, held, KMAD_SEND_FLUSHED);

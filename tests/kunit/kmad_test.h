@@ -16,7 +16,9 @@
 
 #include <kunit/test.h>
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/jiffies.h>
 #include <linux/spinlock.h>
 
@@ -186,18 +188,30 @@ static inline int kt_fix_setup_cfg(struct kunit *test,
 	return 0;
 }
 
+/*
+ * The fixture's fabric in @mode: a pair, IBTA notification, KT_RQ_DEPTH
+ * receive buffers.  Suites that need more (address handles, a link
+ * layer, a minimal provider) set it on top and call kt_fix_setup_cfg().
+ */
+static inline void kt_fix_config(struct kmad_sim_config *cfg,
+				 enum kmad_sim_mode mode)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->topology = KMAD_SIM_TOPO_PAIR;
+	cfg->mode = mode;
+	cfg->notify = KMAD_SIM_NOTIFY_IBTA;
+	cfg->latency_us = 5;
+	cfg->rq_depth = KT_RQ_DEPTH;
+}
+
 /* Build the fixture with an explicit mode; the test owns it. */
 static inline int kt_fix_setup(struct kunit *test, enum kmad_sim_mode mode,
 			       enum kmad_sim_notify notify)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_PAIR,
-		.mode = mode,
-		.notify = notify,
-		.latency_us = 5,
-		.rq_depth = KT_RQ_DEPTH,
-	};
+	struct kmad_sim_config cfg;
 
+	kt_fix_config(&cfg, mode);
+	cfg.notify = notify;
 	return kt_fix_setup_cfg(test, &cfg);
 }
 
@@ -222,6 +236,65 @@ static inline void kt_fix_exit(struct kunit *test)
 		kmad_unregister_agent(f->agent);
 	for (i = 0; i < 2; i++)
 		kmad_port_put(f->port[i]);
+}
+
+/* Removing a device of the fixture's fabric in a thread (kt_remove_start()). */
+struct kt_remover {
+	struct kmad_sim_fabric *fab;
+	unsigned int dev;
+	struct completion done;
+};
+
+static inline int kt_remove_fn(void *arg)
+{
+	struct kt_remover *r = arg;
+
+	kmad_sim_remove_device(r->fab, r->dev);
+	complete(&r->done);
+	return 0;
+}
+
+/*
+ * Start removing device @dev in a thread, so that the test can step the
+ * fabric or watch a handler meanwhile; NULL if the thread could not start.
+ * The record is kmalloc'd, not the test's: kt_remove_wait() frees it, or
+ * leaves it to a thread that did not end.
+ */
+static inline struct kt_remover *kt_remove_start(struct kt_fix *f,
+						 unsigned int dev)
+{
+	struct kt_remover *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct task_struct *t;
+
+	if (!r)
+		return NULL;
+	r->fab = f->fab;
+	r->dev = dev;
+	init_completion(&r->done);
+	t = kthread_run(kt_remove_fn, r, "kt_remove");
+	if (IS_ERR(t)) {
+		kfree(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * Wait up to @timeout jiffies for the removal to end: true if it did.
+ * If not, the thread still uses @r and the fabric: both are left to it
+ * (leaked), and the fixture forgets the fabric and its agent rather than
+ * tear them down under it.
+ */
+static inline bool kt_remove_wait(struct kt_fix *f, struct kt_remover *r,
+				  unsigned long timeout)
+{
+	if (!wait_for_completion_timeout(&r->done, timeout)) {
+		f->fab = NULL;
+		f->agent = NULL;
+		return false;
+	}
+	kfree(r);
+	return true;
 }
 
 /* A GMP request of @method from @agent to device 1, QP1. */

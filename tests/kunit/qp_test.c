@@ -4,9 +4,7 @@
  * simulated fabric.
  */
 
-#include <linux/completion.h>
 #include <linux/delay.h>
-#include <linux/kthread.h>
 
 #include "kmad_test.h"
 
@@ -231,51 +229,20 @@ static void qp_recovery_retries_failed_flush(struct kunit *test)
  * error state once: the stop tries it again, and the removal ends (it
  * waited for ever for receives the provider kept).
  */
-struct kt_remover {
-	struct kmad_sim_fabric *fab;
-	struct completion done;
-};
-
-static int kt_remove_fn(void *arg)
-{
-	struct kt_remover *r = arg;
-
-	kmad_sim_remove_device(r->fab, KT_DEV0);
-	complete(&r->done);
-	return 0;
-}
-
 static void qp_stop_retries_failed_flush(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct task_struct *t;
 	struct kt_remover *r;
 
 	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
 						      KMAD_QPS_ERR, 1), 0);
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	r->fab = f->fab;
-	init_completion(&r->done);
 	/* In a thread, bounded: a stop that never gave up waiting would
 	 * sleep and wake for ever, which no hung-task check sees.
 	 */
-	t = kthread_run(kt_remove_fn, r, "kt_remove");
-	if (IS_ERR(t)) {
-		kfree(r);
-		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
-		return;
-	}
-	if (!wait_for_completion_timeout(&r->done, 20 * HZ)) {
-		/* The thread still uses @r and the fabric: leave both to
-		 * it (leaked) rather than free them under it.
-		 */
-		f->fab = NULL;
-		f->agent = NULL;
-		KUNIT_FAIL(test, "the removal did not end within 20 s");
-		return;
-	}
-	kfree(r);
+	r = kt_remove_start(f, KT_DEV0);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_TRUE_MSG(test, kt_remove_wait(f, r, 20 * HZ),
+			      "the removal did not end within 20 s");
 	KUNIT_EXPECT_NULL(test, kmad_sim_device(f->fab, KT_DEV0));
 }
 

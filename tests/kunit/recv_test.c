@@ -766,15 +766,11 @@ static void recv_minimal_provider(struct kunit *test)
 
 static int kt_fix_init_minimal(struct kunit *test)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_PAIR,
-		.mode = KMAD_SIM_STEP,
-		.notify = KMAD_SIM_NOTIFY_IBTA,
-		.rq_depth = KT_RQ_DEPTH,
-		.ah = KMAD_SIM_AH_NONE,
-		.minimal_ops = true,
-	};
+	struct kmad_sim_config cfg;
 
+	kt_fix_config(&cfg, KMAD_SIM_STEP);
+	cfg.ah = KMAD_SIM_AH_NONE;
+	cfg.minimal_ops = true;
 	return kt_fix_setup_cfg(test, &cfg);
 }
 
