@@ -44,6 +44,7 @@
  * else nested; the provider is never called with it held.
  */
 
+#include <kunit/visibility.h>
 #include <linux/jhash.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -83,8 +84,10 @@ bool kmad_ah_cache_used(const struct kmad_port *port)
 static void ah_queue_work(struct kmad_ah_cache *c)
 {
 	lockdep_assert_held(&c->lock);
-	if (!c->dead)
+	if (!c->dead) {
+		c->queued = true;
 		queue_work(kmad_ah_wq, &c->work);
+	}
 }
 
 /* The hash key of @attr: every byte, padding included (zeroed). */
@@ -262,6 +265,11 @@ static void ah_resolved(struct kmad_port *port, struct kmad_ah *ah, bool ok)
 			kmad_qp_ah_resolved(&port->qpi[i], ah, ok);
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_test_ah_hook_t kmad_test_ah_work_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_test_ah_work_hook);
+#endif
+
 /* Create the NEW entries, one at a time, then destroy the dead ones. */
 static void ah_work(struct work_struct *work)
 {
@@ -275,7 +283,15 @@ static void ah_work(struct work_struct *work)
 	void *hw = NULL;
 	int ret;
 
+#if IS_ENABLED(CONFIG_KUNIT)
+	kmad_test_ah_hook_t hook = READ_ONCE(kmad_test_ah_work_hook);
+
+	if (hook)
+		hook(port);
+#endif
 	spin_lock_irqsave(&c->lock, flags);
+	/* Every queueing before this point is served by this run. */
+	c->queued = false;
 	c->running = true;
 	spin_unlock_irqrestore(&c->lock, flags);
 	for (;;) {
@@ -390,13 +406,19 @@ void kmad_ah_cache_teardown(struct kmad_port *port)
 	spin_lock_irqsave(&c->lock, flags);
 	WARN_ON_ONCE(!list_empty(&c->pending));
 	list_splice_init(&c->reap, &reap);
+	/* A run the cancel took off the queue will not clear it. */
+	c->queued = false;
 	spin_unlock_irqrestore(&c->lock, flags);
+	wake_up_all(&c->idle);
 	ah_destroy_list(port, &reap);
 }
 
 /*
  * Whether kmad_ah_cache_flush_work() may stop waiting: the work is neither
  * queued nor running, or it is in (or has yet to go into) create_ah().
+ * "Queued" is @queued, not work_pending(): the workqueue clears the
+ * pending bit before the work begins, and a wait that looked then would
+ * miss the whole run.
  */
 static bool ah_work_settled(struct kmad_ah_cache *c)
 {
@@ -405,7 +427,7 @@ static bool ah_work_settled(struct kmad_ah_cache *c)
 
 	spin_lock_irqsave(&c->lock, flags);
 	settled = c->in_provider || !list_empty(&c->pending) ||
-		  (!c->running && !work_pending(&c->work));
+		  (!c->running && !c->queued);
 	spin_unlock_irqrestore(&c->lock, flags);
 	return settled;
 }

@@ -332,12 +332,16 @@ struct kmad_ah_cache {
 	struct list_head reap;		/* H: dead, unused, to destroy */
 	bool dead;			/* H: the port is going: no work */
 	bool in_provider;		/* H: the work is in create_ah() */
+	bool queued;			/* H: the work was queued and has not
+					 * begun since (its pending bit clears
+					 * before it runs: not a substitute)
+					 */
 	bool running;			/* H: the work is running */
 	unsigned long idle_jiffies;	/* KMAD_AH_IDLE_MS, or less set by
 					 * a test before any send
 					 */
-	wait_queue_head_t idle;		/* woken as @running or
-					 * @in_provider change
+	wait_queue_head_t idle;		/* woken as @running, @queued
+					 * or @in_provider change
 					 */
 	struct work_struct work;	/* creates and destroys handles */
 	struct delayed_work expire;	/* uncaches idle handles */
@@ -841,6 +845,15 @@ void kmad_port_flush_agents(struct kmad_port *port);
 void kmad_device_put(struct kmad_device *dev);
 
 /* ah.c */
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * KUnit seam: the address handle work calls it (if set) first thing, before
+ * it takes the cache lock, so a test can hold the work between its
+ * dequeueing and its start.
+ */
+typedef void (*kmad_test_ah_hook_t)(struct kmad_port *port);
+extern kmad_test_ah_hook_t kmad_test_ah_work_hook;
+#endif
 void kmad_ah_cache_init(struct kmad_port *port);
 bool kmad_ah_cache_used(const struct kmad_port *port);
 struct kmad_ah *kmad_ah_get(struct kmad_port *port,

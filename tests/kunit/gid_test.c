@@ -847,6 +847,49 @@ static void gid_ah_flush_on_port_change(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+static DECLARE_COMPLETION(gt_ah_work_entered);
+
+/* kmad_test_ah_work_hook: say the work began, then hold it a while. */
+static void gt_ah_work_slow(struct kmad_port *port)
+{
+	complete(&gt_ah_work_entered);
+	msleep(300);
+}
+
+/* kmad_device_flush() waits for an address handle work the workqueue has
+ * taken off its queue (its pending bit clear) but that has yet to begin:
+ * when it returns, the handle a port change forgot is destroyed.
+ */
+static void gid_ah_flush_waits_for_dequeued_work(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	struct kmad_sim_ah_stats st;
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_free_send_buf(buf);
+	kt_settle(f);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_ASSERT_EQ(test, st.created, 1ULL);
+	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
+
+	reinit_completion(&gt_ah_work_entered);
+	WRITE_ONCE(kmad_test_ah_work_hook, gt_ah_work_slow);
+	gt_set_lmc(f, 0);		/* forgets the unused handle */
+	if (!wait_for_completion_timeout(&gt_ah_work_entered,
+					 msecs_to_jiffies(GT_WAIT_MS))) {
+		WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+		KUNIT_FAIL(test, "the address handle work did not run");
+		return;
+	}
+	WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.destroyed, 1ULL);
+}
+
 /* A handle the cache forgot while a send uses it is destroyed only after
  * that send's CQE.
  */
@@ -1149,6 +1192,7 @@ static struct kunit_case gid_ah_auto_cases[] = {
 	KUNIT_CASE(gid_ah_cache_reuse),
 	KUNIT_CASE(gid_ah_flush_on_port_change),
 	KUNIT_CASE(gid_ah_destroyed_after_cqe),
+	KUNIT_CASE(gid_ah_flush_waits_for_dequeued_work),
 	KUNIT_CASE(gid_ah_cache_bounded),
 	KUNIT_CASE(gid_ah_hash_collision),
 	KUNIT_CASE(gid_ah_evicts_least_recent),
