@@ -401,7 +401,7 @@ static void agent_stop(struct kmad_agent_priv *agent)
 	 * (synchronize_rcu()) cost every unregister 6-7 ms.
 	 */
 	spin_lock_irqsave(&agent->lock, flags);
-	agent->state = KMAD_AGENT_DYING;
+	WRITE_ONCE(agent->state, KMAD_AGENT_DYING);	/* dispatch reads it */
 	spin_unlock_irqrestore(&agent->lock, flags);
 
 	mutex_lock(&port->reg_mutex);

@@ -130,14 +130,17 @@ static bool sends_show_list(struct seq_file *m, struct kmad_agent_priv *agent,
 	lockdep_assert_held(&agent->lock);
 	list_for_each_entry(wr, list, agent_entry) {
 		long long ms = -1;
-		u64 at = wr->deadline_node.expires;
+		u64 at;
 
 		if (!*left)
 			return false;
 		(*left)--;
-		if (wr->state == KMAD_SS_WAIT_RESP)
+		/* Outside WAIT_RESP these bytes are the QP list's (Q). */
+		if (wr->state == KMAD_SS_WAIT_RESP) {
+			at = wr->deadline_node.expires;
 			ms = jiffies_to_msecs(time_after64(at, now) ?
 					      at - now : 0);
+		}
 		seq_printf(m, "%#x %#018llx %s %u %u %lld\n",
 			   agent->agent.hi_tid, wr->tid.tid,
 			   kmad_send_state_name(wr->state), wr->refs,

@@ -493,7 +493,9 @@ struct kmad_agent_priv {
 	refcount_t refs;
 	struct completion released;
 	spinlock_t lock;			/* A: see the legend above */
-	enum kmad_agent_state state;		/* A */
+	enum kmad_agent_state state;		/* A; dispatch reads it
+						 * with READ_ONCE()
+						 */
 	struct list_head sends;			/* A: posted sends not yet
 						 * DONE, but for @waiting's
 						 */

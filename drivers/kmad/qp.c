@@ -794,6 +794,7 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	struct kmad_send_wr *wr, *tmp;
 	int rounds = 0, err;
+	unsigned int sends, recvs;
 	bool quiet;
 	unsigned long flags;
 
@@ -814,11 +815,13 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 		flush_work(&qpi->cq.drain_work);
 		spin_lock_irqsave(&qpi->lock, flags);
 		quiet = qp_quiet(qpi) && list_empty(&qpi->failed);
+		sends = qpi->sq_posted;
+		recvs = qpi->rq_posted;
 		spin_unlock_irqrestore(&qpi->lock, flags);
 		if (!quiet && ++rounds % 1000 == 0)
 			pr_warn("kmad: %s port %u QP%u: %u sends, %u receives still held by the provider\n",
 				qpi->port->dev->name, qpi->port->port_num,
-				qpi->qp.qpn, qpi->sq_posted, qpi->rq_posted);
+				qpi->qp.qpn, sends, recvs);
 		if (!quiet && err)
 			err = ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 		if (!quiet)

@@ -85,10 +85,17 @@ static void umad_packet_free(struct umad_packet *packet)
 	kvfree(packet);
 }
 
+/*
+ * The header size of @file's reads and writes.  Under F it is the one the
+ * next read copies; read() and write() also look before taking F, where a
+ * concurrent first REGISTER_AGENT2 or ENABLE_PKEY of the same file may
+ * change it (the caller's own race, as with ib_umad).
+ */
 static size_t umad_hdr_size(const struct umad_file *file)
 {
-	return file->use_pkey_index ? sizeof(struct ib_user_mad_hdr) :
-				      sizeof(struct ib_user_mad_hdr_old);
+	return READ_ONCE(file->use_pkey_index) ?
+		sizeof(struct ib_user_mad_hdr) :
+		sizeof(struct ib_user_mad_hdr_old);
 }
 
 static struct kmad_agent *umad_get_agent(struct umad_file *file, u32 id)
@@ -133,6 +140,10 @@ static int umad_queue_packet(struct umad_file *file, struct kmad_agent *agent,
 		if (umad_get_agent(file, id) != agent)
 			continue;
 		packet->hdr.id = id;
+		/* Under F: the header size the read will copy, even if the
+		 * file's first REGISTER_AGENT2 just changed it.
+		 */
+		packet->hdr.length = umad_hdr_size(file) + packet->length;
 		list_add_tail(&packet->list, &file->recv_list);
 		if (is_recv)
 			file->recv_count++;
@@ -166,7 +177,6 @@ static void umad_send_handler(struct kmad_agent *agent,
 	if (wc->status == KMAD_SEND_RESP_TIMEOUT) {
 		packet->length = sizeof(packet->mad_hdr);
 		packet->hdr.status = ETIMEDOUT;
-		packet->hdr.length = umad_hdr_size(file) + packet->length;
 		if (!umad_queue_packet(file, agent, packet, false))
 			return;
 	}
@@ -192,7 +202,6 @@ static void umad_recv_handler(struct kmad_agent *agent,
 	memcpy(packet->mad, wc->mad, wc->mad_len);
 	packet->is_recv = true;
 	packet->length = wc->mad_len;
-	packet->hdr.length = umad_hdr_size(file) + wc->mad_len;
 	packet->hdr.qpn = cpu_to_be32(wc->src_qpn);
 	packet->hdr.lid = cpu_to_be16(wc->slid);
 	packet->hdr.sl = wc->sl;
@@ -622,7 +631,7 @@ static long umad_reg_finish(struct umad_file *file, int id,
 			ret = -EFAULT;
 		} else {
 			if (reg2 && !file->already_used)
-				file->use_pkey_index = true;
+				WRITE_ONCE(file->use_pkey_index, true);
 			file->already_used = true;
 			ret = 0;
 		}
@@ -725,7 +734,7 @@ static long umad_enable_pkey(struct umad_file *file)
 	if (file->already_used)
 		ret = -EINVAL;
 	else
-		file->use_pkey_index = true;
+		WRITE_ONCE(file->use_pkey_index, true);
 	mutex_unlock(&file->mutex);
 	return ret;
 }
@@ -800,7 +809,7 @@ static void umad_file_stop(struct umad_file *file, bool dead)
 	memset(file->agents, 0, sizeof(file->agents));
 	memset(file->agent_rmpp, 0, sizeof(file->agent_rmpp));
 	if (dead)
-		file->agents_dead = true;
+		WRITE_ONCE(file->agents_dead, true);
 	mutex_unlock(&file->mutex);
 	wake_up_interruptible(&file->recv_wait);
 	for (i = 0; i < UMAD_MAX_AGENTS; i++)

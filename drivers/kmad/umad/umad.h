@@ -88,9 +88,11 @@ struct umad_port {
  * @recv_wait: woken when @recv_list grows or the port dies.
  * @send_lock: S.
  * @send_list: S: posted sends, for the duplicate check.
- * @use_pkey_index: F: 64-byte headers (ENABLE_PKEY or REGISTER_AGENT2).
+ * @use_pkey_index: F: 64-byte headers (ENABLE_PKEY or REGISTER_AGENT2);
+ *	read() and write() also read it without F (READ_ONCE()).
  * @already_used: F: an agent was registered; ENABLE_PKEY is refused.
- * @agents_dead: F: the port went away; every call fails.
+ * @agents_dead: F: the port went away; every call fails.  read()'s
+ *	wait also reads it without F (READ_ONCE()).
  */
 struct umad_file {
 	struct umad_port *port;
