@@ -8,6 +8,7 @@
 #   make KDIR=/lib/modules/$(uname -r)/build
 #   make modules_install    install them (INSTALL_MOD_PATH=, INSTALL_MOD_DIR=)
 #   make check              build the debug kernel (cached), boot it, run KUnit
+#                           (KERNEL=kcsan: KCSAN in place of KASAN)
 #   make run                kmad_sim + kmad_discover on the stock kernel in QEMU
 #                           (TOPO=<topology> FAULTS=drop=5,dup=1,...)
 #   make bench              benchmarks on a non-debug kernel in QEMU, and
@@ -15,17 +16,18 @@
 #                           (QUICK=1; RXE=0: without the rxe part)
 #   make interop            kmad, ib_mad and libibumad over rxe, stock kernel,
 #                           in QEMU (INTEROP_CASES=... INTEROP_ARGS=...;
-#                           KERNEL=debug: on make check's debug kernel)
+#                           KERNEL=debug: on make check's debug kernel,
+#                           KERNEL=kcsan: on its KCSAN twin)
 #   make diags              infiniband-diags over kmad_umad and kmad_sim, stock
 #                           kernel, in QEMU, checked against the fabric
-#                           (KERNEL=debug: on make check's debug kernel)
+#                           (KERNEL=debug or kcsan, as make interop)
 #   make opensm             Debian's OpenSM over kmad_umad and kmad_sim, stock
 #                           kernel, in QEMU, side by side with OpenSM over
 #                           ibsim on the same fabric
 #   make fakeib             kmad_fakeib's InfiniBand link layer devices, stock
 #                           kernel, in QEMU: infiniband-diags over ib_mad,
 #                           kmad_ib bound to them, GSI round trips
-#                           (KERNEL=debug: on make check's debug kernel)
+#                           (KERNEL=debug or kcsan, as make interop)
 #   make lint               checkpatch --strict, sparse and W=1
 #   make fuzz               libFuzzer on wire.c and smi.c in user space
 #                           (FUZZ_S=<seconds per target>)
@@ -66,8 +68,9 @@ modules_install: modules
 
 # SUITE=<glob> runs a subset; KMAD_EXTRA_TESTS=<dir> adds outside KUnit modules;
 # KMAD_TEST_ARGS='<module> <param>=<value>...' sets test module parameters.
+# KERNEL=kcsan: on the data race detector's kernel (tests/qemu/config/).
 check:
-	@SUITE='$(SUITE)' KMAD_EXTRA_TESTS='$(KMAD_EXTRA_TESTS)' \
+	@KERNEL='$(KERNEL)' SUITE='$(SUITE)' KMAD_EXTRA_TESTS='$(KMAD_EXTRA_TESTS)' \
 		KMAD_TEST_ARGS='$(KMAD_TEST_ARGS)' $(CURDIR)/tests/qemu/check.sh
 
 # TOPO=<name> FAULTS=<spec> SIM_ARGS=... DISCOVER_ARGS=...: see tests/qemu/run.sh.
@@ -81,14 +84,16 @@ bench:
 	@QUICK='$(QUICK)' REPEATS='$(REPEATS)' RXE='$(RXE)' $(CURDIR)/tests/bench/bench.sh
 
 # INTEROP_CASES=<list> INTEROP_ARGS='k=v ...': kmad_interop's parameters;
-# KERNEL=debug: the debug kernel of make check instead of the stock one.
+# KERNEL=debug: the debug kernel of make check instead of the stock one
+# (KERNEL=kcsan: its KCSAN twin).
 # See tests/interop/interop.sh and Documentation/interop.rst.
 interop:
 	@KERNEL='$(KERNEL)' INTEROP_CASES='$(INTEROP_CASES)' \
 		INTEROP_ARGS='$(INTEROP_ARGS)' $(CURDIR)/tests/interop/interop.sh
 
 # Debian's infiniband-diags over kmad_umad: see tests/diags/diags.sh and
-# Documentation/umad.rst.  KERNEL=debug: on make check's debug kernel.
+# Documentation/umad.rst.  KERNEL=debug (or kcsan): on make check's debug
+# kernel (or its KCSAN twin).
 diags:
 	@KERNEL='$(KERNEL)' $(CURDIR)/tests/diags/diags.sh
 
@@ -101,7 +106,8 @@ opensm:
 
 # kmad_fakeib (tests/fakeib/): fake ib_core devices with an InfiniBand link
 # layer, checked with infiniband-diags and kmad_ib.  See tests/fakeib/fakeib.sh
-# and Documentation/testing.rst.  KERNEL=debug: on make check's debug kernel.
+# and Documentation/testing.rst.  KERNEL=debug (or kcsan): on make check's
+# debug kernel (or its KCSAN twin).
 fakeib:
 	@KERNEL='$(KERNEL)' $(CURDIR)/tests/fakeib/fakeib.sh
 

@@ -24,6 +24,7 @@
 #   KERNEL=debug            boot make check's debug kernel (lockdep, KASAN,
 #                           UBSAN, kmemleak: any splat fails) instead of
 #                           the stock one; output in build/diags-debug/
+#                           (KERNEL=kcsan: its KCSAN twin, build/diags-kcsan/)
 #   KMAD_DIAGS_TIMEOUT=<s>  hard limit for the guest (default 600)
 #   KMAD_DIAGS_VERBOSE=1    show the whole kernel boot log
 set -euo pipefail
@@ -36,8 +37,8 @@ qemu_dir=$root/tests/qemu
 kernel=${KERNEL:-stock}
 case "$kernel" in
 stock) out=$root/build/diags ;;
-debug) out=$root/build/diags-debug ;;
-*) echo "diags.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 1 ;;
+debug|kcsan) out=$root/build/diags-$kernel ;;
+*) echo "diags.sh: KERNEL=$kernel: stock, debug or kcsan expected" >&2; exit 1 ;;
 esac
 timeout=${KMAD_DIAGS_TIMEOUT:-600}
 start_all=$SECONDS
@@ -81,8 +82,8 @@ fi
 if [ "$kernel" = stock ]; then
 	stock_kernel
 else
-	kdir=$("$qemu_dir/kernel.sh" debug | tail -n 1) ||
-		die "building the debug kernel (tests/qemu/kernel.sh debug)"
+	kdir=$("$qemu_dir/kernel.sh" "$kernel" | tail -n 1) ||
+		die "building the $kernel kernel (tests/qemu/kernel.sh $kernel)"
 	kver=$(cat "$kdir/include/config/kernel.release")
 	vmlinuz=$kdir/arch/x86/boot/bzImage
 fi

@@ -26,11 +26,12 @@
 #      patterns) fails.  The last line is "N passed, N failed".
 #
 # Environment (the Makefile passes KERNEL):
-#   KERNEL=stock|debug        Debian's stock kernel (default) or make
+#   KERNEL=stock|debug|kcsan  Debian's stock kernel (default) or make
 #                             check's debug kernel (lockdep, KASAN,
-#                             kmemleak...) with its own RDMA modules
+#                             kmemleak...) with its own RDMA modules, or
+#                             its KCSAN twin
 #   KMAD_FAKEIB_TIMEOUT=<s>   hard limit for the guest (default 300, 900
-#                             with KERNEL=debug)
+#                             with KERNEL=debug or kcsan)
 #   KMAD_FAKEIB_VERBOSE=1     show the whole kernel boot log
 set -euo pipefail
 
@@ -42,8 +43,8 @@ qemu_dir=$root/tests/qemu
 kernel=${KERNEL:-stock}
 case "$kernel" in
 stock) out=$root/build/fakeib ;;
-debug) out=$root/build/fakeib-debug ;;
-*) echo "fakeib.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 2 ;;
+debug|kcsan) out=$root/build/fakeib-$kernel ;;
+*) echo "fakeib.sh: KERNEL=$kernel: stock, debug or kcsan expected" >&2; exit 2 ;;
 esac
 timeout=${KMAD_FAKEIB_TIMEOUT:-300}
 [ "$kernel" = stock ] || timeout=${KMAD_FAKEIB_TIMEOUT:-900}
@@ -75,7 +76,7 @@ if [ "$kernel" = stock ]; then
 else
 	say "checking packages (tests/qemu/deps.sh check interop)"
 	"$qemu_dir/deps.sh" check interop
-	debug_kernel_modules "$out"
+	debug_kernel_modules "$out" "$kernel"
 fi
 if ! dpkg-query -W -f='${Status}' infiniband-diags 2>/dev/null | grep -q 'ok installed'; then
 	say "apt-get install -y infiniband-diags"
@@ -144,7 +145,7 @@ say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!
 # 4. Boot.
 # no5lvl: 4-level paging, for the debug kernel (tests/qemu/check.sh says why).
 append="console=ttyS0 no5lvl panic=-1 oops=panic panic_on_warn=1 no_timer_check log_buf_len=4M"
-[ "${KMAD_FAKEIB_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
+[ "${KMAD_FAKEIB_VERBOSE:-0}" = 1 ] || [ "$kernel" != stock ] || append+=" quiet"
 log=$out/console.log
 say "booting the $kernel kernel $vmlinuz in QEMU (TCG, 2 vCPUs, timeout ${timeout}s); console log: $log"
 QEMU_QUIET=1 qemu_boot "$timeout" "$vmlinuz" "$out/initramfs.cpio.gz" "$append" "$log"

@@ -27,10 +27,11 @@
 #      is the summary and the verdict.
 #
 # Environment (the Makefile passes its variables of the same names):
-#   KERNEL=stock|debug        the guest kernel: Debian's stock kernel (the
+#   KERNEL=stock|debug|kcsan  the guest kernel: Debian's stock kernel (the
 #                             default), or the debug kernel of make check
 #                             (tests/qemu/kernel.sh debug: lockdep, KASAN,
-#                             kmemleak...), with its own RDMA modules
+#                             kmemleak...), with its own RDMA modules, or
+#                             its KCSAN twin (kcsan)
 #   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
 #   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
 #   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420, 900 with
@@ -76,8 +77,8 @@ perf_append=${RXE_PERF_APPEND:-}
 case "$kernel" in
 stock) out=$root/build/interop
        [ "$bench" != 1 ] || out=$root/build/rxebench ;;
-debug) out=$root/build/interop-debug ;;
-*) echo "interop.sh: KERNEL=$kernel: stock or debug expected" >&2; exit 2 ;;
+debug|kcsan) out=$root/build/interop-$kernel ;;
+*) echo "interop.sh: KERNEL=$kernel: stock, debug or kcsan expected" >&2; exit 2 ;;
 esac
 timeout=${KMAD_INTEROP_TIMEOUT:-420}
 [ "$kernel" = stock ] || timeout=${KMAD_INTEROP_TIMEOUT:-900}
@@ -109,7 +110,7 @@ if [ "$kernel" = stock ]; then
 else
 	say "checking packages (tests/qemu/deps.sh check interop)"
 	"$qemu_dir/deps.sh" check interop
-	debug_kernel_modules "$out"
+	debug_kernel_modules "$out" "$kernel"
 	grep -q '^CONFIG_RDMA_RXE=m' "$kdir/.config" ||
 		die "the debug kernel $kdir has no CONFIG_RDMA_RXE=m (tests/qemu/config/debug.config)"
 fi
@@ -168,7 +169,7 @@ fi
 # The stock modules and everything they depend on, at their own paths.
 stock=(crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_umad rdma_rxe veth)
 # The debug kernel has no INFINIBAND_USER_ACCESS (nothing here uses verbs).
-[ "$kernel" = debug ] || stock+=(ib_uverbs)
+[ "$kernel" != stock ] || stock+=(ib_uverbs)
 for m in "${stock[@]}"; do
 	add_mod "$m"
 done
@@ -214,7 +215,7 @@ say "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1), kernel modules: ${!
 append="console=ttyS0 no5lvl panic=-1 oops=panic no_timer_check log_buf_len=4M"
 # The debug kernel boots verbose: a splat at boot is printed at
 # KERN_WARNING, which quiet would hide from the splat check.
-[ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || [ "$kernel" = debug ] || append+=" quiet"
+[ "${KMAD_INTEROP_VERBOSE:-0}" = 1 ] || [ "$kernel" != stock ] || append+=" quiet"
 if [ "$bench" = 1 ]; then
 	append+=" slab_nomerge"
 	export QEMU_MEM=${QEMU_MEM:-2G}

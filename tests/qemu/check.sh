@@ -13,6 +13,10 @@
 #                           'kmad_race_test seed=0x1234 post_ms=10000'
 #   KMAD_TIMEOUT=<seconds>  hard limit for the guest (default 900)
 #   KMAD_CACHE=<dir>        kernel cache (default /var/cache/kmad)
+#   KERNEL=debug|kcsan      the guest kernel: debug (default: lockdep, KASAN,
+#                           UBSAN, kmemleak...) or kcsan (the same with KCSAN,
+#                           the data race detector, in place of KASAN, plus
+#                           RCU list checks; tests/qemu/config/kcsan.config)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +27,16 @@ suite=${SUITE:-*}
 [ -n "$suite" ] || suite='*'
 
 "$here/deps.sh" check
-kdir=$("$here/kernel.sh" debug | tail -n 1)
+kernel=${KERNEL:-debug}
+case "$kernel" in
+debug|kcsan) ;;
+*) echo "check.sh: KERNEL=$kernel: debug or kcsan expected" >&2; exit 2 ;;
+esac
+kdir=$("$here/kernel.sh" "$kernel" | tail -n 1)
+# KCSAN watches one access in kcsan.skip_watch (4000 by default, made
+# random): a denser watch finds more races for some more time.
+extra_append=
+[ "$kernel" != kcsan ] || extra_append=" kcsan.skip_watch=${KMAD_KCSAN_SKIP_WATCH:-500}"
 ksrc=$(readlink -f "$kdir/source")
 
 echo ">> building kmad against $kdir"
@@ -110,7 +123,7 @@ boot() {
 		-nodefaults -display none -serial stdio -no-reboot \
 		-kernel "$kdir/arch/x86/boot/bzImage" \
 		-initrd "$out/initramfs.cpio.gz" \
-		-append "console=ttyS0 no5lvl panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on printk.devkmsg=on no_timer_check" \
+		-append "console=ttyS0 no5lvl panic=-1 oops=panic panic_on_warn=1 loglevel=7 kmemleak=on printk.devkmsg=on no_timer_check$extra_append" \
 		> "$out/console.log" 2>&1
 }
 start=$SECONDS

@@ -3,7 +3,7 @@
 #
 # Build (or reuse) the QEMU guest kernel for kmad's tests.
 #
-#   tests/qemu/kernel.sh debug|bench
+#   tests/qemu/kernel.sh debug|kcsan|bench
 #
 # The kernel comes from Debian's linux-source-6.1 package, configured from
 # allnoconfig plus the fragments in tests/qemu/config/.  It is cached in
@@ -12,10 +12,13 @@
 # printed on stdout is the build directory (usable as KDIR).
 set -euo pipefail
 
-flavor=${1:?usage: kernel.sh debug|bench}
+flavor=${1:?usage: kernel.sh debug|kcsan|bench}
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${KMAD_CACHE:-/var/cache/kmad}
 frags=("$here/config/base.config" "$here/config/$flavor.config")
+# kcsan is debug with KCSAN in place of KASAN (config/kcsan.config).
+[ "$flavor" != kcsan ] || frags=("$here/config/base.config" \
+	"$here/config/debug.config" "$here/config/kcsan.config")
 for f in "${frags[@]}"; do
 	[ -f "$f" ] || { echo "kernel.sh: no config fragment $f" >&2; exit 2; }
 done

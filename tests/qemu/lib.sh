@@ -166,15 +166,17 @@ build() {
 	harness_build "$build_log" "$@" || die "building $what (log: $build_log)"
 }
 
-# debug_kernel_modules <out>
+# debug_kernel_modules <out> [debug|kcsan]
 #
-# For the debug kernel of make check (tests/qemu/kernel.sh debug): sets
-# kdir, kver and vmlinuz, and installs its modules under <out>/kmods,
-# which it sets as modroot (the stock kernel's modroot is empty: the
-# host's /lib/modules).
+# For the debug kernel of make check (tests/qemu/kernel.sh debug), or its
+# KCSAN twin (kcsan): sets kdir, kver and vmlinuz, and installs its
+# modules under <out>/kmods, which it sets as modroot (the stock kernel's
+# modroot is empty: the host's /lib/modules).
 debug_kernel_modules() {
-	kdir=$("$(dirname "${BASH_SOURCE[0]}")/kernel.sh" debug | tail -n 1) ||
-		die "building the debug kernel (tests/qemu/kernel.sh debug)"
+	local flavor=${2:-debug}
+
+	kdir=$("$(dirname "${BASH_SOURCE[0]}")/kernel.sh" "$flavor" | tail -n 1) ||
+		die "building the $flavor kernel (tests/qemu/kernel.sh $flavor)"
 	kver=$(cat "$kdir/include/config/kernel.release")
 	vmlinuz=$kdir/arch/x86/boot/bzImage
 	modroot=$1/kmods
