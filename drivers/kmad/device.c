@@ -590,12 +590,15 @@ EXPORT_SYMBOL_GPL(kmad_device_clock_changed);
 
 /**
  * kmad_device_flush() - wait for kmad's pending work.
- * @dev: the device (kmad's work is shared, so all devices are flushed).
+ * @dev: the device.
  *
  * Waits for work queued before the call and for the work that work queues
- * in turn (a drain that ends sends kicks their agents' work), then for
- * clients' pending port_changed calls, so that a step-mode test sees every
- * consequence of its last step.
+ * in turn (a drain that ends sends kicks their agents' work; a client's
+ * port_changed call may cancel or post), so that a step-mode test sees
+ * every consequence of its last step.  kmad's workqueues are shared by
+ * every device, but the address handle work is per port: this waits for
+ * @dev's ports' only (never for a creation the provider holds).  A
+ * provider with several devices flushes each (kmad_sim_settle() does).
  *
  * Context: process context, not from kmad's handlers or client callbacks.
  */
@@ -603,13 +606,15 @@ void kmad_device_flush(struct kmad_device *dev)
 {
 	int i, round;
 
-	/* Address handle work may end sends (kmad_wq), whose completions
-	 * may free handles (the AH work again).  A creation the provider
-	 * holds is not waited for.  A drain (kmad_wq) queues agent work
-	 * (kmad_agent_wq), which may post and so queue a drain: both, in
-	 * turn.
+	/* Clients' calls (kmad_event_wq) may cancel or post sends, which
+	 * queues agent work or a drain.  Address handle work may end sends
+	 * (kmad_wq), whose completions may free handles (the AH work
+	 * again).  A creation the provider holds is not waited for.  A
+	 * drain (kmad_wq) queues agent work (kmad_agent_wq), which may post
+	 * and so queue a drain: each, in turn.
 	 */
 	for (round = 0; round < 2; round++) {
+		flush_workqueue(kmad_event_wq);
 		for (i = 0; i < dev->num_ports; i++)
 			kmad_ah_cache_flush_work(&dev->ports[i]);
 		for (i = 0; i < 3; i++) {

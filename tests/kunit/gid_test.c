@@ -848,10 +848,15 @@ static void gid_ah_flush_on_port_change(struct kunit *test)
 }
 
 static DECLARE_COMPLETION(gt_ah_work_entered);
+static struct kmad_port *gt_ah_work_port;
 
-/* kmad_test_ah_work_hook: say the work began, then hold it a while. */
+/* kmad_test_ah_work_hook: say the work of the port the test named began,
+ * then hold it a while.
+ */
 static void gt_ah_work_slow(struct kmad_port *port)
 {
+	if (port != READ_ONCE(gt_ah_work_port))
+		return;
 	complete(&gt_ah_work_entered);
 	msleep(300);
 }
@@ -876,6 +881,7 @@ static void gid_ah_flush_waits_for_dequeued_work(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
 
 	reinit_completion(&gt_ah_work_entered);
+	WRITE_ONCE(gt_ah_work_port, f->port[KT_DEV0]);
 	WRITE_ONCE(kmad_test_ah_work_hook, gt_ah_work_slow);
 	gt_set_lmc(f, 0);		/* forgets the unused handle */
 	if (!wait_for_completion_timeout(&gt_ah_work_entered,
@@ -888,6 +894,55 @@ static void gid_ah_flush_waits_for_dequeued_work(struct kunit *test)
 	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
 	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
 	KUNIT_EXPECT_EQ(test, st.destroyed, 1ULL);
+}
+
+/* kmad_sim_settle() waits for the address handle work of every device,
+ * not only the first: a handle device 1 forgot is destroyed when it
+ * returns.
+ */
+static void gid_ah_settle_waits_for_second_device(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev1 = kmad_sim_device(f->fab, KT_DEV1);
+	struct kmad_port_attr attr = {
+		.lid = kmad_port_lid(f->port[KT_DEV1]),
+		.sm_lid = kmad_port_sm_lid(f->port[KT_DEV1]),
+	};
+	struct kmad_sim_ah_stats st;
+	struct kmad_send_buf *buf;
+	struct kmad_agent *agent;
+
+	agent = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, NULL,
+				    kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(agent));
+	buf = kt_request(f, agent, KMAD_METHOD_GET, GT_TID, 0, 0);
+	buf->dest.dlid = kmad_port_lid(f->port[KT_DEV0]);
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test,
+			  gt_wait(f, kmad_sim_pending_sends(f->fab, KT_DEV1,
+							    KT_QPN) == 1));
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+	kmad_free_send_buf(buf);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV1, &st);
+	KUNIT_ASSERT_EQ(test, st.created, 1ULL);
+	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
+
+	reinit_completion(&gt_ah_work_entered);
+	WRITE_ONCE(gt_ah_work_port, f->port[KT_DEV1]);
+	WRITE_ONCE(kmad_test_ah_work_hook, gt_ah_work_slow);
+	/* Forgets device 1's unused handle. */
+	KUNIT_ASSERT_EQ(test, kmad_device_port_changed(dev1, 1, &attr), 0);
+	if (!wait_for_completion_timeout(&gt_ah_work_entered,
+					 msecs_to_jiffies(GT_WAIT_MS))) {
+		WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+		KUNIT_FAIL(test, "the address handle work did not run");
+		return;
+	}
+	WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+	kt_settle(f);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV1, &st);
+	KUNIT_EXPECT_EQ(test, st.destroyed, 1ULL);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(agent), 0);
 }
 
 /* A handle the cache forgot while a send uses it is destroyed only after
@@ -1193,6 +1248,7 @@ static struct kunit_case gid_ah_auto_cases[] = {
 	KUNIT_CASE(gid_ah_flush_on_port_change),
 	KUNIT_CASE(gid_ah_destroyed_after_cqe),
 	KUNIT_CASE(gid_ah_flush_waits_for_dequeued_work),
+	KUNIT_CASE(gid_ah_settle_waits_for_second_device),
 	KUNIT_CASE(gid_ah_cache_bounded),
 	KUNIT_CASE(gid_ah_hash_collision),
 	KUNIT_CASE(gid_ah_evicts_least_recent),
@@ -1201,10 +1257,18 @@ static struct kunit_case gid_ah_auto_cases[] = {
 	{}
 };
 
+/* No case leaves the seam set, even one a failed assertion ended. */
+static void gt_exit_ah_auto(struct kunit *test)
+{
+	WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+	WRITE_ONCE(gt_ah_work_port, NULL);
+	kt_fix_exit(test);
+}
+
 static struct kunit_suite gid_ah_auto_suite = {
 	.name = "kmad_gid_ah_cache",
 	.init = gt_init_ah_auto,
-	.exit = kt_fix_exit,
+	.exit = gt_exit_ah_auto,
 	.test_cases = gid_ah_auto_cases,
 };
 

@@ -28,6 +28,9 @@ struct pt_client {
 	bool block;			/* first port_changed waits for... */
 	struct completion entered;	/* ...signalling this, */
 	struct completion release;	/* ...until this */
+	/* port_changed for device 0 sleeps, then cancels this send */
+	struct kmad_send_buf *cancel_buf;
+	int cancel_ret;
 	bool registered;
 };
 
@@ -75,6 +78,11 @@ static void pt_changed(struct kmad_client *client, struct kmad_port *port,
 	if (c->gone[dev])
 		c->late = true;
 	c->seen_lid[dev] = kmad_port_lid(port);
+	if (dev == 0 && c->cancel_buf) {
+		/* Still running when the test's settle begins. */
+		msleep(300);
+		c->cancel_ret = kmad_cancel_send(c->cancel_buf);
+	}
 	atomic_inc(&c->changed[dev]);
 	if (c->block) {
 		c->block = false;
@@ -116,6 +124,7 @@ static void pt_exit(struct kunit *test)
 	/* A case that ended early may have left a query held. */
 	if (f && !IS_ERR_OR_NULL(f->fab))
 		kmad_sim_hold_queries(f->fab, KT_DEV1, false);
+	WRITE_ONCE(kmad_test_agent_work_hook, NULL);
 	if (pt_current) {
 		complete_all(&pt_current->release);
 		pt_unregister(pt_current);
@@ -297,6 +306,47 @@ static void port_removed_during_query(struct kunit *test)
 			0);
 }
 
+/* kmad_test_agent_work_hook: every agent work run starts late. */
+static void pt_agent_work_slow(struct kmad_agent_priv *agent)
+{
+	msleep(200);
+}
+
+/*
+ * A settle sees what a client's port_changed call did: a send it canceled
+ * has its callback when the settle returns, though the call was still
+ * running when the settle began and the agent's work is slow to start.
+ */
+static void port_changed_cancel_settled(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct pt_client *c = pt_client(test);
+	struct kmad_send_buf *buf;
+	int n;
+
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 0x77, 10000, 0);
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);	/* waiting for a response */
+
+	c->cancel_buf = buf;
+	WRITE_ONCE(kmad_test_agent_work_hook, pt_agent_work_slow);
+	KUNIT_EXPECT_EQ(test, pt_change(f, KT_DEV0, 1, 9), 0);
+	kt_settle(f);
+	n = kt_events(f);
+	WRITE_ONCE(kmad_test_agent_work_hook, NULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[0]), 1);
+	KUNIT_EXPECT_EQ(test, c->cancel_ret, 0);
+	KUNIT_EXPECT_EQ(test, n, 1);
+	/* The callback must have run before the buffer is freed. */
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, f->ev[0].kind, KT_SEND);
+	KUNIT_EXPECT_EQ(test, f->ev[0].status, KMAD_SEND_CANCELED);
+	pt_unregister(c);
+	kmad_free_send_buf(buf);
+}
+
 /*
  * A device registers once: after its unregister (which tore its ports
  * down, address handle caches included) registering it again is refused.
@@ -318,6 +368,7 @@ static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_changed_then_removed),
 	KUNIT_CASE(port_removed_during_query),
 	KUNIT_CASE(port_device_registers_once),
+	KUNIT_CASE(port_changed_cancel_settled),
 	{}
 };
 
@@ -332,3 +383,4 @@ kunit_test_suite(port_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's port change events");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -694,20 +694,17 @@ void kmad_sim_get_port_stats(struct kmad_sim_fabric *fab, unsigned int node,
 EXPORT_SYMBOL_GPL(kmad_sim_get_port_stats);
 
 /*
- * Let kmad finish what it has queued.  kmad_device_flush() waits for the
- * work of every device (kmad's work is shared), so one live device will do.
+ * Let kmad finish what it has queued: its workqueues are shared, but each
+ * port has its own address handle work, so every live device is flushed.
  */
 static void sim_flush_devices(struct kmad_sim_fabric *fab)
 {
 	unsigned int i;
 
 	mutex_lock(&fab->devices_mutex);
-	for (i = 0; i < fab->num_hcas; i++) {
-		if (fab->nodes[i]->state == SIM_DEV_LIVE) {
+	for (i = 0; i < fab->num_hcas; i++)
+		if (fab->nodes[i]->state == SIM_DEV_LIVE)
 			kmad_device_flush(fab->nodes[i]->kdev);
-			break;
-		}
-	}
 	mutex_unlock(&fab->devices_mutex);
 }
 
