@@ -35,10 +35,10 @@
 #   INTEROP_CASES=<list>      kmad_interop cases= (default: the module's own)
 #   INTEROP_ARGS='k=v ...'    more kmad_interop parameters, verbatim
 #   KMAD_INTEROP_TIMEOUT=<s>  hard limit for the guest (default 420, 900 with
-#                             KERNEL=debug: a passing guest needs well under
-#                             a minute on the stock kernel, a few on the
-#                             debug one; a failing one can wait 30 s per
-#                             kmad_interop case)
+#                             KERNEL=debug or kcsan: a passing guest needs
+#                             well under a minute on the stock kernel, a few
+#                             on the debug one; a failing one can wait 30 s
+#                             per kmad_interop case)
 #   KMAD_INTEROP_VERBOSE=1    show the whole kernel boot log
 #   RXE_BENCH=1               the rxe part of make bench instead of the
 #                             exchanges (tests/bench/rxe/rxe.sh sets it):

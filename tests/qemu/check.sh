@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: build the cached debug kernel, build kmad and its KUnit
-# modules against it, run the host-side ABI check, boot QEMU with the
+# `make check`: build the cached debug (or kcsan) kernel, build kmad and its
+# KUnit modules against it, run the host-side ABI check, boot QEMU with the
 # modules in an initramfs and judge the console log.
 #
 # Environment:
@@ -17,6 +17,8 @@
 #                           UBSAN, kmemleak...) or kcsan (the same with KCSAN,
 #                           the data race detector, in place of KASAN, plus
 #                           RCU list checks; tests/qemu/config/kcsan.config)
+#   KMAD_KCSAN_SKIP_WATCH=<n> KERNEL=kcsan: KCSAN watches one access in n
+#                           (default 500; the kernel's default is 4000)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
