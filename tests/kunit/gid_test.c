@@ -861,6 +861,32 @@ static void gt_ah_work_slow(struct kmad_port *port)
 	msleep(300);
 }
 
+/*
+ * Forget @dev's cached handles by a port change (same attributes), with
+ * the address handle work that follows held 300 ms past its dequeueing
+ * (gt_ah_work_slow()).  Return: whether that work began.
+ */
+static bool gt_port_change_held_ah(struct kt_fix *f, unsigned int dev)
+{
+	struct kmad_port *port = f->port[dev];
+	struct kmad_port_attr attr = {
+		.lid = kmad_port_lid(port),
+		.lmc = kmad_port_lmc(port),
+		.sm_lid = kmad_port_sm_lid(port),
+	};
+	bool began;
+
+	reinit_completion(&gt_ah_work_entered);
+	WRITE_ONCE(gt_ah_work_port, port);
+	WRITE_ONCE(kmad_test_ah_work_hook, gt_ah_work_slow);
+	began = !kmad_device_port_changed(kmad_sim_device(f->fab, dev), 1,
+					  &attr) &&
+		wait_for_completion_timeout(&gt_ah_work_entered,
+					    msecs_to_jiffies(GT_WAIT_MS));
+	WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+	return began;
+}
+
 /* kmad_device_flush() waits for an address handle work the workqueue has
  * taken off its queue (its pending bit clear) but that has yet to begin:
  * when it returns, the handle a port change forgot is destroyed.
@@ -880,17 +906,8 @@ static void gid_ah_flush_waits_for_dequeued_work(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, st.created, 1ULL);
 	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
 
-	reinit_completion(&gt_ah_work_entered);
-	WRITE_ONCE(gt_ah_work_port, f->port[KT_DEV0]);
-	WRITE_ONCE(kmad_test_ah_work_hook, gt_ah_work_slow);
-	gt_set_lmc(f, 0);		/* forgets the unused handle */
-	if (!wait_for_completion_timeout(&gt_ah_work_entered,
-					 msecs_to_jiffies(GT_WAIT_MS))) {
-		WRITE_ONCE(kmad_test_ah_work_hook, NULL);
-		KUNIT_FAIL(test, "the address handle work did not run");
-		return;
-	}
-	WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+	KUNIT_ASSERT_TRUE_MSG(test, gt_port_change_held_ah(f, KT_DEV0),
+			      "the address handle work did not run");
 	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
 	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
 	KUNIT_EXPECT_EQ(test, st.destroyed, 1ULL);
@@ -903,11 +920,6 @@ static void gid_ah_flush_waits_for_dequeued_work(struct kunit *test)
 static void gid_ah_settle_waits_for_second_device(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kmad_device *dev1 = kmad_sim_device(f->fab, KT_DEV1);
-	struct kmad_port_attr attr = {
-		.lid = kmad_port_lid(f->port[KT_DEV1]),
-		.sm_lid = kmad_port_sm_lid(f->port[KT_DEV1]),
-	};
 	struct kmad_sim_ah_stats st;
 	struct kmad_send_buf *buf;
 	struct kmad_agent *agent;
@@ -927,18 +939,8 @@ static void gid_ah_settle_waits_for_second_device(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, st.created, 1ULL);
 	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
 
-	reinit_completion(&gt_ah_work_entered);
-	WRITE_ONCE(gt_ah_work_port, f->port[KT_DEV1]);
-	WRITE_ONCE(kmad_test_ah_work_hook, gt_ah_work_slow);
-	/* Forgets device 1's unused handle. */
-	KUNIT_ASSERT_EQ(test, kmad_device_port_changed(dev1, 1, &attr), 0);
-	if (!wait_for_completion_timeout(&gt_ah_work_entered,
-					 msecs_to_jiffies(GT_WAIT_MS))) {
-		WRITE_ONCE(kmad_test_ah_work_hook, NULL);
-		KUNIT_FAIL(test, "the address handle work did not run");
-		return;
-	}
-	WRITE_ONCE(kmad_test_ah_work_hook, NULL);
+	KUNIT_ASSERT_TRUE_MSG(test, gt_port_change_held_ah(f, KT_DEV1),
+			      "the address handle work did not run");
 	kt_settle(f);
 	kmad_sim_get_ah_stats(f->fab, KT_DEV1, &st);
 	KUNIT_EXPECT_EQ(test, st.destroyed, 1ULL);
