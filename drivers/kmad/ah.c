@@ -342,6 +342,7 @@ static void ah_work(struct work_struct *work)
 	c->running = false;
 	spin_unlock_irqrestore(&c->lock, flags);
 	wake_up_all(&c->idle);
+	kmad_work_ended();
 }
 
 /*
@@ -377,6 +378,7 @@ static void ah_expire_work(struct work_struct *work)
 	if (delay && !c->dead)
 		queue_delayed_work(kmad_ah_wq, &c->expire, delay);
 	spin_unlock_irqrestore(&c->lock, flags);
+	kmad_work_ended();
 }
 
 /**

@@ -134,6 +134,7 @@ static void port_change_work(struct work_struct *work)
 		}
 	}
 	mutex_unlock(&kmad_devices_lock);
+	kmad_work_ended();
 }
 
 /**
@@ -593,36 +594,47 @@ EXPORT_SYMBOL_GPL(kmad_device_clock_changed);
  * @dev: the device.
  *
  * Waits for work queued before the call and for the work that work queues
- * in turn (a drain that ends sends kicks their agents' work; a client's
- * port_changed call may cancel or post), so that a step-mode test sees
- * every consequence of its last step.  kmad's workqueues are shared by
- * every device, but the address handle work is per port: this waits for
- * @dev's ports' only (never for a creation the provider holds).  A
- * provider with several devices flushes each (kmad_sim_settle() does).
+ * in turn (a drain that ends sends kicks their agents' work; a handler
+ * may cancel another agent's send; a client's port_changed call may
+ * cancel or post), so that a step-mode test sees every consequence of its
+ * last step.  kmad's workqueues are shared by every device, but the
+ * address handle work is per port: this waits for @dev's ports' only
+ * (never for a creation the provider holds).  A provider with several
+ * devices flushes each (kmad_sim_settle() does).
+ *
+ * It flushes in rounds until one in which none of kmad's work items ran,
+ * at most %KMAD_FLUSH_MAX_ROUNDS: work that keeps queueing more (traffic
+ * that never stops, on any device) is not waited for to its end.
  *
  * Context: process context, not from kmad's handlers or client callbacks.
  */
 void kmad_device_flush(struct kmad_device *dev)
 {
-	int i, round;
+	int i, round, ends;
 
 	/* Clients' calls (kmad_event_wq) may cancel or post sends, which
 	 * queues agent work or a drain.  Address handle work may end sends
 	 * (kmad_wq), whose completions may free handles (the AH work
-	 * again).  A creation the provider holds is not waited for.  A
-	 * drain (kmad_wq) queues agent work (kmad_agent_wq), which may post
-	 * and so queue a drain: each, in turn.
+	 * again).  A drain (kmad_wq) queues agent work (kmad_agent_wq),
+	 * whose handlers may post (a drain), cancel (agent work) or
+	 * register clients (kmad_event_wq).  A round flushes each in turn;
+	 * a work item that returned during it may have queued more, on a
+	 * queue the round had flushed already, so one more round.  A
+	 * round in which none returned found every queue empty, since
+	 * flushing waits for everything queued before it.
 	 */
-	for (round = 0; round < 2; round++) {
+	for (round = 0; round < KMAD_FLUSH_MAX_ROUNDS; round++) {
+		ends = atomic_read(&kmad_work_ends);
 		flush_workqueue(kmad_event_wq);
 		for (i = 0; i < dev->num_ports; i++)
 			kmad_ah_cache_flush_work(&dev->ports[i]);
-		for (i = 0; i < 3; i++) {
-			flush_workqueue(kmad_wq);
-			flush_workqueue(kmad_agent_wq);
-		}
+		flush_workqueue(kmad_wq);
+		flush_workqueue(kmad_agent_wq);
+		if (atomic_read(&kmad_work_ends) == ends)
+			return;
 	}
-	flush_workqueue(kmad_event_wq);
+	pr_debug("kmad: %s: flush: work still queued after %d rounds\n",
+		 dev->name, KMAD_FLUSH_MAX_ROUNDS);
 }
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
@@ -679,6 +691,7 @@ static void clients_pending_work(struct work_struct *work)
 		client_add_all(client, GFP_KERNEL | __GFP_NOFAIL);
 	}
 	mutex_unlock(&kmad_devices_lock);
+	kmad_work_ended();
 }
 
 /**

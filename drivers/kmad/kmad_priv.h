@@ -97,6 +97,8 @@ struct dentry;
 #define KMAD_SA_WELL_KNOWN_GUID	0x0200000000000002ULL
 #define KMAD_QP_RECOVER_TRIES		5
 #define KMAD_QP_RECOVER_BACKOFF_MS	10
+/* kmad_device_flush()'s rounds at most. */
+#define KMAD_FLUSH_MAX_ROUNDS		64
 
 /* The kmad/ directory in debugfs; NULL or an error pointer if unavailable. */
 extern struct dentry *kmad_debugfs_root;
@@ -121,6 +123,19 @@ extern struct workqueue_struct *kmad_event_wq;
  * for it.
  */
 extern struct workqueue_struct *kmad_ah_wq;
+/*
+ * Runs of kmad's work items that queue or end anything (CQ drains, agent
+ * work, QP recovery and refill, address handle work, clients' calls),
+ * counted as each returns: kmad_device_flush() repeats its rounds until
+ * one in which none returned.
+ */
+extern atomic_t kmad_work_ends;
+
+static inline void kmad_work_ended(void)
+{
+	atomic_inc(&kmad_work_ends);
+}
+
 /*
  * struct kmad_send_wr objects: a cache of their exact size, not
  * kmalloc()'s next size class (512 B for the 424 bytes one takes).

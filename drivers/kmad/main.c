@@ -15,6 +15,7 @@ struct workqueue_struct *kmad_wq;
 struct workqueue_struct *kmad_agent_wq;
 struct workqueue_struct *kmad_event_wq;
 struct workqueue_struct *kmad_ah_wq;
+atomic_t kmad_work_ends = ATOMIC_INIT(0);
 struct kmem_cache *kmad_send_cache;
 
 static int __init kmad_init(void)

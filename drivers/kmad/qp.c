@@ -479,13 +479,9 @@ static int cq_poll(struct kmad_cq *cq, int max)
 	return total;
 }
 
-/**
- * kmad_cq_drain_work() - reap a CQ: poll, re-arm, poll again.
- * @work: &kmad_cq.drain_work.
- */
-void kmad_cq_drain_work(struct work_struct *work)
+/* Reap @cq: poll, re-arm, poll again (kmad_cq_drain_work()). */
+static void cq_drain(struct kmad_cq *cq)
 {
-	struct kmad_cq *cq = container_of(work, struct kmad_cq, drain_work);
 	struct kmad_qp_info *qpi = cq->info;
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	bool armed = false;
@@ -519,7 +515,7 @@ void kmad_cq_drain_work(struct work_struct *work)
 		if (done >= cq->budget) {
 			/* Out of budget: go to the back of the queue. */
 			kmad_port_stat_inc(qpi->port, KMAD_PSTAT_CQ_REQUEUES);
-			queue_work(kmad_wq, work);
+			queue_work(kmad_wq, &cq->drain_work);
 			return;
 		}
 		if (n) {
@@ -540,6 +536,16 @@ void kmad_cq_drain_work(struct work_struct *work)
 	}
 	if (!done)
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_CQ_EMPTY_EVENTS);
+}
+
+/**
+ * kmad_cq_drain_work() - reap a CQ: poll, re-arm, poll again.
+ * @work: &kmad_cq.drain_work.
+ */
+void kmad_cq_drain_work(struct work_struct *work)
+{
+	cq_drain(container_of(work, struct kmad_cq, drain_work));
+	kmad_work_ended();
 }
 
 /**
@@ -616,11 +622,8 @@ static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
 	queue_work(kmad_wq, &qpi->cq.drain_work);
 }
 
-static void qp_recover_work(struct work_struct *work)
+static void qp_recover(struct kmad_qp_info *qpi)
 {
-	struct kmad_qp_info *qpi = container_of(to_delayed_work(work),
-						struct kmad_qp_info,
-						recover_work);
 	unsigned long flags;
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
 	bool kick;
@@ -671,10 +674,18 @@ static void qp_recover_work(struct work_struct *work)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 }
 
+static void qp_recover_work(struct work_struct *work)
+{
+	qp_recover(container_of(to_delayed_work(work), struct kmad_qp_info,
+				recover_work));
+	kmad_work_ended();
+}
+
 static void qp_refill_work(struct work_struct *work)
 {
 	kmad_recv_refill(container_of(to_delayed_work(work),
 				      struct kmad_qp_info, refill_work));
+	kmad_work_ended();
 }
 
 /*

@@ -1132,6 +1132,7 @@ void kmad_agent_work(struct work_struct *work)
 		}
 	}
 	kmad_agent_put(agent);	/* the queued work's; touch nothing after */
+	kmad_work_ended();
 }
 
 /* The agent's TID table and deadline wheel, empty. */

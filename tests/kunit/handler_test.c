@@ -372,6 +372,79 @@ static void handler_request_still_posted_in_recv_handler(struct kunit *test)
 	kmad_free_send_buf(req);
 }
 
+/* One agent of handler_cancel_chain_flushed. */
+struct kh_link {
+	struct kmad_send_buf *buf;
+	struct kh_link *next;		/* whose send this handler cancels */
+	atomic_t *calls;
+	int cancel_ret;
+	enum kmad_send_status status;
+};
+
+#define KH_CHAIN	12
+
+/*
+ * A send_handler that, some time after its callback began, cancels the
+ * next agent's send: every callback is queued by the handler before it,
+ * at the end of that handler's run.
+ */
+static void kh_chain_handler(struct kmad_agent *agent,
+			     struct kmad_send_wc *wc)
+{
+	struct kh_link *l = agent->context;
+
+	l->status = wc->status;
+	msleep(20);
+	if (l->next)
+		l->cancel_ret = kmad_cancel_send(l->next->buf);
+	atomic_inc(l->calls);
+}
+
+/*
+ * kmad_device_flush() waits for a chain of handlers, each queued by the
+ * one before, however long: it repeats its rounds until one in which none
+ * of kmad's work ran, where it used to stop after a fixed number of
+ * workqueue flushes.
+ */
+static void handler_cancel_chain_flushed(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *agent[KH_CHAIN];
+	struct kh_link *link;
+	atomic_t calls = ATOMIC_INIT(0);
+	unsigned int i;
+
+	link = kunit_kcalloc(test, KH_CHAIN, sizeof(*link), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, link);
+	for (i = 0; i < KH_CHAIN; i++) {
+		link[i].calls = &calls;
+		link[i].next = i + 1 < KH_CHAIN ? &link[i + 1] : NULL;
+		agent[i] = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI,
+					       NULL, kh_chain_handler, NULL,
+					       &link[i]);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(agent[i]));
+		link[i].buf = kt_request(f, agent[i], KMAD_METHOD_GET, i + 1,
+					 1000, 0);
+		kt_post(f, link[i].buf);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+	KUNIT_ASSERT_EQ(test, atomic_read(&calls), 0);
+
+	KUNIT_ASSERT_EQ(test, kmad_cancel_send(link[0].buf), 0);
+	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
+	KUNIT_EXPECT_EQ(test, atomic_read(&calls), KH_CHAIN);
+
+	/* Whatever the flush left, before anything is freed. */
+	KUNIT_EXPECT_TRUE(test, kt_wait_until(atomic_read(&calls) == KH_CHAIN,
+					      10000));
+	for (i = 0; i < KH_CHAIN; i++) {
+		KUNIT_EXPECT_EQ(test, link[i].status, KMAD_SEND_CANCELED);
+		KUNIT_EXPECT_EQ(test, link[i].cancel_ret, 0);
+		KUNIT_EXPECT_EQ(test, kmad_unregister_agent(agent[i]), 0);
+		kmad_free_send_buf(link[i].buf);
+	}
+}
+
 static struct kunit_case kh_cases[] = {
 	KUNIT_CASE(handler_unregister_self_from_send_handler),
 	KUNIT_CASE(handler_unregister_self_from_recv_handler),
@@ -379,6 +452,7 @@ static struct kunit_case kh_cases[] = {
 	KUNIT_CASE(handler_port_get_during_removal),
 	KUNIT_CASE(handler_register_client_during_removal),
 	KUNIT_CASE(handler_request_still_posted_in_recv_handler),
+	KUNIT_CASE(handler_cancel_chain_flushed),
 	{}
 };
 
