@@ -806,6 +806,7 @@ int kmad_send_abort(struct kmad_send_wr *wr, enum kmad_send_status status);
 
 /* rmpp_send.c: the hooks send.c and qp.c call for an RMPP send (@wr->rmpp) */
 int kmad_rmpp_send_check(struct kmad_send_wr *wr);
+bool kmad_rmpp_send_busy(const struct kmad_send_wr *wr, u64 tid);
 void kmad_rmpp_send_start(struct kmad_send_wr *wr);
 void kmad_rmpp_send_hw_done(struct kmad_send_wr *wr);
 bool kmad_rmpp_send_rewind(struct kmad_send_wr *wr);

@@ -458,6 +458,41 @@ void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on)
 		list_del_init(&rs->entry);
 }
 
+/**
+ * kmad_rmpp_send_busy() - would another posted RMPP send of the agent take
+ * the ACKs, STOPs and ABORTs of @wr?
+ * @wr: an RMPP request about to be posted.
+ * @tid: the TID it will carry.
+ *
+ * They are matched by TID, class and peer (rmpp_find()): two transfers
+ * alike in all three could not be told apart, whether they wait for a
+ * response or not.
+ *
+ * Context: A held.
+ * Return: true if one is posted already.
+ */
+bool kmad_rmpp_send_busy(const struct kmad_send_wr *wr, u64 tid)
+{
+	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+	const struct kmad_dest *d = &wr->buf.dest;
+	const struct kmad_dest *o;
+	struct kmad_rmpp_send *rs;
+
+	lockdep_assert_held(&agent->lock);
+	list_for_each_entry(rs, &agent->rmpp_sends, entry) {
+		o = &rs->wr.buf.dest;
+		if (rs->wr.tid.tid != tid ||
+		    rs->wr.mad.mad_hdr.mgmt_class != wr->mad.mad_hdr.mgmt_class ||
+		    o->grh_present != d->grh_present)
+			continue;
+		if (d->grh_present ?
+		    !memcmp(&o->grh.dgid, &d->grh.dgid, sizeof(d->grh.dgid)) :
+		    o->dlid == d->dlid)
+			return true;
+	}
+	return false;
+}
+
 /* Did @wc come from the peer @dest sends to: its GID, or its LID? */
 static bool rmpp_from_peer(const struct kmad_dest *dest,
 			   const struct kmad_recv_wc *wc)

@@ -1424,8 +1424,13 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, an RMPP
  * buffer whose class is not one it was allocated for; -EBUSY if
  * another outstanding request of the agent has
- * the same TID, -ESHUTDOWN if the agent is unregistering or its port is
- * going away.
+ * the same TID, or (an RMPP request, with or without a timeout) another
+ * posted RMPP send of the agent has the same TID and class and goes to
+ * the same peer (their ACKs could not be told apart); -ESHUTDOWN if the
+ * agent is unregistering or its port is going away.  An RMPP response is
+ * not refused so: a responder answers a request the requester sent again
+ * with the same TID while the first answer is still on its way, as
+ * ib_mad's do.
  */
 int kmad_post_send(struct kmad_send_buf *buf)
 {
@@ -1488,7 +1493,9 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(wr) &&
 	    !agent->internal)
 		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
-	if (expects_resp && kmad_tid_find(&agent->tids, tid)) {
+	if ((expects_resp && kmad_tid_find(&agent->tids, tid)) ||
+	    (wr->rmpp && !kmad_mad_is_response(hdr) &&
+	     kmad_rmpp_send_busy(wr, tid))) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}

@@ -25,6 +25,11 @@
  *     class-specific responses are GetTableResp (also the answer to
  *     GetTraceTable), GetMultiResp and DeleteResp.  Class-specific
  *     methods (0x10-0x7F) of other classes are not checked.
+ *     An RMPP ACK, STOP or ABORT (a class with the RMPP header, Active,
+ *     RMPPType 2-4) carries the method of the DATA it is about with the
+ *     RESP bit flipped (IBTA 13.6.2.1; ib_mad's format_ack() and
+ *     nack_recv()): the ACK of a Set transfer is 0x82.  Steps 6 to 8
+ *     check that DATA method.
  *  7. Per-class method sets: SMP Get/Set/GetResp/Trap/TrapRepress; SA
  *     Get/Set/GetResp/Report/ReportResp plus the SA methods; PerfMgt
  *     Get/Set/GetResp; CM Get/Set/GetResp/Send.
@@ -172,6 +177,22 @@ static enum kmad_mad_verdict kmad_dr_smp_check(const u8 *p)
 	return KMAD_MAD_VERDICT_OK;
 }
 
+/*
+ * Is @p (a full MAD of class @cls) an RMPP ACK, STOP or ABORT?  Its
+ * Method is its DATA's with the RESP bit flipped.
+ */
+static bool kmad_rmpp_ctl(const u8 *p, u8 cls)
+{
+	const size_t hdr = offsetof(struct kmad_rmpp_mad, rmpp_hdr);
+	u8 type = p[hdr + offsetof(struct kmad_rmpp_hdr, rmpp_type)];
+	u8 flags = p[hdr + offsetof(struct kmad_rmpp_hdr, rmpp_rtime_flags)];
+
+	return kmad_mgmt_class_has_rmpp(cls) &&
+	       (flags & KMAD_RMPP_FLAG_ACTIVE) &&
+	       (type == KMAD_RMPP_TYPE_ACK || type == KMAD_RMPP_TYPE_STOP ||
+		type == KMAD_RMPP_TYPE_ABORT);
+}
+
 static enum kmad_mad_verdict kmad_mad_check(const u8 *p, size_t len)
 {
 	u8 base_version, cls, class_version, method, fixed;
@@ -197,6 +218,8 @@ static enum kmad_mad_verdict kmad_mad_check(const u8 *p, size_t len)
 		return KMAD_MAD_VERDICT_CLASS_VERSION;
 	if (kmad_method_is_reserved(method & KMAD_METHOD_MASK))
 		return KMAD_MAD_VERDICT_RESERVED_METHOD;
+	if (kmad_rmpp_ctl(p, cls))
+		method ^= KMAD_METHOD_RESP;	/* its DATA's */
 	if ((method & KMAD_METHOD_RESP) && !kmad_resp_method_ok(cls, method))
 		return KMAD_MAD_VERDICT_RESP_METHOD;
 	if (!kmad_class_has_method(cls, method))

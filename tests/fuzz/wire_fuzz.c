@@ -24,7 +24,9 @@
  *   - requests and responses agree: in an accepted MAD, swapping a
  *     request for its response (Get/Set -> GetResp, Trap -> TrapRepress,
  *     SA GetTraceTable -> GetTableResp..., D bit set for a directed-route
- *     SMP) or a response back for a request gives an accepted MAD.
+ *     SMP) or a response back for a request gives an accepted MAD (not
+ *     for an RMPP ACK, STOP or ABORT, whose Method is its DATA's with the
+ *     response bit flipped).
  * - kmad_mad_verdict_name(): a distinct non-empty lower-case name for every
  *   verdict, "unknown" for any other value (one taken from the input).
  * - the wire.h helpers that read a received MAD (TransactionID halves,
@@ -108,8 +110,23 @@ static bool in_list(const u8 *list, u8 v)
 }
 
 /*
+ * An RMPP ACK, STOP or ABORT: a class with the RMPP header (SA, DevMgt,
+ * DevAdm, BIS, vendor range 2), RMPPFlags.Active (byte 26, bit 0),
+ * RMPPType (byte 25) 2, 3 or 4.  Its Method is its DATA's with the RESP
+ * bit flipped (IBTA 13.6.2.1).
+ */
+static bool rmpp_ctl(const u8 *p)
+{
+	u8 cls = p[1];
+
+	return (cls == 0x03 || cls == 0x06 || cls == 0x10 || cls == 0x12 ||
+		(cls >= 0x30 && cls <= 0x4F)) &&
+	       (p[26] & 0x01) && p[25] >= 2 && p[25] <= 4;
+}
+
+/*
  * The verdict for a 256-byte MAD, from the rules at the top of wire.c
- * and the values of IBTA 13.4.4-13.4.5, 14.2.1 and 15.2.2.
+ * and the values of IBTA 13.4.4-13.4.5, 13.6.2.1, 14.2.1 and 15.2.2.
  */
 static enum kmad_mad_verdict spec_verdict(const u8 *p)
 {
@@ -127,6 +144,8 @@ static enum kmad_mad_verdict spec_verdict(const u8 *p)
 		return KMAD_MAD_VERDICT_CLASS_VERSION;
 	if (m == 0x00 || m == 0x04 || (m >= 0x08 && m <= 0x0F))
 		return KMAD_MAD_VERDICT_RESERVED_METHOD;
+	if (rmpp_ctl(p))
+		method ^= 0x80;		/* the DATA's method is checked */
 	if (method & 0x80) {
 		bool ok;
 
@@ -168,6 +187,12 @@ static void accepted(const u8 *p)
 {
 	u8 cls = p[1], method = p[3], version;
 	const u8 *methods;
+
+	/* An RMPP ACK, STOP or ABORT: what is promised is of its DATA's
+	 * method.
+	 */
+	if (rmpp_ctl(p))
+		method ^= KMAD_METHOD_RESP;
 
 	FUZZ_ASSERT(p[0] == KMAD_MGMT_BASE_VERSION);
 	FUZZ_ASSERT(cls == KMAD_MGMT_CLASS_SUBN_LID_ROUTED ||
@@ -382,7 +407,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_verdict_name(why);
 	if (why == KMAD_MAD_VERDICT_OK) {
 		accepted(mad);
-		check_pairs(mad);
+		/* An RMPP ACK, STOP or ABORT answers no request. */
+		if (!rmpp_ctl(mad))
+			check_pairs(mad);
 	}
 	check_helpers(mad);
 

@@ -751,6 +751,87 @@ static void rmpp_request_then_response(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * An RMPP Set's ACKs carry Method 0x82, the DATA's with the response bit
+ * flipped, as ib_mad's format_ack() (and kmad's receiver) send them: they
+ * move the window on, and the GetResp ends the send.
+ */
+static void rmpp_set_acked(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent, KMAD_METHOD_SET,
+					   40, 300, 500, 0);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 1U);
+	if (rt_wire(f) == 1) {
+		rt_tx(f, buf, 2, &mad);
+		rt_ack(f, &seg1, 2, 2);
+	}
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	mad = seg1;
+	mad.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	memset(&((struct kmad_rmpp_mad *)&mad)->rmpp_hdr, 0,
+	       sizeof(struct kmad_rmpp_hdr));
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+					      sizeof(mad),
+					      kmad_port_lid(f->port[KT_DEV1]),
+					      KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * Two RMPP requests of one agent with one TID and class to one peer could
+ * not tell their ACKs apart (they are matched by TID, class and peer): a
+ * second post is -EBUSY, with or without a timeout, and the MAD is left
+ * as it was; once the first ended it is taken.  (Both posts succeeded
+ * when neither had a timeout: the second's ACKs moved the first's
+ * window.)  Responses are not refused so (kmad_rmpp_race answers every
+ * copy of a request sent again).
+ */
+static void rmpp_same_tid_busy(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = rt_buf(f, rt_req_agent,
+					 KMAD_METHOD_GET_MULTI, 50, 300, 0, 0);
+	struct kmad_send_buf *b = rt_buf(f, rt_req_agent,
+					 KMAD_METHOD_GET_MULTI, 50, 300, 0, 0);
+	struct kmad_send_buf *c = rt_buf(f, rt_req_agent,
+					 KMAD_METHOD_GET_MULTI, 50, 300, 500, 0);
+	struct kmad_send_buf *bufs[] = { a, b };
+	struct kmad_mad seg1, mad;
+	unsigned int i;
+
+	kt_post(f, a);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(b), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(c), -EBUSY);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(b->mad->mad_hdr.tid), 50ULL);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);
+
+	for (i = 0; i < ARRAY_SIZE(bufs); i++) {
+		if (i)
+			kt_post(f, bufs[i]);
+		rt_tx(f, bufs[i], 1, &seg1);
+		rt_ack(f, &seg1, 1, 2);
+		rt_tx(f, bufs[i], 2, &mad);
+		rt_ack(f, &seg1, 2, 2);
+		KUNIT_ASSERT_EQ(test, kt_events(f), (int)i + 1);
+		kt_expect_send(f, i, bufs[i], KMAD_SEND_OK);
+	}
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+	kmad_free_send_buf(c);
+}
+
 /* After the final ACK the response wait is timeout_ms, once: no segment
  * is resent, retries or not.
  */
@@ -1442,6 +1523,8 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_ack_before_send_completion),
 	KUNIT_CASE(rmpp_request_then_response),
 	KUNIT_CASE(rmpp_request_response_timeout),
+	KUNIT_CASE(rmpp_set_acked),
+	KUNIT_CASE(rmpp_same_tid_busy),
 	KUNIT_CASE(rmpp_response_send),
 	KUNIT_CASE(rmpp_ack_from_other_peer),
 	KUNIT_CASE(rmpp_same_tid_two_peers),

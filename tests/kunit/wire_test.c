@@ -438,6 +438,75 @@ static void kmad_wire_verdict_names_test(struct kunit *test)
 	}
 }
 
+/* One MAD of kmad_wire_rmpp_ctl_test. */
+struct kmad_wire_rmpp_case {
+	u8 cls, version, method, type, flags;
+	enum kmad_mad_verdict verdict;
+};
+
+/*
+ * An RMPP ACK, STOP or ABORT carries its DATA's method with the response
+ * bit flipped (IBTA 13.6.2.1; ib_mad's format_ack() and nack_recv()), so
+ * the ACK of an RMPP Set is 0x82, of a vendor Send 0x83: steps 6 to 8
+ * check the DATA's method.  A DATA segment, an inactive RMPP header, an
+ * unknown RMPPType or a class without the RMPP header are checked as any
+ * MAD.
+ */
+static void kmad_wire_rmpp_ctl_test(struct kunit *test)
+{
+	static const struct kmad_wire_rmpp_case c[] = {
+		{ KC(SUBN_ADM), 2, 0x82, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x82, KMAD_RMPP_TYPE_STOP, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x82, KMAD_RMPP_TYPE_ABORT, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x93, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x12, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x94, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
+		{ 0x30, 1, 0x83, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
+		{ 0x4f, 1, 0x85, KMAD_RMPP_TYPE_ABORT, 5, KV(OK) },
+		{ KC(DEVICE_MGMT), 1, 0x82, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
+		/* the DATA it names is checked */
+		{ KC(SUBN_ADM), 2, 0x96, KMAD_RMPP_TYPE_ACK, 1,
+		  KV(CLASS_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x05, KMAD_RMPP_TYPE_ACK, 1,
+		  KV(RESP_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x83, KMAD_RMPP_TYPE_ACK, 1,
+		  KV(CLASS_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x84, KMAD_RMPP_TYPE_ACK, 1,
+		  KV(RESERVED_METHOD) },
+		/* not an RMPP ACK, STOP or ABORT */
+		{ KC(SUBN_ADM), 2, 0x82, KMAD_RMPP_TYPE_DATA, 1,
+		  KV(RESP_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x82, KMAD_RMPP_TYPE_ACK, 0,
+		  KV(RESP_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x82, 5, 1, KV(RESP_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x82, 0, 1, KV(RESP_METHOD) },
+		{ KC(PERF_MGMT), 1, 0x82, KMAD_RMPP_TYPE_ACK, 1,
+		  KV(RESP_METHOD) },
+		{ 0x0a, 1, 0x83, KMAD_RMPP_TYPE_ACK, 1, KV(RESP_METHOD) },
+	};
+	struct kmad_rmpp_mad mad;
+	enum kmad_mad_verdict v;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		memset(&mad, 0, sizeof(mad));
+		mad.mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+		mad.mad_hdr.mgmt_class = c[i].cls;
+		mad.mad_hdr.class_version = c[i].version;
+		mad.mad_hdr.method = c[i].method;
+		mad.mad_hdr.attr_id = cpu_to_be16(0x0035);
+		mad.rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;
+		mad.rmpp_hdr.rmpp_type = c[i].type;
+		mad.rmpp_hdr.rmpp_rtime_flags = c[i].flags;
+		v = KV(COUNT);
+		kmad_mad_validate(&mad, sizeof(mad), &v);
+		KUNIT_EXPECT_EQ_MSG(test, v, c[i].verdict,
+				    "row %u: class 0x%02x method 0x%02x type %u flags 0x%x",
+				    i, c[i].cls, c[i].method, c[i].type,
+				    c[i].flags);
+	}
+}
+
 static struct kunit_case kmad_wire_test_cases[] = {
 	KUNIT_CASE_PARAM(kmad_wire_validate_test, kmad_wire_validate_gen_params),
 	KUNIT_CASE(kmad_wire_null_args_test),
@@ -454,6 +523,7 @@ static struct kunit_case kmad_wire_test_cases[] = {
 	KUNIT_CASE(kmad_wire_sa_sm_key_test),
 	KUNIT_CASE(kmad_wire_bitfield_helpers_test),
 	KUNIT_CASE(kmad_wire_verdict_names_test),
+	KUNIT_CASE(kmad_wire_rmpp_ctl_test),
 	{}
 };
 
