@@ -243,7 +243,8 @@ static bool answers_unsupported(const struct kmad_mad *mad)
  * Fill @resp as the response to @req, with @status: same TID, class,
  * version and attribute, the response method.  One MAD, even to a
  * segment of an RMPP transfer: a class with the RMPP header gets it
- * cleared (RMPPFlags.Active 0).  -EINVAL if @req has no response.
+ * cleared (RMPPFlags.Active 0).  An SA response carries SM_Key 0 (IBTA
+ * C15-0.1.5), whatever the request's.  -EINVAL if @req has no response.
  */
 static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 			  u16 status)
@@ -264,6 +265,8 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
 		status |= be16_to_cpu(resp->mad_hdr.status) &
 			  KMAD_SMP_DIRECTION;
 	}
+	if (hdr->mgmt_class == KMAD_MGMT_CLASS_SUBN_ADM)
+		kmad_sa_set_sm_key((struct kmad_sa_mad *)resp, 0);
 	resp->mad_hdr.method = method;
 	resp->mad_hdr.status = cpu_to_be16(status);
 	if (method == KMAD_METHOD_SEND)		/* baseboard management */
@@ -379,7 +382,8 @@ EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
  * another class by the method with the RESP bit.  Clears the status (sets
  * the D bit for a directed-route SMP) and, in a class with the RMPP
  * header, that header: the response is one MAD, whatever RMPP the request
- * used (an RMPP response is built with kmad_alloc_send_buf_rmpp()).
+ * used (an RMPP response is built with kmad_alloc_send_buf_rmpp()).  An
+ * SA response gets SM_Key 0, as IBTA C15-0.1.5 has every SA response.
  * Addresses it to the requester:
  * by LID, or, if the request came with a GRH, by GID: to the request's
  * source GID from the port's GID it was sent to (the lowest index that
@@ -527,6 +531,23 @@ static struct kmad_recv_priv *recv_rmpp(struct kmad_agent_priv *agent,
 	return kmad_rmpp_recv(agent, recv);
 }
 
+/*
+ * The status of kmad's answer to a valid request no agent takes: 0x0008
+ * (unsupported method) if an agent has its class and version;
+ * else on QP1 0x0004 (unsupported class/version); on QP0 0x000C
+ * (unsupported method/attribute), since every port's SMA serves the SMP
+ * class at its one version (what it lacks is this attribute, SMInfo at a
+ * port with no SM), as ib_mad and the qib SMA answer.
+ */
+static u16 unclaimed_status(const struct kmad_qp_info *qpi, bool class_known)
+{
+	if (class_known)
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
+	if (kmad_qpt_is_smi(qpi->qpt))
+		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	return KMAD_MAD_STATUS_BAD_VERSION;
+}
+
 static void recv_dispatch(struct kmad_qp_info *qpi,
 			  struct kmad_recv_priv *recv)
 {
@@ -561,9 +582,8 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 		kmad_agent_queue_recv(agent, recv);	/* takes our ref */
 		return;
 	}
-	answer_unsupported(qpi, recv, class_known ?
-			   KMAD_MAD_STATUS_UNSUPPORTED_METHOD :
-			   KMAD_MAD_STATUS_BAD_VERSION, KMAD_MAD_VERDICT_OK);
+	answer_unsupported(qpi, recv, unclaimed_status(qpi, class_known),
+			   KMAD_MAD_VERDICT_OK);
 	kmad_recv_free(recv);
 }
 

@@ -694,7 +694,8 @@ static bool fz_class_has_response(u8 cls, u8 m)
  * Does a registered agent (fz_regs[]) take the received request @in?
  * *@class_known: some agent on the QP has its class and version (and OUI,
  * for vendor range 2), which makes the answer "unsupported method" rather
- * than "unsupported class/version".
+ * than "unsupported class/version" (on QP0 "unsupported
+ * method/attribute").
  */
 static bool fz_dispatched(const struct fz_input *in, bool *class_known)
 {
@@ -765,6 +766,9 @@ static bool fz_predict_answer(struct fz_fix *f, struct fz_input *in,
 	if (version)
 		a->class_version = version;
 	a->method = method;
+	/* C15-0.1.5: an SA response carries SM_Key 0. */
+	if (a->mgmt_class == KMAD_MGMT_CLASS_SUBN_ADM)
+		kmad_sa_set_sm_key((struct kmad_sa_mad *)in->answer, 0);
 	if (a->mgmt_class != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		a->status = cpu_to_be16(status);
 		return true;
@@ -815,8 +819,13 @@ static bool fz_predict_valid(struct fz_fix *f, struct fz_input *in,
 		f->bexp.dispatched++;
 		return false;
 	}
-	*status = class_known ? KMAD_MAD_STATUS_UNSUPPORTED_METHOD :
-				KMAD_MAD_STATUS_BAD_VERSION;
+	/* On QP0 the class and version are the SMA's, never unsupported. */
+	if (class_known)
+		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
+	else if (kmad_qpt_is_smi(in->qp))
+		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	else
+		*status = KMAD_MAD_STATUS_BAD_VERSION;
 	return true;
 }
 

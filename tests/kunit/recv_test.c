@@ -149,6 +149,53 @@ static void recv_unsupported_class(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 1);
 }
 
+/*
+ * IBTA C15-0.1.5: an SA response carries SM_Key 0.  kmad's answer to an
+ * SA request nobody takes and kmad_create_response()'s response both
+ * clear the key the request had (they echoed it).
+ */
+static void recv_sa_response_sm_key_zero(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_recv_wc wc = { };
+	struct kmad_sa_mad *sa;
+	struct kmad_send_buf *buf;
+	struct kmad_agent *a;
+	struct kmad_mad mad, seen;
+
+	kt_mad(&mad, KMAD_MGMT_CLASS_SUBN_ADM, 2, KMAD_METHOD_GET);
+	mad.mad_hdr.attr_id = cpu_to_be16(KMAD_SA_ATTR_PATH_REC);
+	kmad_sa_set_sm_key((struct kmad_sa_mad *)&mad, 0x1122334455667788ULL);
+	kt_inject1(f, &mad);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			1U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV1, KT_QPN, 0,
+						 &seen, sizeof(seen)),
+			(int)sizeof(seen));
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(seen.mad_hdr.status),
+			KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, kmad_sa_sm_key((struct kmad_sa_mad *)&seen),
+			0ULL);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+
+	a = kt_register_get(f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	wc.mad = &mad;
+	wc.mad_len = sizeof(mad);
+	wc.slid = kmad_port_lid(f->port[KT_DEV0]);
+	wc.src_qpn = KT_QPN;
+	wc.qpt = KMAD_QPT_GSI;
+	buf = kmad_create_response(a, &wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	sa = (struct kmad_sa_mad *)buf->mad;
+	KUNIT_EXPECT_EQ(test, sa->mad_hdr.method, KMAD_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, kmad_sa_sm_key(sa), 0ULL);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(sa->mad_hdr.tid),
+			0x0000000500000042ULL);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(a);
+}
+
 /* The class is served but not the method: "unsupported method". */
 static void recv_unsupported_method(struct kunit *test)
 {
@@ -674,6 +721,7 @@ static void recv_local_error_dropped(struct kunit *test)
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
 	KUNIT_CASE(recv_unsupported_class),
+	KUNIT_CASE(recv_sa_response_sm_key_zero),
 	KUNIT_CASE(recv_unsupported_rmpp),
 	KUNIT_CASE(recv_unsupported_method),
 	KUNIT_CASE(recv_never_answers_non_requests),

@@ -956,8 +956,8 @@ static void sm_test_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
 
 /*
  * SMInfo is the SM's, not the SMA's (IBTA 14.4.1): at an HCA the firmware
- * leaves it to kmad, which answers "unsupported class/version" (0x0004)
- * while no agent is registered for the class and hands it to the one
+ * leaves it to kmad, which answers "unsupported method/attribute"
+ * (0x000c, as ib_mad does) while no agent is registered for the class and hands it to the one
  * registered for SubnGet (LID-routed and directed route), whose answer
  * comes back unchanged; a switch's SMA answers it "unsupported" (0x000c)
  * itself.  Before sim_sm_request() the HCA's firmware answered 0x000c and
@@ -981,11 +981,12 @@ static void sma_sm_info(struct kunit *test)
 
 	/*
 	 * Nobody registered: kmad on HCA 1 answers, not its firmware, with
-	 * "unsupported class/version" (no agent has the class at all).
+	 * "unsupported method/attribute": the port's SMA has the class and
+	 * version, not SMInfo.
 	 */
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_SM_INFO, 0, 2, &mad,
-				       NULL), 0x0004);
+				       NULL), 0x000c);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 1ULL);
 	/* The switch (LID 3) has no SM: its SMA answers. */
