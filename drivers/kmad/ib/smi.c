@@ -74,7 +74,7 @@
 static unsigned int bridge_smp_timeout_ms = 10000;
 module_param(bridge_smp_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(bridge_smp_timeout_ms,
-		 "how long after it leaves a response to a kmad SMP request is still accepted, in ms (default 10000); kmad's own timeout and retries still apply");
+		 "how long after it leaves a response to a kmad SMP request is still accepted, in ms (default 10000, at most 2147483647); kmad's own timeout and retries still apply");
 
 /**
  * struct kmad_ib_smp - a request of the SMI QP lingering in ib_mad.
@@ -282,7 +282,12 @@ static int smi_post_request(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	tid = atomic_inc_return(&smi_port(iqp)->smi_tid);
 	hdr->tid = cpu_to_be64((u64)agent->hi_tid << 32 | lower_32_bits(tid));
 	sm->msg->ah = sm->ah;
-	sm->msg->timeout_ms = READ_ONCE(bridge_smp_timeout_ms) ?: 1;
+	/* ib_mad's timeout_ms is an int: a larger value would wrap and
+	 * make the copy linger until the port goes.
+	 */
+	sm->msg->timeout_ms = min_t(unsigned int,
+				    READ_ONCE(bridge_smp_timeout_ms),
+				    KMAD_MAX_TIMEOUT_MS) ?: 1;
 	sm->msg->retries = 0;
 	sm->msg->context[0] = NULL;
 	sm->msg->context[1] = sm;
