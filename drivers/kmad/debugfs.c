@@ -27,6 +27,7 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_REQ_DISPATCHED] = "requests_dispatched",
 	[KMAD_PSTAT_REQ_ANSWERED] = "requests_answered_unsupported",
 	[KMAD_PSTAT_REQ_DROPPED] = "requests_dropped",
+	[KMAD_PSTAT_REQ_BACKLOG_DROPPED] = "requests_dropped_backlog",
 	[KMAD_PSTAT_TIMEOUTS] = "timeouts",
 	[KMAD_PSTAT_RETRIES] = "retries",
 	[KMAD_PSTAT_CANCELED] = "canceled",

@@ -97,6 +97,22 @@ struct dentry;
 #define KMAD_SA_WELL_KNOWN_GUID	0x0200000000000002ULL
 #define KMAD_QP_RECOVER_TRIES		5
 #define KMAD_QP_RECOVER_BACKOFF_MS	10
+/*
+ * Unsolicited MADs waiting for one agent's recv_handler, at most, in
+ * number and in bytes (a reassembled RMPP message counts its length): a
+ * handler may sleep, and receive buffers are reposted at once, so past
+ * these a peer's flood is dropped and counted
+ * (KMAD_PSTAT_REQ_BACKLOG_DROPPED).  One MAD is always taken when none
+ * waits, however long.
+ */
+#define KMAD_AGENT_RECVS_MAX		1024
+#define KMAD_AGENT_RECV_BYTES_MAX	(32U << 20)
+/*
+ * recv_handler calls one run of an agent's work makes at most before it
+ * queues itself again: its deadlines, and other work on that CPU, get
+ * their turn during a flood.
+ */
+#define KMAD_AGENT_RECV_BUDGET		64
 /* kmad_device_flush()'s rounds at most. */
 #define KMAD_FLUSH_MAX_ROUNDS		64
 
@@ -160,6 +176,11 @@ enum kmad_port_stat {
 	KMAD_PSTAT_REQ_DISPATCHED,	/* requests given to an agent */
 	KMAD_PSTAT_REQ_ANSWERED,	/* requests answered "unsupported" */
 	KMAD_PSTAT_REQ_DROPPED,		/* requests no agent took, unanswered */
+	KMAD_PSTAT_REQ_BACKLOG_DROPPED,	/* requests for an agent that had
+					 * KMAD_AGENT_RECVS_MAX (or
+					 * KMAD_AGENT_RECV_BYTES_MAX) waiting
+					 * for its recv_handler: dropped
+					 */
 	KMAD_PSTAT_TIMEOUTS,		/* sends ended by timeout */
 	KMAD_PSTAT_RETRIES,		/* resends after a timeout */
 	KMAD_PSTAT_CANCELED,		/* sends ended as canceled */
@@ -528,6 +549,8 @@ struct kmad_agent_priv {
 						 * recv_handler, each with a
 						 * reference
 						 */
+	unsigned int recvs_queued;		/* A: on @recvs */
+	size_t recv_bytes;			/* A: their mad_len, summed */
 	struct kmad_tid_table tids;		/* A: matchable sends by TID */
 	bool tids_resize;			/* A: @work is queued to
 						 * resize @tids
@@ -789,7 +812,7 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
 void kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
-void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
+bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 			   struct kmad_recv_priv *recv);
 void kmad_agent_work(struct work_struct *work);
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,

@@ -577,9 +577,13 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 			kmad_agent_put(agent);
 			return;
 		}
-		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DISPATCHED);
-		atomic64_inc(&agent->stats[KMAD_ASTAT_UNSOLICITED]);
-		kmad_agent_queue_recv(agent, recv);	/* takes our ref */
+		/* It takes our reference, also to drop it. */
+		if (kmad_agent_queue_recv(agent, recv))
+			kmad_port_stat_inc(qpi->port,
+					   KMAD_PSTAT_REQ_DISPATCHED);
+		else
+			kmad_port_stat_inc(qpi->port,
+					   KMAD_PSTAT_REQ_BACKLOG_DROPPED);
 		return;
 	}
 	answer_unsupported(qpi, recv, unclaimed_status(qpi, class_known),

@@ -702,18 +702,39 @@ void kmad_send_response(struct kmad_agent_priv *agent,
  *	the queued MAD and is dropped after recv_handler returns.
  * @recv: the validated request.
  *
+ * With %KMAD_AGENT_RECVS_MAX MADs, or %KMAD_AGENT_RECV_BYTES_MAX bytes,
+ * already waiting for the agent's recv_handler, @recv is freed and the
+ * reference dropped instead (a slow handler and a peer's flood cannot
+ * take memory without bound: receive buffers are reposted at once).
+ *
  * Context: CQ drain.  recv_handler runs from the agent's work, as every
  * ULP handler does.
+ * Return: true if queued, false if dropped.
  */
-void kmad_agent_queue_recv(struct kmad_agent_priv *agent,
+bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 			   struct kmad_recv_priv *recv)
 {
+	size_t len = recv->wc.mad_len;
 	unsigned long flags;
+	bool full;
 
 	spin_lock_irqsave(&agent->lock, flags);
-	list_add_tail(&recv->agent_entry, &agent->recvs);
-	kmad_agent_run_now(agent);
+	full = agent->recvs_queued &&
+	       (agent->recvs_queued >= KMAD_AGENT_RECVS_MAX ||
+		len > KMAD_AGENT_RECV_BYTES_MAX - agent->recv_bytes);
+	if (!full) {
+		list_add_tail(&recv->agent_entry, &agent->recvs);
+		agent->recvs_queued++;
+		agent->recv_bytes += len;
+		atomic64_inc(&agent->stats[KMAD_ASTAT_UNSOLICITED]);
+		kmad_agent_run_now(agent);
+	}
 	spin_unlock_irqrestore(&agent->lock, flags);
+	if (full) {
+		kmad_recv_free(recv);
+		kmad_agent_put(agent);
+	}
+	return !full;
 }
 
 /*
@@ -1092,8 +1113,8 @@ void kmad_agent_work(struct work_struct *work)
 			     work);
 	struct kmad_send_wr *wr, *tmp;
 	struct kmad_recv_priv *recv;
+	unsigned int n, recvs = 0;
 	unsigned long flags;
-	unsigned int n;
 	LIST_HEAD(batch);
 
 	/* The reference kmad_agent_queue_work() took for this run is ours
@@ -1110,8 +1131,18 @@ void kmad_agent_work(struct work_struct *work)
 			list_first_entry_or_null(&agent->recvs,
 						 struct kmad_recv_priv,
 						 agent_entry);
-		if (recv)
+		if (recv && recvs == KMAD_AGENT_RECV_BUDGET) {
+			/* The rest in a run of its own, after its
+			 * deadlines and other work of this CPU.
+			 */
+			kmad_agent_run_now(agent);
+			recv = NULL;
+		} else if (recv) {
 			list_del_init(&recv->agent_entry);
+			agent->recvs_queued--;
+			agent->recv_bytes -= recv->wc.mad_len;
+			recvs++;
+		}
 		spin_unlock_irqrestore(&agent->lock, flags);
 		if (n) {
 			/* A handler may free or repost its own send, never

@@ -840,7 +840,132 @@ static struct kunit_suite recv_minimal_suite = {
 	.test_cases = recv_minimal_cases,
 };
 
-kunit_test_suites(&recv_suite, &recv_minimal_suite);
+/* What kr_flood_recv saw. */
+struct kr_flood {
+	struct completion go;		/* the first call may return */
+	atomic_t calls;
+};
+
+/* A recv_handler whose first call waits for the test. */
+static void kr_flood_recv(struct kmad_agent *agent,
+			  struct kmad_send_buf *request,
+			  struct kmad_recv_wc *wc)
+{
+	struct kr_flood *fl = agent->context;
+
+	if (atomic_inc_return(&fl->calls) == 1)
+		wait_for_completion_timeout(&fl->go, 30 * HZ);
+	kmad_free_recv(wc);
+}
+
+static void kr_flood_send(struct kmad_agent *agent, struct kmad_send_wc *wc)
+{
+}
+
+#define KR_FLOOD	(KMAD_AGENT_RECVS_MAX + 76)
+
+/*
+ * Inject @mad into device 1's QP1 on the asynchronous fabric, waiting
+ * (up to 10 s) for a receive buffer: the drain reposts each it reaps.
+ */
+static int kr_inject_async(struct kt_fix *f, const struct kmad_mad *mad)
+{
+	unsigned long end = jiffies + 10 * HZ;
+	int ret;
+
+	for (;;) {
+		ret = kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, mad,
+				      sizeof(*mad),
+				      kmad_port_lid(f->port[KT_DEV0]), KT_QPN);
+		if (ret != -ENOBUFS || time_after(jiffies, end))
+			return ret;
+		usleep_range(200, 500);
+	}
+}
+
+/*
+ * A peer floods an agent whose recv_handler is slow (here: its first call
+ * blocks): receive buffers are reposted at once, so what waits for the
+ * handler is bounded, KMAD_AGENT_RECVS_MAX, and the rest is dropped and
+ * counted (requests_dropped_backlog).  Once the handler returns, every
+ * MAD taken reaches it, in runs of the agent's work of at most
+ * KMAD_AGENT_RECV_BUDGET calls each.  (Every MAD waited: 1100 of them,
+ * none dropped.)
+ */
+static void recv_flood_backlog_bounded(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req = {
+		.mgmt_class = KT_CLASS,
+		.class_version = KT_VERSION,
+	};
+	struct kr_flood fl = { .calls = ATOMIC_INIT(0) };
+	struct kmad_agent_priv *priv;
+	unsigned long runs;
+	struct kmad_agent *a;
+	struct kmad_mad mad;
+	s64 taken, dropped;
+	unsigned int i;
+	int ret;
+
+	init_completion(&fl.go);
+	__set_bit(KMAD_METHOD_GET, req.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &req,
+				kr_flood_send, kr_flood_recv, &fl);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	priv = kmad_agent_priv(a);
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	for (i = 0; i < KR_FLOOD; i++) {
+		mad.mad_hdr.tid = cpu_to_be64(i);
+		ret = kr_inject_async(f, &mad);
+		if (ret)
+			break;
+	}
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_TRUE(test,
+			  kt_wait_until(kt_pstat(f, KT_DEV1,
+						 KMAD_PSTAT_REQ_DISPATCHED) +
+					kt_pstat(f, KT_DEV1,
+						 KMAD_PSTAT_REQ_BACKLOG_DROPPED) ==
+					i, 10000));
+	taken = kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DISPATCHED);
+	dropped = kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+	/* The one in the handler and a full queue; the handler may not
+	 * have taken the first before the queue filled.
+	 */
+	KUNIT_EXPECT_GE(test, taken, (s64)KMAD_AGENT_RECVS_MAX);
+	KUNIT_EXPECT_LE(test, taken, (s64)KMAD_AGENT_RECVS_MAX + 1);
+	KUNIT_EXPECT_EQ(test, taken + dropped, (s64)KR_FLOOD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fl.calls), 1);
+
+	runs = READ_ONCE(priv->work_runs);
+	complete(&fl.go);
+	KUNIT_EXPECT_TRUE(test, kt_wait_until(atomic_read(&fl.calls) == taken,
+					      10000));
+	runs = READ_ONCE(priv->work_runs) - runs;
+	KUNIT_EXPECT_GE(test, runs,
+			(unsigned long)(taken - 1) / KMAD_AGENT_RECV_BUDGET);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(a), 0);
+}
+
+static int kr_async_init(struct kunit *test)
+{
+	return kt_fix_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA);
+}
+
+static struct kunit_case recv_flood_cases[] = {
+	KUNIT_CASE(recv_flood_backlog_bounded),
+	{}
+};
+
+static struct kunit_suite recv_flood_suite = {
+	.name = "kmad_recv_flood",
+	.init = kr_async_init,
+	.exit = kt_fix_exit,
+	.test_cases = recv_flood_cases,
+};
+
+kunit_test_suites(&recv_suite, &recv_minimal_suite, &recv_flood_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's receive path");
 MODULE_LICENSE("GPL");
