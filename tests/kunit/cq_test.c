@@ -355,6 +355,33 @@ static void cq_armed_before_first_receive(struct kunit *test)
 	kmad_sim_destroy(fab);
 }
 
+/* An arm hook that counts its calls. */
+static void kt_count_arm(void *arg)
+{
+	atomic_inc(arg);
+}
+
+/*
+ * A hook the test set for an arming that never came is forgotten when the
+ * device's removal starts: kmad's teardown arms the CQ once more, when the
+ * hook's argument (often on the stack of a case that failed and returned)
+ * may be gone.  (The teardown's arming called it.)
+ */
+static void cq_arm_hook_forgotten_at_removal(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	atomic_t *calls = kunit_kzalloc(test, sizeof(*calls), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, calls);
+	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_count_arm, calls);
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, atomic_read(calls), 0);
+	/* Nor set on a device going or gone. */
+	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_count_arm, calls);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, atomic_read(calls), 0);
+}
+
 static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(cq_ibta_cqe_before_rearm_not_stranded),
 	KUNIT_CASE(cq_missed_events_extra_event_harmless),
@@ -364,6 +391,7 @@ static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(cq_budget_fairness),
 	KUNIT_CASE_PARAM(cq_qp_error_recovered, kt_notify_gen_params),
 	KUNIT_CASE(cq_armed_before_first_receive),
+	KUNIT_CASE(cq_arm_hook_forgotten_at_removal),
 	{}
 };
 

@@ -153,7 +153,9 @@ static void sim_cq_event_work(struct work_struct *work)
  * @cq: a CQ of a device whose &sim_dev.teardown is already set.
  *
  * Whoever takes @cq's lock after this sees the flag, so every event
- * raised later is queued too, not left pending.
+ * raised later is queued too, not left pending.  An arm hook the test
+ * left set (kmad_sim_set_arm_hook()) is forgotten: kmad's teardown arms
+ * the CQ once more, when the test's @arg may be gone.
  *
  * Context: any, no sim lock held.
  */
@@ -162,6 +164,8 @@ void kmad_sim_cq_teardown(struct sim_cq *cq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	cq->arm_hook = NULL;
+	cq->arm_hook_arg = NULL;
 	if (cq->event_pending) {
 		cq->event_pending = false;
 		queue_work(cq->sdev->fab->wq, &cq->event_work);

@@ -204,7 +204,11 @@ static int sim_qp_set_fails(struct kmad_sim_fabric *fab, unsigned int dev,
  *	Replaces the count set before for @state.
  *
  * A failed call returns -EIO and changes nothing: a move to RESET forgets
- * nothing, a move to the error state flushes nothing.
+ * nothing, a move to the error state flushes nothing.  The count still
+ * applies while the device is removed, when this can no longer change it
+ * (-ENODEV): kmad's teardown tries the move to the error state again for
+ * as long as it fails, so a test must end failures it set (0) before it
+ * removes the device, or removes it with the failures it means to see.
  *
  * Context: any.
  * Return: 0; -EINVAL (also for a bad @state) or -ENODEV.
@@ -230,7 +234,8 @@ EXPORT_SYMBOL_GPL(kmad_sim_fail_modify_qp);
  * @count: how many.
  *
  * Context: any.
- * Return: 0, or -ENODEV for a bad or absent QP.
+ * Return: 0; -EINVAL for a bad fabric, device index, port or QP number;
+ * -ENODEV for a device absent or being removed.
  */
 int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, unsigned int count)
@@ -247,7 +252,8 @@ EXPORT_SYMBOL_GPL(kmad_sim_fail_post_recv);
  *	spinning, until released; false: release them.
  *
  * For tests of what may run while a provider op is in progress (the
- * device's removal, say).  Holds across the device's removal and re-adding.
+ * device's removal, say).  Holds across the device's removal and re-adding:
+ * a removal waits for a held call, so a test releases the hold itself.
  *
  * Context: any.
  * Return: query_gid() calls waiting now (before a release); -ENODEV for a
@@ -494,7 +500,9 @@ EXPORT_SYMBOL_GPL(kmad_sim_fire_cq_event);
  * The hook runs in kmad's context with no sim lock held, so it may call
  * the other controls (kmad_sim_inject(), kmad_sim_complete_send(), ...)
  * to land a CQE between kmad's last poll and the arming.  It must not
- * sleep.
+ * sleep.  A hook not called by the time the device's removal starts is
+ * forgotten, never called (kmad's teardown arms the CQ again, when @arg
+ * may be gone).
  *
  * Context: any.
  */
@@ -508,8 +516,11 @@ void kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
 	if (IS_ERR(qp))
 		return;
 	spin_lock_irqsave(&qp->cq->lock, flags);
-	qp->cq->arm_hook = hook;
-	qp->cq->arm_hook_arg = hook ? arg : NULL;
+	/* kmad_sim_cq_teardown() forgets hooks; none may come after. */
+	if (!READ_ONCE(qp->cq->sdev->teardown)) {
+		qp->cq->arm_hook = hook;
+		qp->cq->arm_hook_arg = hook ? arg : NULL;
+	}
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
 	kmad_sim_qp_put(qp);
 }
