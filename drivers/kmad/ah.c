@@ -27,7 +27,12 @@
  * leave the cache in three ways:
  *
  * - eviction: beyond %KMAD_AH_CACHE_MAX the least recently looked up
- *   unused one goes;
+ *   unused one goes.  Entries in use or being created are not evicted,
+ *   so the cache may hold more, but never more than
+ *   %KMAD_AH_CACHE_LIMIT: a miss that finds that many (a flood of
+ *   requests whose answers each need their own handle: other flow
+ *   labels) fails its send with a local error, counted as a failed
+ *   creation, and nothing grows without bound;
  * - expiry: the expire work (a delayed work on kmad_ah_wq, armed while the
  *   cache holds entries) uncaches every entry that no send holds and that
  *   nothing looked up for &kmad_ah_cache.idle_jiffies (%KMAD_AH_IDLE_MS,
@@ -147,7 +152,8 @@ static void ah_evict(struct kmad_port *port)
  * @ready: set true if the handle exists, false if the send must wait.
  *
  * Context: any; the QP's lock (Q) held.  Allocates with GFP_ATOMIC.
- * Return: the entry with a user reference, or NULL if no memory.
+ * Return: the entry with a user reference, or NULL if no memory or the
+ * cache holds %KMAD_AH_CACHE_LIMIT entries none of which may go.
  */
 struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 			    const struct kmad_ah_attr *attr, bool *ready)
@@ -170,7 +176,12 @@ struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 			return ah;
 		}
 	}
-	ah = kzalloc(sizeof(*ah), GFP_ATOMIC);
+	ah = NULL;
+	/* Entries released since the last miss may go now. */
+	if (c->count >= KMAD_AH_CACHE_LIMIT)
+		ah_evict(port);
+	if (c->count < KMAD_AH_CACHE_LIMIT)
+		ah = kzalloc(sizeof(*ah), GFP_ATOMIC);
 	if (ah) {
 		ah->attr = *attr;
 		ah->state = KMAD_AH_NEW;

@@ -346,6 +346,14 @@ struct kmad_ah {
 
 /* Most address handles a port caches; unused ones beyond go, LRU first. */
 #define KMAD_AH_CACHE_MAX	256
+/*
+ * Most entries a port's cache holds at all: beyond KMAD_AH_CACHE_MAX only
+ * entries in use or being created stay (a send to as many addresses at
+ * once, or a peer whose requests each want their own: flow labels); a
+ * send that would need one more fails with a local error, as one whose
+ * entry could not be allocated.
+ */
+#define KMAD_AH_CACHE_LIMIT	(4 * KMAD_AH_CACHE_MAX)
 /* Buckets of a port's lookup hash: 2^7, two entries a bucket when full. */
 #define KMAD_AH_HASH_BITS	7
 /* An unused handle not looked up for this long is destroyed. */

@@ -1228,6 +1228,51 @@ static struct kunit_suite gid_eth_suite = {
 	.test_cases = gid_eth_cases,
 };
 
+/*
+ * A peer's requests, to a class nobody takes, each with its own flow label:
+ * each of kmad's answers (by GID, with the request's flow label) needs a
+ * handle of its own, and every creation is held.  The cache stops at
+ * KMAD_AH_CACHE_LIMIT entries; the answers beyond fail at once with a
+ * local error, counted as failed creations.  (It grew by one entry an
+ * answer, without bound.)
+ */
+static void gid_ah_cache_limit(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *req = gt_request(f, false, 0);
+	struct kmad_sim_rx rx = {
+		.slid = kmad_port_lid(f->port[KT_DEV0]), .src_qpn = KT_QPN,
+		.grh_present = true, .sgid = gt_gid(f, KT_DEV0),
+		.dgid = gt_gid(f, KT_DEV1), .hop_limit = 3,
+	};
+	struct kmad_ah_cache *c = &f->port[KT_DEV1]->ah;
+	const unsigned int n = KMAD_AH_CACHE_LIMIT + 20;
+	unsigned int i, count;
+	unsigned long flags;
+
+	for (i = 0; i < n; i++) {
+		rx.flow_label = i;
+		req->mad->mad_hdr.tid = cpu_to_be64(i);
+		KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(f->fab, KT_DEV1,
+							 KT_QPN, req->mad,
+							 KMAD_MAD_SIZE, &rx),
+				0);
+		kt_event(f, KT_DEV1);
+	}
+	spin_lock_irqsave(&c->lock, flags);
+	count = c->count;
+	spin_unlock_irqrestore(&c->lock, flags);
+	KUNIT_EXPECT_EQ(test, count, (unsigned int)KMAD_AH_CACHE_LIMIT);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED),
+			(s64)n);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV1, KMAD_PSTAT_AH_MISSES),
+			(s64)KMAD_AH_CACHE_LIMIT);
+	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV1, KMAD_PSTAT_AH_FAILURES),
+			20);
+	KUNIT_EXPECT_EQ(test, kmad_sim_ah_pending(f->fab, KT_DEV1), 1U);
+	kmad_free_send_buf(req);
+}
+
 static struct kunit_case gid_ah_hold_cases[] = {
 	KUNIT_CASE(gid_ah_send_waits),
 	KUNIT_CASE(gid_ah_failure),
@@ -1235,6 +1280,7 @@ static struct kunit_case gid_ah_hold_cases[] = {
 	KUNIT_CASE(gid_ah_wait_fails_with_qp),
 	KUNIT_CASE(gid_ah_unregister_waiting),
 	KUNIT_CASE(gid_ah_port_removal_waiting),
+	KUNIT_CASE(gid_ah_cache_limit),
 	{}
 };
 
