@@ -466,7 +466,9 @@ void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on)
  *
  * They are matched by TID, class and peer (rmpp_find()): two transfers
  * alike in all three could not be told apart, whether they wait for a
- * response or not.
+ * response or not.  A send canceled (whose segment is still in the
+ * hardware) or answered early takes no ACK any more (rmpp_find()); a
+ * backlogged one will.
  *
  * Context: A held.
  * Return: true if one is posted already.
@@ -481,7 +483,10 @@ bool kmad_rmpp_send_busy(const struct kmad_send_wr *wr, u64 tid)
 	lockdep_assert_held(&agent->lock);
 	list_for_each_entry(rs, &agent->rmpp_sends, entry) {
 		o = &rs->wr.buf.dest;
-		if (rs->wr.tid.tid != tid ||
+		if ((rs->wr.state != KMAD_SS_SENDING &&
+		     rs->wr.state != KMAD_SS_WAIT_RESP &&
+		     rs->wr.state != KMAD_SS_BACKLOG) ||
+		    rs->wr.tid.tid != tid ||
 		    rs->wr.mad.mad_hdr.mgmt_class != wr->mad.mad_hdr.mgmt_class ||
 		    o->grh_present != d->grh_present)
 			continue;

@@ -719,9 +719,13 @@ bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 	bool full;
 
 	spin_lock_irqsave(&agent->lock, flags);
+	/* One over the byte bound (rmpp_max_bytes may allow it) is taken
+	 * when alone: compare without a wrap.
+	 */
 	full = agent->recvs_queued &&
 	       (agent->recvs_queued >= KMAD_AGENT_RECVS_MAX ||
-		len > KMAD_AGENT_RECV_BYTES_MAX - agent->recv_bytes);
+		len > KMAD_AGENT_RECV_BYTES_MAX ||
+		agent->recv_bytes > KMAD_AGENT_RECV_BYTES_MAX - len);
 	if (!full) {
 		list_add_tail(&recv->agent_entry, &agent->recvs);
 		agent->recvs_queued++;

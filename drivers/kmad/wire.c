@@ -26,10 +26,12 @@
  *     GetTraceTable), GetMultiResp and DeleteResp.  Class-specific
  *     methods (0x10-0x7F) of other classes are not checked.
  *     An RMPP ACK, STOP or ABORT (a class with the RMPP header, Active,
- *     RMPPType 2-4) carries the method of the DATA it is about with the
- *     RESP bit flipped (IBTA 13.6.2.1; ib_mad's format_ack() and
- *     nack_recv()): the ACK of a Set transfer is 0x82.  Steps 6 to 8
- *     check that DATA method.
+ *     RMPPType 2-4) from the receiver carries the method of the DATA it
+ *     is about with the RESP bit flipped (ib_mad's format_ack()): the
+ *     ACK of a Set transfer is 0x82; an ABORT or STOP from the sender,
+ *     built from an ACK flipped back (nack_recv()), the DATA's method.
+ *     Steps 6 to 8 take such a packet if either its method or the
+ *     flipped one passes them.
  *  7. Per-class method sets: SMP Get/Set/GetResp/Trap/TrapRepress; SA
  *     Get/Set/GetResp/Report/ReportResp plus the SA methods; PerfMgt
  *     Get/Set/GetResp; CM Get/Set/GetResp/Send.
@@ -179,7 +181,8 @@ static enum kmad_mad_verdict kmad_dr_smp_check(const u8 *p)
 
 /*
  * Is @p (a full MAD of class @cls) an RMPP ACK, STOP or ABORT?  Its
- * Method is its DATA's with the RESP bit flipped.
+ * Method is its DATA's, with the RESP bit flipped if the DATA's receiver
+ * sent it.
  */
 static bool kmad_rmpp_ctl(const u8 *p, u8 cls)
 {
@@ -193,8 +196,21 @@ static bool kmad_rmpp_ctl(const u8 *p, u8 cls)
 		type == KMAD_RMPP_TYPE_ABORT);
 }
 
+/* Steps 6 to 8 for @method. */
+static enum kmad_mad_verdict kmad_method_check(u8 cls, u8 method, u16 attr_id)
+{
+	if ((method & KMAD_METHOD_RESP) && !kmad_resp_method_ok(cls, method))
+		return KMAD_MAD_VERDICT_RESP_METHOD;
+	if (!kmad_class_has_method(cls, method))
+		return KMAD_MAD_VERDICT_CLASS_METHOD;
+	if (!kmad_method_attr_ok(cls, method, attr_id))
+		return KMAD_MAD_VERDICT_METHOD_ATTR;
+	return KMAD_MAD_VERDICT_OK;
+}
+
 static enum kmad_mad_verdict kmad_mad_check(const u8 *p, size_t len)
 {
+	enum kmad_mad_verdict v;
 	u8 base_version, cls, class_version, method, fixed;
 	u16 attr_id;
 
@@ -218,14 +234,14 @@ static enum kmad_mad_verdict kmad_mad_check(const u8 *p, size_t len)
 		return KMAD_MAD_VERDICT_CLASS_VERSION;
 	if (kmad_method_is_reserved(method & KMAD_METHOD_MASK))
 		return KMAD_MAD_VERDICT_RESERVED_METHOD;
-	if (kmad_rmpp_ctl(p, cls))
-		method ^= KMAD_METHOD_RESP;	/* its DATA's */
-	if ((method & KMAD_METHOD_RESP) && !kmad_resp_method_ok(cls, method))
-		return KMAD_MAD_VERDICT_RESP_METHOD;
-	if (!kmad_class_has_method(cls, method))
-		return KMAD_MAD_VERDICT_CLASS_METHOD;
-	if (!kmad_method_attr_ok(cls, method, attr_id))
-		return KMAD_MAD_VERDICT_METHOD_ATTR;
+	v = kmad_method_check(cls, method, attr_id);
+	/* An RMPP ACK, STOP or ABORT: either direction's method. */
+	if (v != KMAD_MAD_VERDICT_OK && kmad_rmpp_ctl(p, cls) &&
+	    kmad_method_check(cls, method ^ KMAD_METHOD_RESP, attr_id) ==
+	    KMAD_MAD_VERDICT_OK)
+		v = KMAD_MAD_VERDICT_OK;
+	if (v != KMAD_MAD_VERDICT_OK)
+		return v;
 	if (cls == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
 		return kmad_dr_smp_check(p);
 	return KMAD_MAD_VERDICT_OK;

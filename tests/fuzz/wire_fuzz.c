@@ -25,8 +25,8 @@
  *     request for its response (Get/Set -> GetResp, Trap -> TrapRepress,
  *     SA GetTraceTable -> GetTableResp..., D bit set for a directed-route
  *     SMP) or a response back for a request gives an accepted MAD (not
- *     for an RMPP ACK, STOP or ABORT, whose Method is its DATA's with the
- *     response bit flipped).
+ *     for an RMPP ACK, STOP or ABORT, whose Method may be its DATA's with
+ *     the response bit flipped).
  * - kmad_mad_verdict_name(): a distinct non-empty lower-case name for every
  *   verdict, "unknown" for any other value (one taken from the input).
  * - the wire.h helpers that read a received MAD (TransactionID halves,
@@ -112,8 +112,8 @@ static bool in_list(const u8 *list, u8 v)
 /*
  * An RMPP ACK, STOP or ABORT: a class with the RMPP header (SA, DevMgt,
  * DevAdm, BIS, vendor range 2), RMPPFlags.Active (byte 26, bit 0),
- * RMPPType (byte 25) 2, 3 or 4.  Its Method is its DATA's with the RESP
- * bit flipped (IBTA 13.6.2.1).
+ * RMPPType (byte 25) 2, 3 or 4.  Its Method is its DATA's, with the RESP
+ * bit flipped if the DATA's receiver sent it (IBTA 13.6.2.1).
  */
 static bool rmpp_ctl(const u8 *p)
 {
@@ -124,28 +124,12 @@ static bool rmpp_ctl(const u8 *p)
 	       (p[26] & 0x01) && p[25] >= 2 && p[25] <= 4;
 }
 
-/*
- * The verdict for a 256-byte MAD, from the rules at the top of wire.c
- * and the values of IBTA 13.4.4-13.4.5, 13.6.2.1, 14.2.1 and 15.2.2.
- */
-static enum kmad_mad_verdict spec_verdict(const u8 *p)
+/* Steps 6 to 8 for @method of class @cls (@methods: class_rules()'s). */
+static enum kmad_mad_verdict method_verdict(u8 cls, const u8 *methods,
+					    u8 method, u16 attr)
 {
-	u8 cls = p[1], version, method = p[3], m = method & 0x7F;
-	u16 attr = be16_at(p, 16);
-	const u8 *methods;
+	u8 m = method & 0x7F;
 
-	if (p[0] != 1)
-		return KMAD_MAD_VERDICT_BASE_VERSION;
-	if (cls == 0x00 || cls == 0x02 || (cls >= 0x50 && cls <= 0x80) ||
-	    cls >= 0x82)
-		return KMAD_MAD_VERDICT_RESERVED_CLASS;
-	class_rules(cls, &version, &methods);
-	if (version && p[2] != version)
-		return KMAD_MAD_VERDICT_CLASS_VERSION;
-	if (m == 0x00 || m == 0x04 || (m >= 0x08 && m <= 0x0F))
-		return KMAD_MAD_VERDICT_RESERVED_METHOD;
-	if (rmpp_ctl(p))
-		method ^= 0x80;		/* the DATA's method is checked */
 	if (method & 0x80) {
 		bool ok;
 
@@ -166,6 +150,56 @@ static enum kmad_mad_verdict spec_verdict(const u8 *p)
 	if ((cls == 0x01 || cls == 0x81) &&
 	    (method == 0x05 || method == 0x07) && attr != 0x0002)
 		return KMAD_MAD_VERDICT_METHOD_ATTR;
+	return KMAD_MAD_VERDICT_OK;
+}
+
+/*
+ * The method an accepted MAD's promises are about: its own, or for an
+ * RMPP ACK, STOP or ABORT whose own method fails steps 6 to 8, the
+ * flipped one (the receiver's packets carry the DATA's method flipped,
+ * the sender's the DATA's).
+ */
+static u8 checked_method(const u8 *p)
+{
+	u8 version;
+	const u8 *methods;
+
+	class_rules(p[1], &version, &methods);
+	if (rmpp_ctl(p) &&
+	    method_verdict(p[1], methods, p[3], be16_at(p, 16)) !=
+	    KMAD_MAD_VERDICT_OK)
+		return p[3] ^ 0x80;
+	return p[3];
+}
+
+/*
+ * The verdict for a 256-byte MAD, from the rules at the top of wire.c
+ * and the values of IBTA 13.4.4-13.4.5, 13.6.2.1, 14.2.1 and 15.2.2.
+ */
+static enum kmad_mad_verdict spec_verdict(const u8 *p)
+{
+	u8 cls = p[1], version, method = p[3], m = method & 0x7F;
+	u16 attr = be16_at(p, 16);
+	enum kmad_mad_verdict v;
+	const u8 *methods;
+
+	if (p[0] != 1)
+		return KMAD_MAD_VERDICT_BASE_VERSION;
+	if (cls == 0x00 || cls == 0x02 || (cls >= 0x50 && cls <= 0x80) ||
+	    cls >= 0x82)
+		return KMAD_MAD_VERDICT_RESERVED_CLASS;
+	class_rules(cls, &version, &methods);
+	if (version && p[2] != version)
+		return KMAD_MAD_VERDICT_CLASS_VERSION;
+	if (m == 0x00 || m == 0x04 || (m >= 0x08 && m <= 0x0F))
+		return KMAD_MAD_VERDICT_RESERVED_METHOD;
+	v = method_verdict(cls, methods, method, attr);
+	if (v != KMAD_MAD_VERDICT_OK && rmpp_ctl(p) &&
+	    method_verdict(cls, methods, method ^ 0x80, attr) ==
+	    KMAD_MAD_VERDICT_OK)
+		v = KMAD_MAD_VERDICT_OK;
+	if (v != KMAD_MAD_VERDICT_OK)
+		return v;
 	if (cls == 0x81) {
 		u8 hop_ptr = p[6], hop_cnt = p[7];
 		bool d = p[4] & 0x80;
@@ -188,11 +222,8 @@ static void accepted(const u8 *p)
 	u8 cls = p[1], method = p[3], version;
 	const u8 *methods;
 
-	/* An RMPP ACK, STOP or ABORT: what is promised is of its DATA's
-	 * method.
-	 */
-	if (rmpp_ctl(p))
-		method ^= KMAD_METHOD_RESP;
+	/* An RMPP ACK, STOP or ABORT: of the method that passed. */
+	method = checked_method(p);
 
 	FUZZ_ASSERT(p[0] == KMAD_MGMT_BASE_VERSION);
 	FUZZ_ASSERT(cls == KMAD_MGMT_CLASS_SUBN_LID_ROUTED ||

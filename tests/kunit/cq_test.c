@@ -376,7 +376,7 @@ static void cq_arm_hook_forgotten_at_removal(struct kunit *test)
 	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_count_arm, calls);
 	kmad_sim_remove_device(f->fab, KT_DEV0);
 	KUNIT_EXPECT_EQ(test, atomic_read(calls), 0);
-	/* Nor set on a device going or gone. */
+	/* Nor set on a device gone (kmad_sim_qp_get() refuses it). */
 	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_count_arm, calls);
 	kt_settle(f);
 	KUNIT_EXPECT_EQ(test, atomic_read(calls), 0);

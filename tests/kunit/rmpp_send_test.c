@@ -832,6 +832,40 @@ static void rmpp_same_tid_busy(struct kunit *test)
 	kmad_free_send_buf(c);
 }
 
+/*
+ * A canceled RMPP request whose segment the hardware still holds takes no
+ * ACK any more: a new request with its TID is taken at once (it was
+ * -EBUSY until the old segment's send completion).
+ */
+static void rmpp_same_tid_after_cancel(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = rt_buf(f, rt_req_agent,
+					 KMAD_METHOD_GET_MULTI, 60, 300, 0, 0);
+	struct kmad_send_buf *b = rt_buf(f, rt_req_agent,
+					 KMAD_METHOD_GET_MULTI, 60, 300, 0, 0);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, a);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);
+	KUNIT_ASSERT_EQ(test, kmad_cancel_send(a), 0);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(b), 0);
+	/* a's segment 1 completes: a ends; then b's transfer. */
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
+	if (kt_state(b, NULL) != KMAD_SS_INIT) {
+		rt_tx(f, b, 1, &seg1);
+		rt_ack(f, &seg1, 1, 2);
+		rt_tx(f, b, 2, &mad);
+		rt_ack(f, &seg1, 2, 2);
+		KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+		kt_expect_send(f, 1, b, KMAD_SEND_OK);
+	}
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
 /* After the final ACK the response wait is timeout_ms, once: no segment
  * is resent, retries or not.
  */
@@ -1525,6 +1559,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_request_response_timeout),
 	KUNIT_CASE(rmpp_set_acked),
 	KUNIT_CASE(rmpp_same_tid_busy),
+	KUNIT_CASE(rmpp_same_tid_after_cancel),
 	KUNIT_CASE(rmpp_response_send),
 	KUNIT_CASE(rmpp_ack_from_other_peer),
 	KUNIT_CASE(rmpp_same_tid_two_peers),

@@ -445,12 +445,14 @@ struct kmad_wire_rmpp_case {
 };
 
 /*
- * An RMPP ACK, STOP or ABORT carries its DATA's method with the response
- * bit flipped (IBTA 13.6.2.1; ib_mad's format_ack() and nack_recv()), so
- * the ACK of an RMPP Set is 0x82, of a vendor Send 0x83: steps 6 to 8
- * check the DATA's method.  A DATA segment, an inactive RMPP header, an
- * unknown RMPPType or a class without the RMPP header are checked as any
- * MAD.
+ * An RMPP ACK, STOP or ABORT from the DATA's receiver carries the DATA's
+ * method with the response bit flipped (ib_mad's format_ack()), so the
+ * ACK of an RMPP Set is 0x82, of a vendor Send 0x83; an ABORT or STOP
+ * from the DATA's sender carries the DATA's own (ib_mad's nack_recv()
+ * flips an ACK's back): either passes steps 6 to 8, and a packet neither
+ * passes gets its own method's verdict.  A DATA segment, an inactive RMPP
+ * header, an unknown RMPPType or a class without the RMPP header are
+ * checked as any MAD.
  */
 static void kmad_wire_rmpp_ctl_test(struct kunit *test)
 {
@@ -464,13 +466,19 @@ static void kmad_wire_rmpp_ctl_test(struct kunit *test)
 		{ 0x30, 1, 0x83, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
 		{ 0x4f, 1, 0x85, KMAD_RMPP_TYPE_ABORT, 5, KV(OK) },
 		{ KC(DEVICE_MGMT), 1, 0x82, KMAD_RMPP_TYPE_ACK, 1, KV(OK) },
-		/* the DATA it names is checked */
+		/* from the DATA's sender: the DATA's own method */
+		{ KC(SUBN_ADM), 2, 0x02, KMAD_RMPP_TYPE_ABORT, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x02, KMAD_RMPP_TYPE_STOP, 1, KV(OK) },
+		{ KC(SUBN_ADM), 2, 0x13, KMAD_RMPP_TYPE_ABORT, 1, KV(OK) },
+		{ 0x30, 1, 0x03, KMAD_RMPP_TYPE_ABORT, 1, KV(OK) },
+		{ 0x30, 1, 0x05, KMAD_RMPP_TYPE_STOP, 1, KV(OK) },
+		/* neither direction: the packet's own verdict */
 		{ KC(SUBN_ADM), 2, 0x96, KMAD_RMPP_TYPE_ACK, 1,
-		  KV(CLASS_METHOD) },
-		{ KC(SUBN_ADM), 2, 0x05, KMAD_RMPP_TYPE_ACK, 1,
 		  KV(RESP_METHOD) },
-		{ KC(SUBN_ADM), 2, 0x83, KMAD_RMPP_TYPE_ACK, 1,
+		{ KC(SUBN_ADM), 2, 0x05, KMAD_RMPP_TYPE_ACK, 1,
 		  KV(CLASS_METHOD) },
+		{ KC(SUBN_ADM), 2, 0x83, KMAD_RMPP_TYPE_ACK, 1,
+		  KV(RESP_METHOD) },
 		{ KC(SUBN_ADM), 2, 0x84, KMAD_RMPP_TYPE_ACK, 1,
 		  KV(RESERVED_METHOD) },
 		/* not an RMPP ACK, STOP or ABORT */
