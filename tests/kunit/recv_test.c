@@ -64,21 +64,30 @@ static void recv_dispatch_request(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
-/* What device 1 sent back to device 0 in answer, after settling. */
+/*
+ * What device 1 sent back to device 0 in answer, after settling (copied
+ * to @seen); then it is sent.
+ */
+static void kt_expect_answer_mad(struct kt_fix *f, u8 method, u16 status,
+				 struct kmad_mad *seen)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_pending_sends(f->fab, KT_DEV1,
+							KT_QPN), 1U);
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_peek_send(f->fab, KT_DEV1, KT_QPN, 0,
+						    seen, sizeof(*seen)),
+			(int)sizeof(*seen));
+	KUNIT_EXPECT_EQ(f->test, seen->mad_hdr.method, method);
+	KUNIT_EXPECT_EQ(f->test, be16_to_cpu(seen->mad_hdr.status), status);
+	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(seen->mad_hdr.tid),
+			0x0000000500000042ULL);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+}
+
 static void kt_expect_answer(struct kt_fix *f, u8 method, u16 status)
 {
 	struct kmad_mad seen;
 
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_pending_sends(f->fab, KT_DEV1,
-							KT_QPN), 1U);
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_peek_send(f->fab, KT_DEV1, KT_QPN, 0,
-						    &seen, sizeof(seen)),
-			(int)sizeof(seen));
-	KUNIT_EXPECT_EQ(f->test, seen.mad_hdr.method, method);
-	KUNIT_EXPECT_EQ(f->test, be16_to_cpu(seen.mad_hdr.status), status);
-	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(seen.mad_hdr.tid),
-			0x0000000500000042ULL);
-	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+	kt_expect_answer_mad(f, method, status, &seen);
 }
 
 /*
@@ -167,16 +176,10 @@ static void recv_sa_response_sm_key_zero(struct kunit *test)
 	mad.mad_hdr.attr_id = cpu_to_be16(KMAD_SA_ATTR_PATH_REC);
 	kmad_sa_set_sm_key((struct kmad_sa_mad *)&mad, 0x1122334455667788ULL);
 	kt_inject1(f, &mad);
-	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
-			1U);
-	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV1, KT_QPN, 0,
-						 &seen, sizeof(seen)),
-			(int)sizeof(seen));
-	KUNIT_EXPECT_EQ(test, be16_to_cpu(seen.mad_hdr.status),
-			KMAD_MAD_STATUS_BAD_VERSION);
+	kt_expect_answer_mad(f, KMAD_METHOD_GET_RESP,
+			     KMAD_MAD_STATUS_BAD_VERSION, &seen);
 	KUNIT_EXPECT_EQ(test, kmad_sa_sm_key((struct kmad_sa_mad *)&seen),
 			0ULL);
-	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
 
 	a = kt_register_get(f);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));

@@ -239,12 +239,16 @@ static void rt_expect_live(struct kt_fix *f, struct kmad_send_buf *buf)
 			       p.window);
 }
 
-/* Inject the response to the request @seg1 is segment 1 of: one MAD. */
-static void rt_respond(struct kt_fix *f, const struct kmad_mad *seg1)
+/*
+ * Inject the response (@method) to the request @seg1 is segment 1 of:
+ * one MAD, RMPP inactive.
+ */
+static void rt_respond_with(struct kt_fix *f, const struct kmad_mad *seg1,
+			    u8 method)
 {
 	struct kmad_mad mad = *seg1;
 
-	mad.mad_hdr.method = KMAD_METHOD_GET_MULTI_RESP;
+	mad.mad_hdr.method = method;
 	memset(&((struct kmad_rmpp_mad *)&mad)->rmpp_hdr, 0,
 	       sizeof(struct kmad_rmpp_hdr));
 	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
@@ -252,6 +256,12 @@ static void rt_respond(struct kt_fix *f, const struct kmad_mad *seg1)
 						 kmad_port_lid(f->port[KT_DEV1]),
 						 KT_QPN), 0);
 	kt_event(f, KT_DEV0);
+}
+
+/* A GetMulti's response (rt_respond_with()). */
+static void rt_respond(struct kt_fix *f, const struct kmad_mad *seg1)
+{
+	rt_respond_with(f, seg1, KMAD_METHOD_GET_MULTI_RESP);
 }
 
 /* One segment: FIRST and LAST, PayloadLength as ib_mad has it; the final
@@ -736,15 +746,7 @@ static void rmpp_request_then_response(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 
 	/* The response: one MAD, RMPP inactive. */
-	mad = seg1;
-	mad.mad_hdr.method = KMAD_METHOD_GET_MULTI_RESP;
-	memset(&((struct kmad_rmpp_mad *)&mad)->rmpp_hdr, 0,
-	       sizeof(struct kmad_rmpp_hdr));
-	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
-					      sizeof(mad),
-					      kmad_port_lid(f->port[KT_DEV1]),
-					      KT_QPN), 0);
-	kt_event(f, KT_DEV0);
+	rt_respond(f, &seg1);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_MULTI_RESP);
 	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
@@ -774,15 +776,7 @@ static void rmpp_set_acked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 
-	mad = seg1;
-	mad.mad_hdr.method = KMAD_METHOD_GET_RESP;
-	memset(&((struct kmad_rmpp_mad *)&mad)->rmpp_hdr, 0,
-	       sizeof(struct kmad_rmpp_hdr));
-	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
-					      sizeof(mad),
-					      kmad_port_lid(f->port[KT_DEV1]),
-					      KT_QPN), 0);
-	kt_event(f, KT_DEV0);
+	rt_respond_with(f, &seg1, KMAD_METHOD_GET_RESP);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
 	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
