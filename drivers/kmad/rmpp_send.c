@@ -458,6 +458,19 @@ void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on)
 		list_del_init(&rs->entry);
 }
 
+/*
+ * Does @rs take ACKs, STOPs and ABORTs of TID @tid and class @cls: is its
+ * transfer live (SENDING or WAIT_RESP: not canceled, aborted or answered;
+ * an RMPP send is never solicited, so never BACKLOG) with that TID and
+ * class?  The peer is the caller's to compare.
+ */
+static bool rmpp_takes_ctl(const struct kmad_rmpp_send *rs, u64 tid, u8 cls)
+{
+	return (rs->wr.state == KMAD_SS_SENDING ||
+		rs->wr.state == KMAD_SS_WAIT_RESP) &&
+	       rs->wr.tid.tid == tid && rs->wr.mad.mad_hdr.mgmt_class == cls;
+}
+
 /**
  * kmad_rmpp_send_busy() - would another posted RMPP send of the agent take
  * the ACKs, STOPs and ABORTs of @wr?
@@ -467,8 +480,7 @@ void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on)
  * They are matched by TID, class and peer (rmpp_find()): two transfers
  * alike in all three could not be told apart, whether they wait for a
  * response or not.  A send canceled (whose segment is still in the
- * hardware) or answered early takes no ACK any more (rmpp_find()); a
- * backlogged one will.
+ * hardware) or answered early takes no ACK any more.
  *
  * Context: A held.
  * Return: true if one is posted already.
@@ -483,11 +495,7 @@ bool kmad_rmpp_send_busy(const struct kmad_send_wr *wr, u64 tid)
 	lockdep_assert_held(&agent->lock);
 	list_for_each_entry(rs, &agent->rmpp_sends, entry) {
 		o = &rs->wr.buf.dest;
-		if ((rs->wr.state != KMAD_SS_SENDING &&
-		     rs->wr.state != KMAD_SS_WAIT_RESP &&
-		     rs->wr.state != KMAD_SS_BACKLOG) ||
-		    rs->wr.tid.tid != tid ||
-		    rs->wr.mad.mad_hdr.mgmt_class != wr->mad.mad_hdr.mgmt_class ||
+		if (!rmpp_takes_ctl(rs, tid, wr->mad.mad_hdr.mgmt_class) ||
 		    o->grh_present != d->grh_present)
 			continue;
 		if (d->grh_present ?
@@ -511,9 +519,8 @@ static bool rmpp_from_peer(const struct kmad_dest *dest,
 }
 
 /*
- * The transfer @recv is about: an RMPP send of @agent whose transfer is
- * live (SENDING or WAIT_RESP: not canceled, aborted or answered), with
- * the TID and class of @recv, to the peer @recv came from.
+ * The transfer @recv is about: an RMPP send of @agent that takes its
+ * TID and class (rmpp_takes_ctl()), to the peer @recv came from.
  */
 static struct kmad_rmpp_send *rmpp_find(struct kmad_agent_priv *agent,
 					const struct kmad_recv_priv *recv)
@@ -523,10 +530,8 @@ static struct kmad_rmpp_send *rmpp_find(struct kmad_agent_priv *agent,
 
 	lockdep_assert_held(&agent->lock);
 	list_for_each_entry(rs, &agent->rmpp_sends, entry) {
-		if ((rs->wr.state == KMAD_SS_SENDING ||
-		     rs->wr.state == KMAD_SS_WAIT_RESP) &&
-		    rs->wr.tid.tid == be64_to_cpu(hdr->tid) &&
-		    rs->wr.mad.mad_hdr.mgmt_class == hdr->mgmt_class &&
+		if (rmpp_takes_ctl(rs, be64_to_cpu(hdr->tid),
+				   hdr->mgmt_class) &&
 		    rmpp_from_peer(&rs->wr.buf.dest, &recv->wc))
 			return rs;
 	}

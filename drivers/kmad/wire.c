@@ -186,9 +186,9 @@ static enum kmad_mad_verdict kmad_dr_smp_check(const u8 *p)
  */
 static bool kmad_rmpp_ctl(const u8 *p, u8 cls)
 {
-	const size_t hdr = offsetof(struct kmad_rmpp_mad, rmpp_hdr);
-	u8 type = p[hdr + offsetof(struct kmad_rmpp_hdr, rmpp_type)];
-	u8 flags = p[hdr + offsetof(struct kmad_rmpp_hdr, rmpp_rtime_flags)];
+	u8 type = KMAD_MAD_BYTE(p, struct kmad_rmpp_mad, rmpp_hdr.rmpp_type);
+	u8 flags = KMAD_MAD_BYTE(p, struct kmad_rmpp_mad,
+				 rmpp_hdr.rmpp_rtime_flags);
 
 	return kmad_mgmt_class_has_rmpp(cls) &&
 	       (flags & KMAD_RMPP_FLAG_ACTIVE) &&

@@ -219,11 +219,9 @@ static enum kmad_mad_verdict spec_verdict(const u8 *p)
 /* What an accepted MAD is promised to be, stated without the step order. */
 static void accepted(const u8 *p)
 {
-	u8 cls = p[1], method = p[3], version;
-	const u8 *methods;
-
 	/* An RMPP ACK, STOP or ABORT: of the method that passed. */
-	method = checked_method(p);
+	u8 cls = p[1], method = checked_method(p), version;
+	const u8 *methods;
 
 	FUZZ_ASSERT(p[0] == KMAD_MGMT_BASE_VERSION);
 	FUZZ_ASSERT(cls == KMAD_MGMT_CLASS_SUBN_LID_ROUTED ||

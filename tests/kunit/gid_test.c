@@ -862,6 +862,26 @@ static void gt_ah_work_slow(struct kmad_port *port)
 }
 
 /*
+ * Send @buf from @dev's QP1 and free it: one handle created, cached, not
+ * destroyed.
+ */
+static void gt_send_one_handle(struct kt_fix *f, unsigned int dev,
+			       struct kmad_send_buf *buf)
+{
+	struct kmad_sim_ah_stats st;
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(f->test,
+			  gt_wait(f, kmad_sim_pending_sends(f->fab, dev,
+							    KT_QPN) == 1));
+	kt_complete(f, dev, KMAD_WC_SUCCESS, false);
+	kmad_free_send_buf(buf);
+	kmad_sim_get_ah_stats(f->fab, dev, &st);
+	KUNIT_ASSERT_EQ(f->test, st.created, 1ULL);
+	KUNIT_ASSERT_EQ(f->test, st.destroyed, 0ULL);
+}
+
+/*
  * Forget @dev's cached handles by a port change (same attributes), with
  * the address handle work that follows held 300 ms past its dequeueing
  * (gt_ah_work_slow()).  Return: whether that work began.
@@ -894,18 +914,9 @@ static bool gt_port_change_held_ah(struct kt_fix *f, unsigned int dev)
 static void gid_ah_flush_waits_for_dequeued_work(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kmad_send_buf *buf = gt_request(f, false, 0);
 	struct kmad_sim_ah_stats st;
 
-	kt_post(f, buf);
-	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
-	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	kmad_free_send_buf(buf);
-	kt_settle(f);
-	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
-	KUNIT_ASSERT_EQ(test, st.created, 1ULL);
-	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
-
+	gt_send_one_handle(f, KT_DEV0, gt_request(f, false, 0));
 	KUNIT_ASSERT_TRUE_MSG(test, gt_port_change_held_ah(f, KT_DEV0),
 			      "the address handle work did not run");
 	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV0));
@@ -929,16 +940,7 @@ static void gid_ah_settle_waits_for_second_device(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(agent));
 	buf = kt_request(f, agent, KMAD_METHOD_GET, GT_TID, 0, 0);
 	buf->dest.dlid = kmad_port_lid(f->port[KT_DEV0]);
-	kt_post(f, buf);
-	KUNIT_ASSERT_TRUE(test,
-			  gt_wait(f, kmad_sim_pending_sends(f->fab, KT_DEV1,
-							    KT_QPN) == 1));
-	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
-	kmad_free_send_buf(buf);
-	kmad_sim_get_ah_stats(f->fab, KT_DEV1, &st);
-	KUNIT_ASSERT_EQ(test, st.created, 1ULL);
-	KUNIT_ASSERT_EQ(test, st.destroyed, 0ULL);
-
+	gt_send_one_handle(f, KT_DEV1, buf);
 	KUNIT_ASSERT_TRUE_MSG(test, gt_port_change_held_ah(f, KT_DEV1),
 			      "the address handle work did not run");
 	kt_settle(f);

@@ -34,7 +34,11 @@ static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
 	return atomic64_read(&f->port[dev]->stats[s]);
 }
 
-static struct kmad_agent *kt_register_get(struct kt_fix *f)
+/* An agent on device 1 for Get of the test class, with these handlers. */
+static struct kmad_agent *kt_register_get_with(struct kt_fix *f,
+					       kmad_send_handler send,
+					       kmad_recv_handler recv,
+					       void *context)
 {
 	struct kmad_reg_req req = {
 		.mgmt_class = KT_CLASS,
@@ -43,7 +47,12 @@ static struct kmad_agent *kt_register_get(struct kt_fix *f)
 
 	__set_bit(KMAD_METHOD_GET, req.method_mask);
 	return kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &req,
-				   kt_send_handler, kt_recv_handler, f);
+				   send, recv, context);
+}
+
+static struct kmad_agent *kt_register_get(struct kt_fix *f)
+{
+	return kt_register_get_with(f, kt_send_handler, kt_recv_handler, f);
 }
 
 /* A request goes to the agent registered for its class, version and
@@ -898,10 +907,6 @@ static int kr_inject_async(struct kt_fix *f, const struct kmad_mad *mad)
 static void recv_flood_backlog_bounded(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kmad_reg_req req = {
-		.mgmt_class = KT_CLASS,
-		.class_version = KT_VERSION,
-	};
 	struct kr_flood fl = { .calls = ATOMIC_INIT(0) };
 	struct kmad_agent_priv *priv;
 	unsigned long runs;
@@ -912,9 +917,7 @@ static void recv_flood_backlog_bounded(struct kunit *test)
 	int ret;
 
 	init_completion(&fl.go);
-	__set_bit(KMAD_METHOD_GET, req.method_mask);
-	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &req,
-				kr_flood_send, kr_flood_recv, &fl);
+	a = kt_register_get_with(f, kr_flood_send, kr_flood_recv, &fl);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	priv = kmad_agent_priv(a);
 	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
