@@ -33,8 +33,11 @@
  * (NULL or error-pointer fabric, device or node index out of range, qpn
  * not 0 or 1, a port the node does not have, n past the end of a list)
  * gives -EINVAL; a device that was removed, or a QP kmad has not created,
- * gives -ENODEV.  Functions that return a count return 0 then, and void
- * ones do nothing.
+ * gives -ENODEV; the call then changes nothing.  Functions that return a
+ * count return 0 then, those that fill a structure of counters fill it
+ * with zeros, and the void ones (kmad_sim_remove_device(),
+ * kmad_sim_advance_clock(), kmad_sim_settle(), kmad_sim_destroy()) do
+ * nothing.
  */
 #ifndef KMAD_SIM_H
 #define KMAD_SIM_H
@@ -389,10 +392,10 @@ void kmad_sim_get_port_stats(struct kmad_sim_fabric *fab, unsigned int node,
 struct kmad_sim_fabric *kmad_sim_default_fabric(void);
 
 /* Both modes. */
-void kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
-			 u32 qpn, enum kmad_sim_notify notify);
-void kmad_sim_set_faults(struct kmad_sim_fabric *fab,
-			 const struct kmad_sim_faults *faults);
+int kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
+			u32 qpn, enum kmad_sim_notify notify);
+int kmad_sim_set_faults(struct kmad_sim_fabric *fab,
+			const struct kmad_sim_faults *faults);
 int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 		    const void *mad, size_t len, u16 slid, u32 src_qpn);
 int kmad_sim_inject_rx(struct kmad_sim_fabric *fab, unsigned int dev,
@@ -429,8 +432,8 @@ bool kmad_sim_event_pending(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn);
 int kmad_sim_fire_cq_event(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn, bool force);
-void kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
-			   u32 qpn, void (*hook)(void *arg), void *arg);
+int kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
+			  u32 qpn, void (*hook)(void *arg), void *arg);
 void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms);
 /* KMAD_SIM_AH_HOLD (either mode). */
 unsigned int kmad_sim_ah_pending(struct kmad_sim_fabric *fab,

@@ -32,7 +32,8 @@ static void kt_set_notify(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	const enum kmad_sim_notify *mode = test->param_value;
 
-	kmad_sim_set_notify(f->fab, KT_DEV0, KT_QPN, *mode);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_notify(f->fab, KT_DEV0, KT_QPN,
+						  *mode), 0);
 }
 
 /* Land the oldest pending send's CQE on device 0 from the arm hook. */
@@ -62,7 +63,8 @@ static void kt_cqe_before_rearm(struct kt_fix *f, struct kmad_send_buf **a,
 							false), 0);
 	KUNIT_ASSERT_TRUE(f->test, kmad_sim_event_pending(f->fab, KT_DEV0,
 							  KT_QPN));
-	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_land_cqe, f);
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN,
+						       kt_land_cqe, f), 0);
 	kt_event(f, KT_DEV0);
 }
 
@@ -94,7 +96,8 @@ static void cq_missed_events_extra_event_harmless(struct kunit *test)
 	struct kmad_send_buf *a, *b;
 	s64 empty;
 
-	kmad_sim_set_notify(f->fab, KT_DEV0, KT_QPN, KMAD_SIM_NOTIFY_MISSED);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_notify(f->fab, KT_DEV0, KT_QPN,
+						  KMAD_SIM_NOTIFY_MISSED), 0);
 	kt_cqe_before_rearm(f, &a, &b);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_send(f, 1, b, KMAD_SEND_OK);
@@ -165,7 +168,8 @@ static void cq_recv_cqe_at_rearm(struct kunit *test)
 	h.resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
 	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
 						     KMAD_WC_SUCCESS, false), 0);
-	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_land_response, &h);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN,
+						    kt_land_response, &h), 0);
 	kt_event(f, KT_DEV0);
 	kt_event(f, KT_DEV0);	/* the behaviour's extra event, if any */
 	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(f->fab, KT_DEV0, KT_QPN), 0U);
@@ -311,8 +315,8 @@ static void kt_first_arm_qp_created(struct kmad_sim_fabric *fab,
 	if (dev != KT_DEV0 || qpn != KT_QPN)
 		return;
 	p->fab = fab;
-	kmad_sim_set_arm_hook(fab, dev, qpn, kt_first_arm_inject, p);
-	p->hooked++;
+	if (!kmad_sim_set_arm_hook(fab, dev, qpn, kt_first_arm_inject, p))
+		p->hooked++;
 }
 
 /* A new QP's CQ is armed before its first receive buffer is posted, so
@@ -373,11 +377,14 @@ static void cq_arm_hook_forgotten_at_removal(struct kunit *test)
 	atomic_t *calls = kunit_kzalloc(test, sizeof(*calls), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, calls);
-	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_count_arm, calls);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN,
+						    kt_count_arm, calls), 0);
 	kmad_sim_remove_device(f->fab, KT_DEV0);
 	KUNIT_EXPECT_EQ(test, atomic_read(calls), 0);
 	/* Nor set on a device gone (kmad_sim_qp_get() refuses it). */
-	kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN, kt_count_arm, calls);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_arm_hook(f->fab, KT_DEV0, KT_QPN,
+						    kt_count_arm, calls),
+			-ENODEV);
 	kt_settle(f);
 	KUNIT_EXPECT_EQ(test, atomic_read(calls), 0);
 }

@@ -163,11 +163,34 @@ static void sim_bad_args(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(s->fab, 9, 0), 0U);
 	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 0, 9), 0U);
-	kmad_sim_set_notify(s->fab, 5, 0, KMAD_SIM_NOTIFY_MISSED);
-	kmad_sim_set_arm_hook(s->fab, 0, 5, NULL, NULL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_notify(s->fab, 5, 0,
+						  KMAD_SIM_NOTIFY_MISSED),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_notify(s->fab, 0, 1, 9), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_notify(NULL, 0, 1,
+						  KMAD_SIM_NOTIFY_MISSED),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_arm_hook(s->fab, 0, 5, NULL, NULL),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_arm_hook(s->fab, 2, 1, NULL, NULL),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_faults(NULL, &(struct kmad_sim_faults){}),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_faults(s->fab, NULL), -EINVAL);
+	/* The same calls with good arguments succeed. */
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_notify(s->fab, 0, 1,
+						  KMAD_SIM_NOTIFY_IBTA), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_arm_hook(s->fab, 0, 1, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_faults(s->fab,
+						  &(struct kmad_sim_faults){}), 0);
 	kmad_sim_remove_device(s->fab, 1);
 	KUNIT_EXPECT_EQ(test, kmad_sim_inject(s->fab, 1, 1, &mad, 256, 1, 1), -ENODEV);
 	KUNIT_EXPECT_EQ(test, kmad_sim_fail_modify_qp(s->fab, 1, 1, KMAD_QPS_RESET, 1),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_notify(s->fab, 1, 1,
+						  KMAD_SIM_NOTIFY_MISSED),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_arm_hook(s->fab, 1, 1, NULL, NULL),
 			-ENODEV);
 	KUNIT_EXPECT_NULL(test, kmad_sim_device(s->fab, 1));
 	kmad_sim_remove_device(s->fab, 1);
@@ -278,7 +301,8 @@ static void sim_ibta_hook(struct kunit *test)
 	struct kmad_sim_stats st;
 
 	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 5), 0);
-	kmad_sim_set_arm_hook(s->fab, 1, 1, st_hook_inject, s);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_arm_hook(s->fab, 1, 1, st_hook_inject,
+						    s), 0);
 	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
 	kmad_sim_settle(s->fab);
 	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);
@@ -293,7 +317,8 @@ static void sim_missed_hook(struct kunit *test)
 	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_MISSED, 0);
 
 	KUNIT_ASSERT_EQ(test, st_inject(s, 1, 5), 0);
-	kmad_sim_set_arm_hook(s->fab, 1, 1, st_hook_inject, s);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_arm_hook(s->fab, 1, 1, st_hook_inject,
+						    s), 0);
 	KUNIT_EXPECT_EQ(test, kmad_sim_fire_cq_event(s->fab, 1, 1, false), 0);
 	kmad_sim_settle(s->fab);
 	KUNIT_EXPECT_EQ(test, kmad_sim_cqes(s->fab, 1, 1), 0U);

@@ -605,14 +605,16 @@ EXPORT_SYMBOL_GPL(kmad_sim_remove_device);
  * step mode the same calls give the same faults.
  *
  * Context: any.
+ * Return: 0; -EINVAL for a NULL or error-pointer @fab or a NULL @faults,
+ * which changes nothing.
  */
-void kmad_sim_set_faults(struct kmad_sim_fabric *fab,
-			 const struct kmad_sim_faults *faults)
+int kmad_sim_set_faults(struct kmad_sim_fabric *fab,
+			const struct kmad_sim_faults *faults)
 {
 	unsigned long flags;
 
 	if (IS_ERR_OR_NULL(fab) || !faults)
-		return;
+		return -EINVAL;
 	spin_lock_irqsave(&fab->lock, flags);
 	fab->faults = *faults;
 	fab->faults.drop_pct = min(faults->drop_pct, 100U);
@@ -620,6 +622,7 @@ void kmad_sim_set_faults(struct kmad_sim_fabric *fab,
 	fab->faults.corrupt_pct = min(faults->corrupt_pct, 100U);
 	fab->faults.send_err_pct = min(faults->send_err_pct, 100U);
 	spin_unlock_irqrestore(&fab->lock, flags);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(kmad_sim_set_faults);
 

@@ -31,22 +31,26 @@
  * @notify: the behaviour; takes effect at the next CQE or arming.
  *
  * Context: any.
+ * Return: 0; -EINVAL for a @notify that is not one of &enum
+ * kmad_sim_notify, or -EINVAL or -ENODEV (see <kmad/sim.h>), which change
+ * nothing.
  */
-void kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
-			 u32 qpn, enum kmad_sim_notify notify)
+int kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
+			u32 qpn, enum kmad_sim_notify notify)
 {
 	struct sim_qp *qp;
 	unsigned long flags;
 
 	if (notify != KMAD_SIM_NOTIFY_IBTA && notify != KMAD_SIM_NOTIFY_MISSED)
-		return;
+		return -EINVAL;
 	qp = kmad_sim_qp_get(fab, dev, qpn);
 	if (IS_ERR(qp))
-		return;
+		return PTR_ERR(qp);
 	spin_lock_irqsave(&qp->cq->lock, flags);
 	qp->cq->notify = notify;
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
 	kmad_sim_qp_put(qp);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(kmad_sim_set_notify);
 
@@ -505,24 +509,30 @@ EXPORT_SYMBOL_GPL(kmad_sim_fire_cq_event);
  * may be gone).
  *
  * Context: any.
+ * Return: 0 once the hook is set (or removed); -EINVAL or -ENODEV (see
+ * <kmad/sim.h>), which set nothing, also -ENODEV once the device's
+ * removal has started.
  */
-void kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
-			   u32 qpn, void (*hook)(void *arg), void *arg)
+int kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
+			  u32 qpn, void (*hook)(void *arg), void *arg)
 {
 	struct sim_qp *qp;
 	unsigned long flags;
+	int ret = -ENODEV;
 
 	qp = kmad_sim_qp_get(fab, dev, qpn);
 	if (IS_ERR(qp))
-		return;
+		return PTR_ERR(qp);
 	spin_lock_irqsave(&qp->cq->lock, flags);
 	/* kmad_sim_cq_teardown() forgets hooks; none may come after. */
 	if (!READ_ONCE(qp->cq->sdev->teardown)) {
 		qp->cq->arm_hook = hook;
 		qp->cq->arm_hook_arg = hook ? arg : NULL;
+		ret = 0;
 	}
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
 	kmad_sim_qp_put(qp);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kmad_sim_set_arm_hook);
 
