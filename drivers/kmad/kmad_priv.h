@@ -113,6 +113,12 @@ struct dentry;
  * their turn during a flood.
  */
 #define KMAD_AGENT_RECV_BUDGET		64
+/*
+ * Due sends agent_expire() retries or ends in one hold of the agent lock
+ * (interrupts off): deadlines of thousands of sends can fall in one tick,
+ * and a retry transmits under the lock.
+ */
+#define KMAD_EXPIRE_BATCH		64
 /* kmad_device_flush()'s rounds at most. */
 #define KMAD_FLUSH_MAX_ROUNDS		64
 
@@ -873,6 +879,11 @@ extern kmad_test_agent_hook_t kmad_test_port_flush_hook;
  * work again exactly there (send.c).
  */
 extern kmad_test_agent_hook_t kmad_test_agent_work_hook;
+/*
+ * KUnit seam: agent_expire() calls it (if set) between two batches of due
+ * sends, with the agent lock dropped (send.c).
+ */
+extern kmad_test_agent_hook_t kmad_test_expire_batch_hook;
 void kmad_test_set_next_hi_tid(u32 next);
 #endif
 struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,

@@ -965,39 +965,28 @@ kmad_test_agent_hook_t kmad_test_agent_work_hook;
 EXPORT_SYMBOL_IF_KUNIT(kmad_test_agent_work_hook);
 #endif
 
-/* Expire deadlines that have passed: retry or end with a timeout. */
-static void agent_expire(struct kmad_agent_priv *agent)
+/*
+ * Retry or end up to KMAD_EXPIRE_BATCH due sends; the ended ones go to the
+ * tail of the done list, in order.  Returns true if more may be due.
+ */
+static bool agent_expire_batch(struct kmad_agent_priv *agent)
 {
 	struct kmad_port *port = agent->qpi->port;
 	struct kmad_wheel_entry *due;
 	struct kmad_send_wr *wr;
-	unsigned long flags;
-	LIST_HEAD(ended);
-#if IS_ENABLED(CONFIG_KUNIT)
-	kmad_test_agent_hook_t hook = READ_ONCE(kmad_test_agent_work_hook);
+	unsigned int n = 0;
 
-	if (hook)
-		hook(agent);
-#endif
-
-	spin_lock_irqsave(&agent->lock, flags);
-	/* Running now: the work is queued for no deadline, unless it was
-	 * queued again since this run began (every queueing holds the
-	 * agent lock), e.g. at once by kmad_agent_run_now() for a TID table
-	 * to resize, which the re-arms below must not postpone.
-	 */
-	if (!delayed_work_pending(&agent->work))
-		agent->timer_at = U64_MAX;
+	lockdep_assert_held(&agent->lock);
 	/* No deadline, no clock: the agent of a removed device has none,
 	 * and its provider must not be called any more.
 	 */
-	if (!agent->deadlines.count) {
-		spin_unlock_irqrestore(&agent->lock, flags);
-		return;
-	}
+	if (!agent->deadlines.count)
+		return false;
 	kmad_wheel_advance(&agent->deadlines, kmad_now(port));
 	/* Each due send leaves the wheel as its state changes below. */
 	while ((due = kmad_wheel_first_due(&agent->deadlines))) {
+		if (n++ == KMAD_EXPIRE_BATCH)
+			return true;
 		wr = container_of(due, struct kmad_send_wr, deadline_node);
 		/* An RMPP send retries only while it waits for an ACK, from
 		 * the segment after the last one acknowledged.
@@ -1019,7 +1008,7 @@ static void agent_expire(struct kmad_agent_priv *agent)
 			wr->status = KMAD_SEND_RESP_TIMEOUT;
 			if (send_set_state(wr, KMAD_SS_DONE))
 				break;	/* warned; do not spin on it */
-			list_add_tail(&wr->agent_entry, &ended);
+			list_add_tail(&wr->agent_entry, &agent->done);
 		}
 	}
 	/* Not agent_arm_timer(): this run of the work goes on to deliver the
@@ -1030,7 +1019,48 @@ static void agent_expire(struct kmad_agent_priv *agent)
 	 * response").
 	 */
 	agent_arm_deadline(agent);
-	list_splice_tail(&ended, &agent->done);
+	return false;
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_test_agent_hook_t kmad_test_expire_batch_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_test_expire_batch_hook);
+#endif
+
+/*
+ * Expire deadlines that have passed: retry or end with a timeout, in
+ * batches, each in its own hold of the agent lock.  Between two, posts,
+ * cancels, responses and a flush may change the wheel; each batch reads
+ * it afresh.
+ */
+static void agent_expire(struct kmad_agent_priv *agent)
+{
+	unsigned long flags;
+#if IS_ENABLED(CONFIG_KUNIT)
+	kmad_test_agent_hook_t hook = READ_ONCE(kmad_test_agent_work_hook);
+
+	if (hook)
+		hook(agent);
+#endif
+
+	spin_lock_irqsave(&agent->lock, flags);
+	/* Running now: the work is queued for no deadline, unless it was
+	 * queued again since this run began (every queueing holds the
+	 * agent lock), e.g. at once by kmad_agent_run_now() for a TID table
+	 * to resize, which the re-arms below must not postpone.
+	 */
+	if (!delayed_work_pending(&agent->work))
+		agent->timer_at = U64_MAX;
+	while (agent_expire_batch(agent)) {
+		spin_unlock_irqrestore(&agent->lock, flags);
+#if IS_ENABLED(CONFIG_KUNIT)
+		hook = READ_ONCE(kmad_test_expire_batch_hook);
+		if (hook)
+			hook(agent);
+#endif
+		cond_resched();
+		spin_lock_irqsave(&agent->lock, flags);
+	}
 	spin_unlock_irqrestore(&agent->lock, flags);
 }
 

@@ -884,6 +884,69 @@ static void send_clock_jump(struct kunit *test)
 	kmad_free_send_buf(late);
 }
 
+#define KS_EXPIRE_N	200
+
+struct ks_expire {
+	struct kunit *test;
+	struct kmad_send_buf *cancel;	/* canceled after the first batch */
+	int batches;			/* hook calls */
+};
+
+static struct ks_expire *ks_expire_ctx;
+
+static void ks_expire_batch_hook(struct kmad_agent_priv *agent)
+{
+	struct ks_expire *x = ks_expire_ctx;
+
+	if (x->batches++ == 0)
+		KUNIT_EXPECT_EQ(x->test, kmad_cancel_send(x->cancel), 0);
+}
+
+/*
+ * Deadlines that fall in one tick are ended in batches of
+ * KMAD_EXPIRE_BATCH, each in its own hold of the agent lock (interrupts
+ * off), not all in one: 200 sends time out together.  Between two
+ * batches the lock is free, and a cancel of a send still due wins over
+ * its timeout; the batches after it read the wheel afresh.
+ */
+static void send_expire_in_batches(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct ks_expire x = { .test = test };
+	struct kmad_send_buf **bufs;
+	int i, timeouts = 0;
+
+	bufs = kunit_kcalloc(test, KS_EXPIRE_N, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	kmad_agent_set_flow_limit(f->agent, 0);
+	f->free_on_send = true;
+	for (i = 0; i < KS_EXPIRE_N; i++) {
+		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 1000 + i,
+				     10, 0);
+		kt_post(f, bufs[i]);
+	}
+	while (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN)) {
+		while (!kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+					       KMAD_WC_SUCCESS, false))
+			;
+		kt_event(f, KT_DEV0);
+	}
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	x.cancel = bufs[KS_EXPIRE_N - 1];
+	ks_expire_ctx = &x;
+	WRITE_ONCE(kmad_test_expire_batch_hook, ks_expire_batch_hook);
+	kt_advance(f, 10);
+	WRITE_ONCE(kmad_test_expire_batch_hook, NULL);
+	/* 64 ended, the cancel, then 135 due left: 64, 64 and 7. */
+	KUNIT_EXPECT_EQ(test, x.batches,
+			(int)DIV_ROUND_UP(KS_EXPIRE_N - 1, KMAD_EXPIRE_BATCH) - 1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), KS_EXPIRE_N);
+	kt_expect_send(f, KMAD_EXPIRE_BATCH, x.cancel, KMAD_SEND_CANCELED);
+	for (i = 0; i < KS_EXPIRE_N; i++)
+		timeouts += f->ev[i].status == KMAD_SEND_RESP_TIMEOUT;
+	KUNIT_EXPECT_EQ(test, timeouts, KS_EXPIRE_N - 1);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_response_one_work_run),
@@ -910,6 +973,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_response_judged_by_header),
 	KUNIT_CASE(send_timeout_range),
 	KUNIT_CASE(send_clock_jump),
+	KUNIT_CASE(send_expire_in_batches),
 	{}
 };
 
