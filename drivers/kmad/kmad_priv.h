@@ -786,6 +786,14 @@ struct kmad_recv_priv {
 	struct kmad_cqe cqe;			/* I */
 	struct kmad_qp_info *qpi;		/* I */
 	struct list_head agent_entry;		/* A: agent->recvs */
+	/*
+	 * An RMPP request whose last segment was ACKed: rmpp_recv.c checked
+	 * the agent's backlog under A before, so kmad_agent_queue_recv()
+	 * queues it past KMAD_AGENT_RECVS_MAX (by at most the receives other
+	 * contexts queued meanwhile) rather than lose what the sender was
+	 * told arrived.  Written before it is queued, then constant.
+	 */
+	bool acked;
 	struct kmad_recv_wc wc;
 	struct kmad_wire_grh grh;
 	struct kmad_mad mad;
@@ -826,6 +834,7 @@ void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
 void kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
+bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len);
 bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 			   struct kmad_recv_priv *recv);
 void kmad_agent_work(struct work_struct *work);

@@ -457,6 +457,24 @@ static bool rmpp_unmatched_response(struct kmad_agent_priv *agent,
 	       !kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid));
 }
 
+/*
+ * The last segment of a request (@recv) whose message of @len bytes would
+ * not fit the agent's backlog (kmad_agent_recvs_full()): it is dropped
+ * unanswered, and counted, before its ACK tells the sender the message
+ * arrived; the sender repeats it once its ACK wait ends, and the message
+ * is taken when the backlog has room.  A response never waits there.
+ */
+static bool rmpp_backlog_full(struct kmad_agent_priv *agent,
+			      const struct kmad_recv_priv *recv, size_t len)
+{
+	lockdep_assert_held(&agent->lock);
+	if (kmad_mad_is_response(&recv->mad.mad_hdr) ||
+	    !kmad_agent_recvs_full(agent, len))
+		return false;
+	kmad_port_stat_inc(agent->qpi->port, KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+	return true;
+}
+
 /* kmad.rmpp_max_recvs transfers in progress: no more is taken. */
 static bool rmpp_recvs_full(const struct kmad_agent_priv *agent)
 {
@@ -581,6 +599,8 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	}
 	/* Only the message: the first segment is also the last. */
 	if (kmad_rmpp_flags(rmpp_hdr(recv)) & KMAD_RMPP_FLAG_LAST) {
+		if (rmpp_backlog_full(agent, recv, KMAD_MAD_SIZE))
+			return;
 		/*
 		 * Without its record a repeat of it (its sender missed the
 		 * ACK) would be delivered again: dropped unanswered instead,
@@ -618,6 +638,7 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		out->recv->wc.mad_len = paylen <= KMAD_RMPP_SEG_PAYLOAD ?
 					KMAD_RMPP_MAD_HDR_SIZE + paylen :
 					KMAD_MAD_SIZE;
+		out->recv->acked = true;
 		out->done = out->recv;
 		out->recv = NULL;
 		return;
@@ -692,6 +713,8 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 		return;
 	}
 
+	if (last && rmpp_backlog_full(agent, out->recv, rr->len))
+		return;
 	hdr_len = kmad_rmpp_hdr_len(rr->mgmt_class);
 	n = last ? rr->len - rr->filled : KMAD_MAD_SIZE - hdr_len;
 	memcpy(rr->buf + rr->filled, (const u8 *)&out->recv->mad + hdr_len, n);
@@ -703,6 +726,7 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 		/* Whole: the first segment's receive carries the message. */
 		rr->first->wc.mad = (const struct kmad_mad *)rr->buf;
 		rr->first->wc.mad_len = rr->len;
+		rr->first->acked = true;
 		out->done = rr->first;
 		rr->first = NULL;
 		rr->buf = NULL;

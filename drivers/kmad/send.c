@@ -697,15 +697,41 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 }
 
 /**
+ * kmad_agent_recvs_full() - may one more unsolicited MAD of @len bytes not
+ * wait for @agent's recv_handler?
+ * @agent: the agent.
+ * @len: its &kmad_recv_wc.mad_len.
+ *
+ * True with %KMAD_AGENT_RECVS_MAX MADs, or %KMAD_AGENT_RECV_BYTES_MAX
+ * bytes with it, waiting already; one MAD is always taken when none waits.
+ *
+ * Context: A held.
+ */
+bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len)
+{
+	lockdep_assert_held(&agent->lock);
+	/* One over the byte bound (rmpp_max_bytes may allow it) is taken
+	 * when alone: compare without a wrap.
+	 */
+	return agent->recvs_queued &&
+	       (agent->recvs_queued >= KMAD_AGENT_RECVS_MAX ||
+		len > KMAD_AGENT_RECV_BYTES_MAX ||
+		agent->recv_bytes > KMAD_AGENT_RECV_BYTES_MAX - len);
+}
+
+/**
  * kmad_agent_queue_recv() - hand an unsolicited MAD to @agent's work.
  * @agent: the agent it was dispatched to; the caller's reference passes to
  *	the queued MAD and is dropped after recv_handler returns.
  * @recv: the validated request.
  *
  * With %KMAD_AGENT_RECVS_MAX MADs, or %KMAD_AGENT_RECV_BYTES_MAX bytes,
- * already waiting for the agent's recv_handler, @recv is freed and the
- * reference dropped instead (a slow handler and a peer's flood cannot
- * take memory without bound: receive buffers are reposted at once).
+ * already waiting for the agent's recv_handler (kmad_agent_recvs_full()),
+ * @recv is freed and the reference dropped instead (a slow handler and a
+ * peer's flood cannot take memory without bound: receive buffers are
+ * reposted at once).  An RMPP message whose last segment was ACKed
+ * (&kmad_recv_priv.acked) is queued all the same: the backlog was checked
+ * before that ACK, and its sender was told it arrived.
  *
  * Context: CQ drain.  recv_handler runs from the agent's work, as every
  * ULP handler does.
@@ -719,13 +745,7 @@ bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 	bool full;
 
 	spin_lock_irqsave(&agent->lock, flags);
-	/* One over the byte bound (rmpp_max_bytes may allow it) is taken
-	 * when alone: compare without a wrap.
-	 */
-	full = agent->recvs_queued &&
-	       (agent->recvs_queued >= KMAD_AGENT_RECVS_MAX ||
-		len > KMAD_AGENT_RECV_BYTES_MAX ||
-		agent->recv_bytes > KMAD_AGENT_RECV_BYTES_MAX - len);
+	full = !recv->acked && kmad_agent_recvs_full(agent, len);
 	if (!full) {
 		list_add_tail(&recv->agent_entry, &agent->recvs);
 		agent->recvs_queued++;

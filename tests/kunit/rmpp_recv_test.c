@@ -1152,6 +1152,61 @@ static void rmpp_recv_grh(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), 0);
 }
 
+/* Make @rt's agent's backlog look full (@full) or as it was. */
+static void rt_backlog_full(struct rt *rt, bool full)
+{
+	struct kmad_agent_priv *priv = kmad_agent_priv(rt->agent);
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	if (full)
+		priv->recvs_queued += KMAD_AGENT_RECVS_MAX;
+	else
+		priv->recvs_queued -= KMAD_AGENT_RECVS_MAX;
+	spin_unlock_irqrestore(&priv->lock, flags);
+}
+
+/*
+ * With the agent's backlog full, the last segment of an RMPP request is
+ * dropped before its ACK (counted as requests_dropped_backlog), not ACKed
+ * and then dropped: its sender, told nothing, sends it again, and once
+ * the backlog has room the message is ACKed and delivered.  The same for
+ * a one-segment message.  (Before, both were ACKed, then dropped, and the
+ * repeat was taken for a duplicate of a finished transfer: lost.)
+ */
+static void rmpp_recv_backlog_full_not_acked(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad one;
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_seg(&one, RT_METHOD, RT_TID + 1, 1, 1, 100);
+	rt_backlog_full(rt, true);
+	rt_inject(rt, &one);
+	rt_expect_quiet(rt);
+	for (seg = 1; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_REQ_BACKLOG_DROPPED), 2);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_REASSEMBLED), 0);
+
+	rt_backlog_full(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, RT_SEGS);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 7, 9);
+	rt_inject(rt, &one);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1, 1, 1);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 2);
+	rt_expect_msg(rt, 0, RT_METHOD, RT_TID, RT_SEGS, RT_PAYLEN);
+	KUNIT_EXPECT_EQ(test, memcmp(rt->wc[1]->mad, &one, sizeof(one)), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_REQ_BACKLOG_DROPPED), 2);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_REASSEMBLED), 2);
+}
+
 static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_registration),
 	KUNIT_CASE(rmpp_recv_single_segment),
@@ -1176,6 +1231,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_port_removal),
 	KUNIT_CASE(rmpp_recv_two_senders_same_tid),
 	KUNIT_CASE(rmpp_recv_grh),
+	KUNIT_CASE(rmpp_recv_backlog_full_not_acked),
 	{}
 };
 
