@@ -856,6 +856,8 @@ bool kmad_rmpp_send_busy(const struct kmad_send_wr *wr, u64 tid);
 void kmad_rmpp_send_start(struct kmad_send_wr *wr);
 void kmad_rmpp_send_hw_done(struct kmad_send_wr *wr);
 bool kmad_rmpp_send_rewind(struct kmad_send_wr *wr);
+unsigned int kmad_rmpp_send_wait_ms(struct kmad_send_wr *wr,
+				    unsigned int timeout_ms);
 void kmad_rmpp_send_listed(struct kmad_send_wr *wr, bool on);
 struct kmad_mad *kmad_rmpp_send_wire_mad(struct kmad_send_wr *wr);
 void kmad_rmpp_send_free(struct kmad_send_wr *wr);

@@ -439,6 +439,28 @@ bool kmad_rmpp_send_rewind(struct kmad_send_wr *wr)
 }
 
 /**
+ * kmad_rmpp_send_wait_ms() - how long a WAIT_RESP RMPP send waits from now
+ * with a timeout of @timeout_ms (kmad_modify_send()).
+ * @wr: an RMPP send, WAIT_RESP.
+ * @timeout_ms: its new timeout, not 0.
+ *
+ * Context: A held.
+ * Return: @timeout_ms once every segment is acknowledged (the wait for
+ * the response); while it waits for an ACK, at most
+ * %KMAD_RMPP_ACK_TIMEOUT_MS, as every ACK wait.
+ */
+unsigned int kmad_rmpp_send_wait_ms(struct kmad_send_wr *wr,
+				    unsigned int timeout_ms)
+{
+	struct kmad_rmpp_send *rs = rmpp_send(wr);
+
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
+	if (rs->last_ack == rs->seg_count)
+		return timeout_ms;
+	return min(timeout_ms, KMAD_RMPP_ACK_TIMEOUT_MS);
+}
+
+/**
  * kmad_rmpp_send_listed() - the send enters (@on) or leaves the agent's
  * posted sends: it is matched to ACKs while there.
  * @wr: an RMPP send.

@@ -1685,7 +1685,8 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  *
  * A send waiting for its response gets a new deadline @timeout_ms from
  * now; one still being sent, or still on the flow control backlog, uses
- * @timeout_ms once its send completes.
+ * @timeout_ms once its send completes.  An RMPP send waiting for an ACK
+ * gets its ACK timeout from now: @timeout_ms, at most 2 s.
  * Either way @buf->timeout_ms becomes @timeout_ms (as ib_modify_mad()
  * sets send_buf.timeout_ms): it is the send's timeout, of which kmad
  * keeps no copy.  A send that a @timeout_ms of 0 cancels gets 0 there
@@ -1738,6 +1739,9 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 			break;
 		}
 		buf->timeout_ms = timeout_ms;
+		/* An RMPP send waiting for an ACK: its ACK timeout. */
+		if (wr->rmpp)
+			timeout_ms = kmad_rmpp_send_wait_ms(wr, timeout_ms);
 		kmad_wheel_del(&agent->deadlines, &wr->deadline_node);
 		now = kmad_now(agent->qpi->port);
 		kmad_wheel_sync(&agent->deadlines, now);

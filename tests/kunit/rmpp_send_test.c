@@ -1277,6 +1277,35 @@ static void rmpp_modify_without_timeout(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * kmad_modify_send() while an RMPP request waits for an ACK: its ACK wait
+ * is at most 2 s however long the new timeout (as the one it was posted
+ * with: 5 s gave 2 s), so the wait ends 2 s after the call, not 10 s.
+ */
+static void rmpp_modify_ack_wait_capped(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 37, 600, 5000, 0);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	kmad_sim_advance_clock(f->fab, 1000);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 10000), 0);
+	KUNIT_EXPECT_EQ(test, buf->timeout_ms, 10000U);
+	kmad_sim_advance_clock(f->fab, 1999);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_sim_advance_clock(f->fab, 1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
+}
+
 /* After the final ACK, while the request waits for its response: a
  * repeated final ACK, a STOP and an ABORT change nothing (no ABORT sent,
  * the deadline kept); the response ends it OK.
@@ -1567,6 +1596,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_modify_mid_window),
 	KUNIT_CASE(rmpp_modify_in_hardware),
 	KUNIT_CASE(rmpp_modify_without_timeout),
+	KUNIT_CASE(rmpp_modify_ack_wait_capped),
 	KUNIT_CASE(rmpp_late_ctl_after_final_ack),
 	KUNIT_CASE(rmpp_stop_after_early_ack),
 	KUNIT_CASE(rmpp_qp_error_mid_window),
