@@ -214,8 +214,8 @@ static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
 		return -EINVAL;
 	if (kmad_is_smp_class(req->mgmt_class) != kmad_qpt_is_smi(qpt))
 		return -EINVAL;
-	if (bitmap_empty(req->method_mask, KMAD_METHODS) ||
-	    test_bit(0, req->method_mask))
+	/* Reserved methods, 0 among them, are taken but never used. */
+	if (bitmap_empty(req->method_mask, KMAD_METHODS))
 		return -EINVAL;
 	range2 = kmad_mgmt_class_is_vendor_range2(req->mgmt_class);
 	if (range2 == !memcmp(req->oui, no_oui, sizeof(no_oui)))
@@ -344,7 +344,7 @@ err_free:
  * Return: the agent, or an ERR_PTR: -EINVAL for a NULL port or
  * send_handler, an unknown @qpt, or an invalid registration (SMP class on
  * QP1 or a GMP class on QP0, reserved class, class version 0 or above 7,
- * empty method mask or method 0, OUI missing for or given to a class outside
+ * empty method mask, OUI missing for or given to a class outside
  * 0x30-0x4F, an rmpp_version other than %KMAD_RMPP_VERSION, or one for a
  * class without the RMPP header), -EBUSY if it overlaps an existing
  * registration (same class, version and OUI, a common method), -EOPNOTSUPP

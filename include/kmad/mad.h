@@ -200,10 +200,11 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  *	SA 2, PerfMgt 1, CM 2, CongMgt 2) MADs of any other version are
  *	dropped on receipt, so a registration for another version, which
  *	is taken (as ib_mad takes it), gets no unsolicited MAD.
- * @method_mask: bit m set: unsolicited requests with method m come here.
- *	MADs with a method IBTA reserves (0x04, 0x08-0x0F) are dropped on
- *	receipt (kmad_mad_validate(), the rules at the top of wire.c):
- *	such bits are taken but never used.
+ * @method_mask: bit m set: unsolicited requests with method m come here;
+ *	at least one bit.  MADs with a method IBTA reserves (0x00, 0x04,
+ *	0x08-0x0F) are dropped on receipt (kmad_mad_validate(), the rules
+ *	at the top of wire.c): such bits are taken but never used, so a
+ *	mask with every bit set (bitmap_fill()) takes every method.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single
  *	256-byte MADs, RMPP header and all.  %KMAD_RMPP_VERSION: kmad does

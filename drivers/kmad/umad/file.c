@@ -568,8 +568,9 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 		return -ENOMEM;
 	}
 	/*
-	 * Method 0 does not exist; ib_mad takes a mask with it (libibmad's
-	 * servers, ibping's, register all ones), kmad refuses it: drop it.
+	 * Method 0 does not exist (libibmad's servers, ibping's, register
+	 * all ones): dropped, so that a mask of it alone is no method, as
+	 * an empty one is, and the agent is send-only.
 	 */
 	bitmap_copy(req.method_mask, reg->method_mask, KMAD_METHODS);
 	clear_bit(0, req.method_mask);
