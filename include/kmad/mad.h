@@ -457,6 +457,21 @@ struct kmad_agent {
 	void *context;
 };
 
+/*
+ * kmad_register_agent() returns the agent or an ERR_PTR (the full list in
+ * its kernel-doc, drivers/kmad/agent.c): -EINVAL for a NULL port or
+ * send_handler (required even for a send-only agent, where ib_mad takes
+ * NULL), a NULL recv_handler with a class, an unknown qpt, an SMP class
+ * on QP1 or a GMP class on QP0, a reserved class (0x00, 0x02, 0x50-0x80,
+ * 0x82-0xFF), class version 0 or above 7, an empty method mask (register
+ * class 0 for a send-only agent; ib_mad takes an empty mask), an OUI
+ * missing for a class 0x30-0x4F or given to another class, a bad
+ * rmpp_version; -EBUSY if a method overlaps another agent's registration
+ * of the class, version and OUI; -EOPNOTSUPP for QP0 on a port without
+ * one; -ENODEV if the port is going away.  kmad_unregister_agent()
+ * returns 0, -EINVAL (error pointer) or -EDEADLK (from the agent's own
+ * handler).
+ */
 struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       enum kmad_qp_type qpt,
 				       const struct kmad_reg_req *req,
@@ -528,6 +543,39 @@ struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
 				   unsigned int seg_num);
 int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 			      u8 hop_cnt);
+/*
+ * Return codes (the full lists in their kernel-doc, drivers/kmad/send.c):
+ *
+ * - kmad_post_send(): 0, and send_handler will run once; else nothing is
+ *   sent, no callback runs and the MAD is left as it was.  -EINVAL for a
+ *   bad buffer, one already posted (until its send_handler has run), a
+ *   bad address or timeout (&kmad_dest, %KMAD_MAX_TIMEOUT_MS); -EBUSY if
+ *   another outstanding request of the agent has the same TID (a
+ *   response could not tell them apart: give each request its own TID;
+ *   ib_mad takes the second and matches the response to either), or an
+ *   RMPP request whose transfer another one to the same peer has;
+ *   -ESHUTDOWN if the agent is unregistering or its port going away.
+ * - kmad_cancel_send(): 0 if this call ended it (its callback follows with
+ *   %KMAD_SEND_CANCELED); -EALREADY if its outcome was decided already (a
+ *   response matched, it timed out, failed, was canceled or flushed, even
+ *   if its callback has not run yet); -EINVAL if it is not posted (never,
+ *   or its callback has run).
+ * - kmad_modify_send(): 0; -EINVAL if it is not posted, or waits for no
+ *   response (posted without a timeout: there is no timeout to change,
+ *   where ib_modify_mad() returns 0 and changes nothing), or for a
+ *   @timeout_ms above %KMAD_MAX_TIMEOUT_MS; -EALREADY as for cancel.
+ *   With @timeout_ms 0 it is kmad_cancel_send().
+ *
+ * Once kmad_unregister_agent() has returned, a buffer of that agent may
+ * only be freed (kmad_free_send_buf()): the agent is gone, and posting,
+ * canceling or modifying it is a use after free, as with ib_mad.
+ * Freeing a buffer or a received MAD twice is a bug kmad does not catch.
+ *
+ * A directed-route SMP advances its hop pointer when posted (the SMI
+ * send step): to post the same buffer again, set its path again with
+ * kmad_send_buf_set_dr_path() first (a repost as it is gets -EINVAL, or
+ * for a one-hop path goes out with a hop pointer past its path).
+ */
 int kmad_post_send(struct kmad_send_buf *buf);
 int kmad_cancel_send(struct kmad_send_buf *buf);
 int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms);

@@ -666,6 +666,42 @@ static void ks_complete_smi(struct kt_fix *f)
 }
 
 /*
+ * The SMI send step advances a directed-route SMP's hop pointer when it
+ * is posted (mad.h): posted again as it is, a two-hop SMP is refused
+ * (-EINVAL); given its path again with kmad_send_buf_set_dr_path(), it
+ * goes out as the first post did.
+ */
+static void send_dr_repost_sets_path_again(struct kunit *test)
+{
+	static const u8 path[] = { 1, 1 };
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *smi = ks_smi_agent(f);
+	struct kmad_send_buf *buf = ks_dr_get(f, smi, 9, 0);
+	struct kmad_smp first, again;
+
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_set_dr_path(buf, path, 2), 0);
+	kt_post(f, buf);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, 0, 0, &first,
+						 sizeof(first)),
+			(int)sizeof(first));
+	ks_complete_smi(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_set_dr_path(buf, path, 2), 0);
+	kt_post(f, buf);
+	KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, 0, 0, &again,
+						 sizeof(again)),
+			(int)sizeof(again));
+	KUNIT_EXPECT_EQ(test, again.hop_ptr, first.hop_ptr);
+	KUNIT_EXPECT_EQ(test, again.hop_cnt, 2);
+	ks_complete_smi(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(smi);
+}
+
+/*
  * A post that fails leaves the MAD byte for byte as the ULP left it: a
  * directed-route SMP refused for a duplicate TID keeps its hop pointer and
  * its TID.  Posted again once the first one ended, it goes out with the
@@ -970,6 +1006,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
+	KUNIT_CASE(send_dr_repost_sets_path_again),
 	KUNIT_CASE(send_response_judged_by_header),
 	KUNIT_CASE(send_timeout_range),
 	KUNIT_CASE(send_clock_jump),
