@@ -114,6 +114,29 @@ static bool ops_complete(const struct kmad_provider_ops *ops)
 }
 
 /*
+ * The task running a client's add, remove or port_changed callback, which
+ * it does holding G (NULL: none).  Callbacks are serialized by G, so one
+ * pointer covers them; a client call from one would wait for G forever.
+ */
+static struct task_struct *kmad_client_cb_task;
+
+static bool in_client_callback(void)
+{
+	return READ_ONCE(kmad_client_cb_task) == current;
+}
+
+static void client_cb_enter(void)
+{
+	lockdep_assert_held(&kmad_devices_lock);
+	WRITE_ONCE(kmad_client_cb_task, current);
+}
+
+static void client_cb_exit(void)
+{
+	WRITE_ONCE(kmad_client_cb_task, NULL);
+}
+
+/*
  * Tell the clients of @port that its LID, LMC or SM LID changed.  G
  * serializes it with clients' add and remove.  It runs on kmad_event_wq,
  * not kmad_wq: kmad flushes kmad_wq work (CQ drains) with G held, which
@@ -128,9 +151,11 @@ static void port_change_work(struct work_struct *work)
 	mutex_lock(&kmad_devices_lock);
 	if (port->dev->registered) {
 		list_for_each_entry(cd, &port->client_data, entry) {
-			if (cd->client->port_changed)
-				cd->client->port_changed(cd->client, port,
-							 cd->data);
+			if (!cd->client->port_changed)
+				continue;
+			client_cb_enter();
+			cd->client->port_changed(cd->client, port, cd->data);
+			client_cb_exit();
 		}
 	}
 	mutex_unlock(&kmad_devices_lock);
@@ -316,9 +341,16 @@ static void client_add_port(struct kmad_client *client,
 		return;
 	list_del(&cd->entry);
 	cd->client = client;
-	if (client->add && client->add(client, port, &cd->data)) {
-		kfree(cd);
-		return;
+	if (client->add) {
+		int ret;
+
+		client_cb_enter();
+		ret = client->add(client, port, &cd->data);
+		client_cb_exit();
+		if (ret) {
+			kfree(cd);
+			return;
+		}
 	}
 	list_add_tail(&cd->entry, &port->client_data);
 }
@@ -334,8 +366,11 @@ static void client_remove_port(struct kmad_client *client,
 		if (client && cd->client != client)
 			continue;
 		list_del(&cd->entry);
-		if (cd->client->remove)
+		if (cd->client->remove) {
+			client_cb_enter();
 			cd->client->remove(cd->client, port, cd->data);
+			client_cb_exit();
+		}
 		kfree(cd);
 	}
 }
@@ -639,6 +674,32 @@ void kmad_device_flush(struct kmad_device *dev)
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
 /* Is the caller a ULP handler (which runs from its agent's work)? */
+/* Context: G held.  Is @client registered (its add calls made)? */
+static bool client_registered(const struct kmad_client *client)
+{
+	const struct kmad_client *c;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	list_for_each_entry(c, &kmad_clients, list)
+		if (c == client)
+			return true;
+	return false;
+}
+
+/* Is @client waiting for its add calls (registered from a handler)? */
+static bool client_pending(const struct kmad_client *client)
+{
+	const struct kmad_client *c;
+	bool found = false;
+
+	spin_lock(&kmad_clients_pending_lock);
+	list_for_each_entry(c, &kmad_clients_pending, list)
+		if (c == client)
+			found = true;
+	spin_unlock(&kmad_clients_pending_lock);
+	return found;
+}
+
 static bool in_agent_handler(void)
 {
 	struct work_struct *work = current_work();
@@ -703,9 +764,10 @@ static void clients_pending_work(struct work_struct *work)
  * calls run soon after from kmad's event workqueue (a handler must not
  * wait for client callbacks: a device removal may be waiting for it).
  *
- * Context: process context, may sleep.
- * Return: 0; -EINVAL; -ENOMEM (no callback ran, the client is not
- * registered).
+ * Context: process context, may sleep; not from a client callback.
+ * Return: 0; -EINVAL for NULL; -EBUSY if @client is registered already;
+ * -EDEADLK from a client's callback (they run under the lock this
+ * takes); -ENOMEM (no callback ran, the client is not registered).
  */
 int kmad_register_client(struct kmad_client *client)
 {
@@ -713,6 +775,10 @@ int kmad_register_client(struct kmad_client *client)
 
 	if (!client)
 		return -EINVAL;
+	if (in_client_callback())
+		return -EDEADLK;
+	if (client_pending(client))
+		return -EBUSY;
 	if (in_agent_handler()) {
 		spin_lock(&kmad_clients_pending_lock);
 		list_add_tail(&client->list, &kmad_clients_pending);
@@ -721,7 +787,8 @@ int kmad_register_client(struct kmad_client *client)
 		return 0;
 	}
 	mutex_lock(&kmad_devices_lock);
-	ret = client_add_all(client, GFP_KERNEL);
+	ret = client_registered(client) ? -EBUSY :
+	      client_add_all(client, GFP_KERNEL);
 	mutex_unlock(&kmad_devices_lock);
 	return ret;
 }
@@ -733,9 +800,13 @@ EXPORT_SYMBOL_GPL(kmad_register_client);
  *
  * @remove runs for every port the client accepted, before this returns.
  *
+ * A client that is not registered (never was, its registration failed,
+ * or it was unregistered already) is ignored.
+ *
  * Context: process context, may sleep; not from an agent's handler (it
  * would wait under G for a device removal that may be waiting for that
- * handler: warned once, carried on).
+ * handler: warned once, carried on); not from a client callback (it would
+ * wait for G, which the callback's caller holds: warned once, ignored).
  */
 void kmad_unregister_client(struct kmad_client *client)
 {
@@ -744,6 +815,10 @@ void kmad_unregister_client(struct kmad_client *client)
 	int i;
 
 	if (!client)
+		return;
+	if (WARN_ONCE(in_client_callback(),
+		      "kmad: %s() from a client callback would deadlock; ignored\n",
+		      __func__))
 		return;
 	WARN_ONCE(in_agent_handler(),
 		  "kmad: %s() from an agent's handler may deadlock with a device removal\n",
@@ -762,6 +837,10 @@ void kmad_unregister_client(struct kmad_client *client)
 		}
 	}
 	spin_unlock(&kmad_clients_pending_lock);
+	if (!client_registered(client)) {
+		mutex_unlock(&kmad_devices_lock);
+		return;
+	}
 	list_for_each_entry(dev, &kmad_devices, list)
 		for (i = 0; i < dev->num_ports; i++)
 			client_remove_port(client, &dev->ports[i]);
@@ -818,6 +897,8 @@ EXPORT_SYMBOL_GPL(kmad_port_put);
  */
 const char *kmad_port_dev_name(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return NULL;
 	return port->dev->name;
 }
 EXPORT_SYMBOL_GPL(kmad_port_dev_name);
@@ -830,6 +911,8 @@ EXPORT_SYMBOL_GPL(kmad_port_dev_name);
  */
 u8 kmad_port_num(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return 0;
 	return port->port_num;
 }
 EXPORT_SYMBOL_GPL(kmad_port_num);
@@ -843,6 +926,8 @@ EXPORT_SYMBOL_GPL(kmad_port_num);
  */
 u16 kmad_port_lid(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return 0;
 	return READ_ONCE(port->attr.lid);
 }
 EXPORT_SYMBOL_GPL(kmad_port_lid);
@@ -856,6 +941,8 @@ EXPORT_SYMBOL_GPL(kmad_port_lid);
  */
 u8 kmad_port_lmc(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return 0;
 	return READ_ONCE(port->attr.lmc);
 }
 EXPORT_SYMBOL_GPL(kmad_port_lmc);
@@ -868,6 +955,8 @@ EXPORT_SYMBOL_GPL(kmad_port_lmc);
  */
 u16 kmad_port_sm_lid(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return 0;
 	return READ_ONCE(port->attr.sm_lid);
 }
 EXPORT_SYMBOL_GPL(kmad_port_sm_lid);
@@ -926,6 +1015,8 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
  */
 enum kmad_link_layer kmad_port_link_layer(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return KMAD_LINK_LAYER_INFINIBAND;
 	return port->attr.link_layer;
 }
 EXPORT_SYMBOL_GPL(kmad_port_link_layer);
@@ -939,6 +1030,8 @@ EXPORT_SYMBOL_GPL(kmad_port_link_layer);
  */
 bool kmad_port_has_smi(const struct kmad_port *port)
 {
+	if (IS_ERR_OR_NULL(port))
+		return false;
 	return port->attr.link_layer == KMAD_LINK_LAYER_INFINIBAND &&
 	       !port->attr.no_smi;
 }
@@ -960,13 +1053,15 @@ EXPORT_SYMBOL_GPL(kmad_port_has_smi);
  * re-registration): it is a snapshot, not a reference.
  *
  * Context: any.
- * Return: 0; -EINVAL for another @qpt, -EOPNOTSUPP for QP0 of a port
- * without one (kmad_port_has_smi()), -ENODEV once the port is going away.
+ * Return: 0; -EINVAL for a NULL @port or @qpn or another @qpt,
+ * -EOPNOTSUPP for QP0 of a port without one (kmad_port_has_smi()),
+ * -ENODEV once the port is going away.
  */
 int kmad_port_qp_num(const struct kmad_port *port, enum kmad_qp_type qpt,
 		     u32 *qpn)
 {
-	if (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI)
+	if (IS_ERR_OR_NULL(port) || !qpn ||
+	    (qpt != KMAD_QPT_SMI && qpt != KMAD_QPT_GSI))
 		return -EINVAL;
 	if (qpt == KMAD_QPT_SMI && !kmad_port_has_smi(port))
 		return -EOPNOTSUPP;

@@ -34,6 +34,13 @@
  * pointer, kmad_agent_get_stats() and kmad_agent_set_flow_limit() warn
  * once and do nothing, the others return -EINVAL (or an error pointer;
  * NULL from kmad_send_buf_seg(), 0 from kmad_send_buf_seg_count()).
+ * The same for a port: kmad_port_put() ignores it, the calls returning an
+ * int give -EINVAL, kmad_port_dev_name() NULL, the other port getters 0
+ * (false, %KMAD_LINK_LAYER_INFINIBAND).  Clients: kmad_register_client()
+ * of a client registered already gives -EBUSY, and from a client
+ * callback -EDEADLK; kmad_unregister_client() ignores NULL and a client
+ * not registered (warns once and ignores the call from a client
+ * callback).
  *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
  * kmad_alloc_send_buf() and kmad_alloc_send_buf_rmpp() with GFP_ATOMIC,
@@ -128,8 +135,10 @@ enum kmad_qp_type {
  *
  * The three callbacks run under kmad's client lock, serialized with one
  * another and with client and device registration: they must not register
- * or unregister clients or devices, or call kmad_device_flush().  They may
- * call kmad_port_get(), which does not take that lock.
+ * or unregister clients or devices, or call kmad_device_flush().  kmad
+ * catches the client calls (kmad_register_client() returns -EDEADLK,
+ * kmad_unregister_client() warns and does nothing).  They may call
+ * kmad_port_get(), which does not take that lock.
  */
 struct kmad_client {
 	const char *name;

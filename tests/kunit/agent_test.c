@@ -207,6 +207,34 @@ static void agent_port_lookup(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kmad_port_get("no-such-device", 1));
 }
 
+/* A NULL or error-pointer port is refused by every port call (mad.h). */
+static void agent_port_calls_null(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port *bad[] = { NULL, ERR_PTR(-ENODEV) };
+	u32 qpn = 77;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		KUNIT_EXPECT_NULL(test, kmad_port_dev_name(bad[i]));
+		KUNIT_EXPECT_EQ(test, kmad_port_num(bad[i]), 0);
+		KUNIT_EXPECT_EQ(test, kmad_port_lid(bad[i]), 0);
+		KUNIT_EXPECT_EQ(test, kmad_port_lmc(bad[i]), 0);
+		KUNIT_EXPECT_EQ(test, kmad_port_sm_lid(bad[i]), 0);
+		KUNIT_EXPECT_EQ(test, kmad_port_link_layer(bad[i]),
+				KMAD_LINK_LAYER_INFINIBAND);
+		KUNIT_EXPECT_FALSE(test, kmad_port_has_smi(bad[i]));
+		KUNIT_EXPECT_EQ(test, kmad_port_qp_num(bad[i], KMAD_QPT_GSI,
+						       &qpn), -EINVAL);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[0], KMAD_QPT_GSI, NULL),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, qpn, 77U);
+	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[0], KMAD_QPT_GSI, &qpn),
+			0);
+	KUNIT_EXPECT_EQ(test, qpn, 1U);
+}
+
 struct kt_client {
 	struct kmad_client client;
 	const char *prefix;
@@ -232,6 +260,71 @@ static void kt_client_remove(struct kmad_client *c, struct kmad_port *port,
 	struct kt_client *kc = data;
 
 	kc->removed++;
+}
+
+/* A client whose add callback registers another client. */
+struct kt_nested {
+	struct kmad_client client;
+	struct kmad_client inner;
+	int ret;
+	int calls;
+};
+
+static int kt_nested_add(struct kmad_client *c, struct kmad_port *port,
+			 void **data)
+{
+	struct kt_nested *n = container_of(c, struct kt_nested, client);
+
+	if (!n->calls++)
+		n->ret = kmad_register_client(&n->inner);
+	return -ENODEV;		/* no port kept: no remove calls */
+}
+
+/*
+ * Client misuse is refused, never a crash or a hang (mad.h): a second
+ * registration is -EBUSY; unregistering a client never registered, or
+ * twice, does nothing; a registration from a client callback, which runs
+ * under the lock it takes, is -EDEADLK.  A client unregistered can
+ * register again.
+ */
+static void agent_client_misuse(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_client never = { .name = "kt-never" };
+	struct kt_nested n = {
+		.client = { .name = "kt-outer", .add = kt_nested_add },
+		.inner = { .name = "kt-inner" },
+	};
+	char prefix[KMAD_NAME_LEN];
+	struct kt_client kc = {
+		.client = {
+			.name = "kt",
+			.add = kt_client_add,
+			.remove = kt_client_remove,
+		},
+		.prefix = prefix,
+	};
+
+	kmad_unregister_client(&never);
+	strscpy(prefix, kmad_port_dev_name(f->port[0]), sizeof(prefix));
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&kc.client), 0);
+	KUNIT_EXPECT_EQ(test, kc.added, 1);
+	KUNIT_EXPECT_EQ(test, kmad_register_client(&kc.client), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kc.added, 1);
+	kmad_unregister_client(&kc.client);
+	KUNIT_EXPECT_EQ(test, kc.removed, 1);
+	kmad_unregister_client(&kc.client);
+	KUNIT_EXPECT_EQ(test, kc.removed, 1);
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&kc.client), 0);
+	KUNIT_EXPECT_EQ(test, kc.added, 2);
+	kmad_unregister_client(&kc.client);
+	KUNIT_EXPECT_EQ(test, kc.removed, 2);
+
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&n.client), 0);
+	KUNIT_EXPECT_GE(test, n.calls, 1);
+	KUNIT_EXPECT_EQ(test, n.ret, -EDEADLK);
+	kmad_unregister_client(&n.client);
+	kmad_unregister_client(&n.inner);
 }
 
 /* A client hears about every existing port, then each one going away. */
@@ -375,6 +468,8 @@ static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_bad_arguments),
 	KUNIT_CASE(agent_port_lookup),
 	KUNIT_CASE(agent_client_add_remove),
+	KUNIT_CASE(agent_client_misuse),
+	KUNIT_CASE(agent_port_calls_null),
 	KUNIT_CASE(agent_failed_registration_unreachable),
 	KUNIT_CASE(agent_hi_tid_reused_after_port_removal),
 	{}
