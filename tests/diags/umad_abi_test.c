@@ -38,6 +38,7 @@
 
 static int n_ok, n_failed;
 static char umad_path[64], issm_path[64], cap_path[128], lid_path[128];
+static char dropped_path[128];
 static int peer_lid;
 
 static void result(const char *name, const char *fmt, ...)
@@ -185,14 +186,14 @@ static void t_register_limits(void)
 	      ioctl(fd, IB_USER_MAD_ENABLE_PKEY, NULL) && errno == EINVAL,
 	      "ENABLE_PKEY after a registration: %m");
 	result("enable_pkey_after_register", NULL);
-	/* The same class and method twice: kmad's overlap rule. */
+	/* The same class and method twice: EINVAL, ib_umad's code. */
 	bad = 6;
 	CHECK("register_overlap", !ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &bad),
 	      "id 6: %m");
 	id = reg(fd, 1, 0x09, 1, 0x01);
 	CHECK("register_overlap", id == 5, "first: %d", id);
 	id = reg(fd, 1, 0x09, 1, 0x01);
-	CHECK("register_overlap", id == -EBUSY, "second: %d", id);
+	CHECK("register_overlap", id == -EINVAL, "second: %d", id);
 	result("register_overlap", NULL);
 	/*
 	 * As libibumad's umad_register() asks (OpenSM's SM agent): a class
@@ -635,6 +636,93 @@ static void t_rmpp(void)
 	close(cli);
 }
 
+static long long read_ll(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int write_str(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+#define QUEUE_BYTES_PARAM "/sys/module/kmad_umad/parameters/recv_queue_bytes"
+
+/*
+ * The bytes one file holds unread are bounded (kmad_umad's
+ * recv_queue_bytes; ib_umad bounds only the count, and a reassembled RMPP
+ * message can be megabytes).  At 8 KiB, of three 5000-byte RMPP requests
+ * to a server that does not read, the first is queued (one is always
+ * taken), the other two dropped and counted in umadN/recv_dropped; read
+ * gives the first, then nothing.
+ */
+static void t_recv_queue_bytes(void)
+{
+	size_t big = HDR + SA_HDR + RMPP_DATA_LEN;
+	int srv = open_port(), cli = open_port(), sid, cid, lid, i, n;
+	uint8_t *w = calloc(1, big + 64), *r = calloc(1, big + 64);
+	struct ib_user_mad_hdr *wh = (struct ib_user_mad_hdr *)w;
+	char old[32] = "";
+	long long before;
+	FILE *f;
+
+	CHECK("recv_queue_bytes", srv >= 0 && cli >= 0 && w && r, "open: %m");
+	f = fopen(QUEUE_BYTES_PARAM, "r");
+	CHECK("recv_queue_bytes", f && fgets(old, sizeof(old), f),
+	      "read %s: %m", QUEUE_BYTES_PARAM);
+	fclose(f);
+	sid = reg_sa(srv, 1, 0x14, 0);
+	cid = reg_sa(cli, 1, 0, 0);
+	CHECK("recv_queue_bytes", sid >= 0 && cid >= 0, "register %d %d", sid,
+	      cid);
+	before = read_ll(dropped_path);
+	CHECK("recv_queue_bytes", before >= 0, "read %s: %m", dropped_path);
+	CHECK("recv_queue_bytes", !write_str(QUEUE_BYTES_PARAM, "8192"),
+	      "write %s: %m", QUEUE_BYTES_PARAM);
+	lid = read_hex(lid_path);
+	for (i = 0; i < 3; i++) {
+		make_sa(w, SA_HDR + RMPP_DATA_LEN, cid, lid, 0x14, 0x70 + i, 1,
+			i);
+		wh->timeout_ms = 0;	/* no response: ends at the final ACK */
+		wh->retries = 0;
+		CHECK("recv_queue_bytes", write(cli, w, big) == (ssize_t)big,
+		      "write %d: %m", i);
+	}
+	for (i = 0; i < 100 && read_ll(dropped_path) - before < 2; i++)
+		usleep(100000);
+	n = read(srv, r, big + 64);
+	write_str(QUEUE_BYTES_PARAM, old);
+	CHECK("recv_queue_bytes", read_ll(dropped_path) - before == 2,
+	      "recv_dropped grew by %lld, want 2",
+	      read_ll(dropped_path) - before);
+	CHECK("recv_queue_bytes", n == (int)big && r[HDR + 3] == 0x14 &&
+	      sa_data_ok(r + HDR, n - HDR, 0),
+	      "read %d (want %zu), data %s", n, big,
+	      n > 0 && sa_data_ok(r + HDR, n - HDR, 0) ? "ok" : "differs");
+	n = read(srv, r, big + 64);
+	CHECK("recv_queue_bytes", n < 0 && errno == EAGAIN,
+	      "second read %d: %m (want EAGAIN)", n);
+	result("recv_queue_bytes", NULL);
+	free(w);
+	free(r);
+	close(srv);
+	close(cli);
+}
+
 static void t_close_outstanding(void)
 {
 	int fd = open_port(), gsi, i;
@@ -913,6 +1001,8 @@ int main(int argc, char **argv)
 		 "/sys/class/infiniband/%s/ports/1/cap_mask", dev);
 	snprintf(lid_path, sizeof(lid_path),
 		 "/sys/class/infiniband/%s/ports/1/lid", dev);
+	snprintf(dropped_path, sizeof(dropped_path),
+		 "/sys/class/infiniband_mad/umad%s/recv_dropped", argv[1]);
 	peer_lid = atoi(argv[2]);
 
 	if (gone_cmd) {
@@ -929,6 +1019,7 @@ int main(int argc, char **argv)
 	t_timeout();
 	t_unsolicited();
 	t_rmpp();
+	t_recv_queue_bytes();
 	t_close_outstanding();
 	t_killed_in_read();
 	t_issm();

@@ -122,20 +122,51 @@ static struct kmad_agent *umad_take_agent(struct umad_file *file, u32 id)
 	return agent;
 }
 
+unsigned int umad_recv_queue_bytes = UMAD_MAX_RECV_BYTES;
+module_param_named(recv_queue_bytes, umad_recv_queue_bytes, uint, 0644);
+MODULE_PARM_DESC(recv_queue_bytes,
+		 "bytes of received MADs one open umadN holds unread, at most (one MAD is always taken)");
+
+/* Context: F held.  Would a received MAD of @len bytes overfill @file? */
+static bool umad_recv_full(const struct umad_file *file, size_t len)
+{
+	size_t max = READ_ONCE(umad_recv_queue_bytes);
+
+	lockdep_assert_held(&file->mutex);
+	if (!file->recv_count)
+		return false;
+	return file->recv_count >= UMAD_MAX_RECV_LIST || len > max ||
+	       file->recv_bytes > max - len;
+}
+
+/* Context: F held.  Put @packet back first in @file's queue for read(). */
+static void umad_requeue_first(struct umad_file *file,
+			       struct umad_packet *packet)
+{
+	lockdep_assert_held(&file->mutex);
+	list_add(&packet->list, &file->recv_list);
+	if (packet->is_recv) {
+		file->recv_count++;
+		file->recv_bytes += packet->length;
+	}
+}
+
 /*
- * Queue @packet for read() under the id @agent has in @file.  Fails (1)
- * if the agent has left the file (unregistering) or, for a received MAD,
- * the queue is full; the caller then frees the packet.
+ * Queue @packet for read() under the id @agent has in @file.  Fails if
+ * the agent has left the file (unregistering: -ENOENT) or, for a received
+ * MAD, the queue is full (-ENOSPC); the caller then frees the packet.
  */
 static int umad_queue_packet(struct umad_file *file, struct kmad_agent *agent,
 			     struct umad_packet *packet, bool is_recv)
 {
-	int ret = 1;
+	int ret = -ENOENT;
 	u32 id;
 
 	mutex_lock(&file->mutex);
-	if (is_recv && file->recv_count >= UMAD_MAX_RECV_LIST)
+	if (is_recv && umad_recv_full(file, packet->length)) {
+		ret = -ENOSPC;
 		goto unlock;
+	}
 	for (id = 0; id < UMAD_MAX_AGENTS; id++) {
 		if (umad_get_agent(file, id) != agent)
 			continue;
@@ -145,8 +176,10 @@ static int umad_queue_packet(struct umad_file *file, struct kmad_agent *agent,
 		 */
 		packet->hdr.length = umad_hdr_size(file) + packet->length;
 		list_add_tail(&packet->list, &file->recv_list);
-		if (is_recv)
+		if (is_recv) {
 			file->recv_count++;
+			file->recv_bytes += packet->length;
+		}
 		wake_up_interruptible(&file->recv_wait);
 		ret = 0;
 		break;
@@ -190,11 +223,12 @@ static void umad_recv_handler(struct kmad_agent *agent,
 {
 	struct umad_file *file = agent->context;
 	struct umad_packet *packet;
+	int ret;
 
 	/* An RMPP message kmad reassembled may be large: kvzalloc. */
 	packet = kvzalloc(struct_size(packet, mad, wc->mad_len), GFP_KERNEL);
 	if (!packet)
-		goto out_free_recv;
+		goto dropped;
 	/*
 	 * Copied: kmad's receive buffers live in a slab cache without a
 	 * usercopy region, and the receive is given back at once.
@@ -221,7 +255,7 @@ static void umad_recv_handler(struct kmad_agent *agent,
 		if (kmad_dest_from_wc(agent->port, wc, &dest) ||
 		    !dest.grh_present) {
 			umad_packet_free(packet);
-			goto out_free_recv;
+			goto dropped;
 		}
 		memcpy(packet->hdr.gid, dest.grh.dgid.raw, 16);
 		packet->hdr.gid_index = dest.grh.sgid_index;
@@ -229,8 +263,15 @@ static void umad_recv_handler(struct kmad_agent *agent,
 		packet->hdr.traffic_class = dest.grh.traffic_class;
 		packet->hdr.flow_label = cpu_to_be32(dest.grh.flow_label);
 	}
-	if (umad_queue_packet(file, agent, packet, true))
-		umad_packet_free(packet);
+	ret = umad_queue_packet(file, agent, packet, true);
+	if (!ret)
+		goto out_free_recv;
+	umad_packet_free(packet);
+	/* For an agent leaving the file: not a drop, nobody asks for it. */
+	if (ret == -ENOENT)
+		goto out_free_recv;
+dropped:
+	atomic64_inc(&file->port->recv_dropped);
 out_free_recv:
 	kmad_free_recv(wc);
 }
@@ -289,17 +330,25 @@ static ssize_t umad_read(struct file *filp, char __user *buf, size_t count,
 		mutex_unlock(&file->mutex);
 		return -EIO;
 	}
+	/*
+	 * Taken off the queue, and copied without F, which the file's
+	 * handlers take (a copy may fault and wait, ib_umad's read copies
+	 * without its mutex too).  A failed copy puts it back first.
+	 */
 	packet = list_first_entry(&file->recv_list, struct umad_packet, list);
-	ret = umad_copy_packet(file, buf, packet, count);
-	if (ret >= 0) {
-		list_del(&packet->list);
-		if (packet->is_recv)
-			file->recv_count--;
+	list_del(&packet->list);
+	if (packet->is_recv) {
+		file->recv_count--;
+		file->recv_bytes -= packet->length;
 	}
 	mutex_unlock(&file->mutex);
-	/* A failed copy leaves the packet first in the queue. */
-	if (ret < 0)
+	ret = umad_copy_packet(file, buf, packet, count);
+	if (ret < 0) {
+		mutex_lock(&file->mutex);
+		umad_requeue_first(file, packet);
+		mutex_unlock(&file->mutex);
 		return ret;
+	}
 	umad_packet_free(packet);
 	return ret;
 }
@@ -603,8 +652,20 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 				    req.mgmt_class || req.rmpp_version ?
 				    &req : NULL,
 				    umad_send_handler, umad_recv_handler, file);
-	if (IS_ERR(agent))
+	if (IS_ERR(agent)) {
+		/*
+		 * ib_umad's codes for these two refusals (ib_mad's
+		 * method_in_use() and its missing QP): libibumad's
+		 * umad_register2() falls back to REGISTER_AGENT on EINVAL.
+		 */
+		switch (PTR_ERR(agent)) {
+		case -EBUSY:
+			return -EINVAL;
+		case -EOPNOTSUPP:
+			return -EPROTONOSUPPORT;
+		}
 		return PTR_ERR(agent);
+	}
 	file->agents[id] = agent;
 	file->agent_rmpp[id] = reg->rmpp_version;
 	return id;

@@ -46,9 +46,21 @@ static ssize_t port_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(port);
 
+/* kmad_umad's own (ib_umad has no such file): see &umad_port.recv_dropped. */
+static ssize_t recv_dropped_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct umad_port *port = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&port->recv_dropped));
+}
+static DEVICE_ATTR_RO(recv_dropped);
+
 static struct attribute *umad_class_dev_attrs[] = {
 	&dev_attr_ibdev.attr,
 	&dev_attr_port.attr,
+	&dev_attr_recv_dropped.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(umad_class_dev);

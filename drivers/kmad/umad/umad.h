@@ -44,6 +44,15 @@
 #define UMAD_MAX_AGENTS		32
 #define UMAD_MAX_PORTS		64
 #define UMAD_MAX_RECV_LIST	200000
+/*
+ * And the bytes of received MADs one file may hold unread (their
+ * lengths): module parameter recv_queue_bytes, this by default.  ib_umad
+ * has the count alone; a reassembled RMPP message can be megabytes, so
+ * kmad_umad bounds the bytes too, as kmad bounds what waits for an
+ * agent's handler.  One MAD is always taken when none waits.
+ */
+#define UMAD_MAX_RECV_BYTES	(64U << 20)
+extern unsigned int umad_recv_queue_bytes;
 
 struct umad_ibdev;
 
@@ -60,6 +69,9 @@ struct umad_ibdev;
  * @file_mutex: P.
  * @files: P: open umadN files, &umad_file.port_entry.
  * @dead: P: the kmad port is gone.
+ * @recv_dropped: received MADs its files did not queue: a queue full
+ *	(count or bytes), a failed allocation, a GRH to none of the port's
+ *	GIDs.  sysfs umadN/recv_dropped.
  * @refs: one per struct device; the last release frees the port.
  */
 struct umad_port {
@@ -74,6 +86,7 @@ struct umad_port {
 	struct mutex file_mutex;	/* P */
 	struct list_head files;
 	bool dead;
+	atomic64_t recv_dropped;
 	struct kref refs;
 };
 
@@ -85,6 +98,7 @@ struct umad_port {
  * @agents: F: the agents by id; NULL: free.
  * @recv_list: F: packets for read(), &struct umad_packet.
  * @recv_count: F: received MADs on @recv_list.
+ * @recv_bytes: F: their lengths, summed.
  * @recv_wait: woken when @recv_list grows or the port dies.
  * @send_lock: S.
  * @send_list: S: posted sends, for the duplicate check.
@@ -103,6 +117,7 @@ struct umad_file {
 	bool agent_rmpp[UMAD_MAX_AGENTS];
 	struct list_head recv_list;
 	unsigned int recv_count;
+	size_t recv_bytes;
 	wait_queue_head_t recv_wait;
 	spinlock_t send_lock;		/* S */
 	struct list_head send_list;
