@@ -35,6 +35,7 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_RECV_FLUSHED] = "recv_flushed",
 	[KMAD_PSTAT_RECV_ERRORS] = "recv_errors",
 	[KMAD_PSTAT_RECV_NOBUF] = "recv_alloc_failures",
+	[KMAD_PSTAT_RECV_POST_FAILED] = "recv_post_failures",
 	[KMAD_PSTAT_QP_RECOVERIES] = "qp_recoveries",
 	[KMAD_PSTAT_CQ_EVENTS] = "cq_events",
 	[KMAD_PSTAT_CQ_EMPTY_EVENTS] = "cq_empty_drains",

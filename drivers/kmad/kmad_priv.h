@@ -194,6 +194,9 @@ enum kmad_port_stat {
 	KMAD_PSTAT_RECV_FLUSHED,	/* receive buffers flushed */
 	KMAD_PSTAT_RECV_ERRORS,		/* receives failed otherwise: dropped */
 	KMAD_PSTAT_RECV_NOBUF,		/* receive buffer allocation failures */
+	KMAD_PSTAT_RECV_POST_FAILED,	/* receive buffers the provider
+					 * refused (post_recv() failed)
+					 */
 	KMAD_PSTAT_QP_RECOVERIES,	/* QP error recoveries */
 	KMAD_PSTAT_CQ_EVENTS,		/* completion events */
 	KMAD_PSTAT_CQ_EMPTY_EVENTS,	/* drains that found nothing */

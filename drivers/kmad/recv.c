@@ -145,6 +145,8 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 			qpi->rq_posted++;
 		spin_unlock_irqrestore(&qpi->lock, flags);
 		if (ret) {
+			kmad_port_stat_inc(qpi->port,
+					   KMAD_PSTAT_RECV_POST_FAILED);
 			kfree(recv);
 			break;
 		}

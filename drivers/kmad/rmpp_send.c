@@ -634,7 +634,8 @@ static void rmpp_stopped(struct kmad_rmpp_send *rs,
  * callback frees it).  Its header is @got's with the Method's response
  * bit flipped, as ib_mad's nack_recv() makes it; its TID is kept
  * (kmad_post_send() keeps an RMPP ACK's, STOP's and ABORT's).  Best
- * effort: a failure leaves the receiver to time out.
+ * effort: a failure leaves the receiver to time out, and is counted
+ * (rmpp_recv_dropped).
  */
 static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 				const struct kmad_dest *dest,
@@ -646,10 +647,12 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 
 	responder = kmad_port_responder_get(agent->qpi->port, agent->qpi->qpt);
 	if (!responder)
-		return;
+		goto dropped;
 	buf = kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
-	if (IS_ERR(buf))
-		goto out;
+	if (IS_ERR(buf)) {
+		kmad_agent_put(responder);
+		goto dropped;
+	}
 	r = (struct kmad_rmpp_mad *)buf->mad;
 	memcpy(r, got, KMAD_RMPP_MAD_HDR_SIZE);
 	r->mad_hdr.method ^= KMAD_METHOD_RESP;
@@ -662,10 +665,14 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 	r->rmpp_hdr.rmpp_status = status;
 	r->rmpp_hdr.seg_num = 0;
 	r->rmpp_hdr.paylen_newwin = 0;
-	if (kmad_post_send(buf))
-		kmad_free_send_buf(buf);
-out:
+	if (!kmad_post_send(buf)) {
+		kmad_agent_put(responder);
+		return;
+	}
+	kmad_free_send_buf(buf);
 	kmad_agent_put(responder);
+dropped:
+	kmad_port_stat_inc(agent->qpi->port, KMAD_PSTAT_RMPP_DROPPED);
 }
 
 bool kmad_rmpp_send_ctl(struct kmad_agent_priv *agent,

@@ -323,6 +323,9 @@ static void qp_refill_retried_when_empty(struct kunit *test)
 			unmatched + KT_RQ_DEPTH);
 	posted = kt_qp_rq_posted(qpi);
 	KUNIT_ASSERT_EQ(test, posted, 0U);
+	/* Refused buffers are counted (recv_post_failures). */
+	KUNIT_EXPECT_GE(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_RECV_POST_FAILED),
+			1LL);
 
 	KUNIT_ASSERT_EQ(test, kmad_sim_fail_post_recv(f->fab, KT_DEV1, KT_QPN,
 						      0), 0);
