@@ -361,7 +361,7 @@ struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 	struct kmad_agent_priv *agent;
 	int ret;
 
-	if (!port || !send_handler)
+	if (IS_ERR_OR_NULL(port) || !send_handler)
 		return ERR_PTR(-EINVAL);
 	ret = reg_validate(qpt, req);
 	if (ret)

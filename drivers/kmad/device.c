@@ -28,14 +28,20 @@ static DEFINE_MUTEX(kmad_devices_lock);
  */
 static DEFINE_SPINLOCK(kmad_devices_spin);
 static LIST_HEAD(kmad_devices);		/* G + kmad_devices_spin */
-static LIST_HEAD(kmad_clients);		/* G */
+/*
+ * Registered clients.  Writers hold G and kmad_clients_lock, so that a
+ * handler's kmad_register_client(), which cannot take G, can tell a
+ * registered client under the spinlock alone.
+ */
+static LIST_HEAD(kmad_clients);		/* G + kmad_clients_lock */
 /*
  * Clients registered from a ULP handler, whose add calls are deferred to
  * kmad_event_wq: the handler cannot take G (a removal holding G may be
- * waiting for it).
+ * waiting for it).  A client is on one list at most: the check and the
+ * move are made in one hold of kmad_clients_lock.
  */
-static DEFINE_SPINLOCK(kmad_clients_pending_lock);
-static LIST_HEAD(kmad_clients_pending);	/* kmad_clients_pending_lock */
+static DEFINE_SPINLOCK(kmad_clients_lock);
+static LIST_HEAD(kmad_clients_pending);	/* kmad_clients_lock */
 static void clients_pending_work(struct work_struct *work);
 static DECLARE_WORK(kmad_clients_pending_work, clients_pending_work);
 
@@ -674,30 +680,22 @@ void kmad_device_flush(struct kmad_device *dev)
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
 /* Is the caller a ULP handler (which runs from its agent's work)? */
-/* Context: G held.  Is @client registered (its add calls made)? */
-static bool client_registered(const struct kmad_client *client)
+/*
+ * Context: kmad_clients_lock held.  Is @client on either list: registered,
+ * or waiting for its add calls (registered from a handler)?
+ */
+static bool client_known(const struct kmad_client *client)
 {
 	const struct kmad_client *c;
 
-	lockdep_assert_held(&kmad_devices_lock);
+	lockdep_assert_held(&kmad_clients_lock);
 	list_for_each_entry(c, &kmad_clients, list)
 		if (c == client)
 			return true;
-	return false;
-}
-
-/* Is @client waiting for its add calls (registered from a handler)? */
-static bool client_pending(const struct kmad_client *client)
-{
-	const struct kmad_client *c;
-	bool found = false;
-
-	spin_lock(&kmad_clients_pending_lock);
 	list_for_each_entry(c, &kmad_clients_pending, list)
 		if (c == client)
-			found = true;
-	spin_unlock(&kmad_clients_pending_lock);
-	return found;
+			return true;
+	return false;
 }
 
 static bool in_agent_handler(void)
@@ -708,11 +706,14 @@ static bool in_agent_handler(void)
 }
 
 /*
- * Context: G held.  Add @client and tell it of every registered port.
- * Return: 0, or -ENOMEM with @client not added (@gfp without
- * __GFP_NOFAIL).
+ * Context: G held.  Add @client to the registered clients and tell it of
+ * every registered port.  @pending: it is on the pending list (registered
+ * from a handler), and moves from there.
+ * Return: 0; -EBUSY if it is known already (not @pending); -ENOMEM with
+ * @client not added (@gfp without __GFP_NOFAIL).
  */
-static int client_add_all(struct kmad_client *client, gfp_t gfp)
+static int client_add_all(struct kmad_client *client, gfp_t gfp,
+			  bool pending)
 {
 	struct kmad_device *dev;
 	unsigned int ports = 0;
@@ -724,10 +725,21 @@ static int client_add_all(struct kmad_client *client, gfp_t gfp)
 		ports += dev->num_ports;
 	if (client_data_alloc(&cds, ports, gfp))
 		return -ENOMEM;
-	list_add_tail(&client->list, &kmad_clients);
+	spin_lock(&kmad_clients_lock);
+	if (!pending && client_known(client)) {
+		spin_unlock(&kmad_clients_lock);
+		client_data_free(&cds);
+		return -EBUSY;
+	}
+	if (pending)
+		list_move_tail(&client->list, &kmad_clients);
+	else
+		list_add_tail(&client->list, &kmad_clients);
+	spin_unlock(&kmad_clients_lock);
 	list_for_each_entry(dev, &kmad_devices, list)
 		for (i = 0; i < dev->num_ports; i++)
 			client_add_port(client, &dev->ports[i], &cds);
+	client_data_free(&cds);
 	return 0;
 }
 
@@ -736,20 +748,21 @@ static void clients_pending_work(struct work_struct *work)
 {
 	struct kmad_client *client;
 
+	/* With G held the pending list only grows (an unregister takes G
+	 * first): the first client stays first until moved.
+	 */
 	mutex_lock(&kmad_devices_lock);
 	for (;;) {
-		spin_lock(&kmad_clients_pending_lock);
+		spin_lock(&kmad_clients_lock);
 		client = list_first_entry_or_null(&kmad_clients_pending,
 						  struct kmad_client, list);
-		if (client)
-			list_del(&client->list);
-		spin_unlock(&kmad_clients_pending_lock);
+		spin_unlock(&kmad_clients_lock);
 		if (!client)
 			break;
 		/* Its kmad_register_client() returned 0 long ago: the
 		 * records, a few dozen bytes a port, must come.
 		 */
-		client_add_all(client, GFP_KERNEL | __GFP_NOFAIL);
+		client_add_all(client, GFP_KERNEL | __GFP_NOFAIL, true);
 	}
 	mutex_unlock(&kmad_devices_lock);
 	kmad_work_ended();
@@ -777,18 +790,18 @@ int kmad_register_client(struct kmad_client *client)
 		return -EINVAL;
 	if (in_client_callback())
 		return -EDEADLK;
-	if (client_pending(client))
-		return -EBUSY;
 	if (in_agent_handler()) {
-		spin_lock(&kmad_clients_pending_lock);
-		list_add_tail(&client->list, &kmad_clients_pending);
-		spin_unlock(&kmad_clients_pending_lock);
-		queue_work(kmad_event_wq, &kmad_clients_pending_work);
-		return 0;
+		spin_lock(&kmad_clients_lock);
+		ret = client_known(client) ? -EBUSY : 0;
+		if (!ret)
+			list_add_tail(&client->list, &kmad_clients_pending);
+		spin_unlock(&kmad_clients_lock);
+		if (!ret)
+			queue_work(kmad_event_wq, &kmad_clients_pending_work);
+		return ret;
 	}
 	mutex_lock(&kmad_devices_lock);
-	ret = client_registered(client) ? -EBUSY :
-	      client_add_all(client, GFP_KERNEL);
+	ret = client_add_all(client, GFP_KERNEL, false);
 	mutex_unlock(&kmad_devices_lock);
 	return ret;
 }
@@ -812,6 +825,7 @@ void kmad_unregister_client(struct kmad_client *client)
 {
 	struct kmad_client *pending;
 	struct kmad_device *dev;
+	bool registered;
 	int i;
 
 	if (!client)
@@ -827,24 +841,27 @@ void kmad_unregister_client(struct kmad_client *client)
 	/* Registered from a handler and not added yet: just forget it (the
 	 * pending work adds under G, so it cannot be halfway through).
 	 */
-	spin_lock(&kmad_clients_pending_lock);
+	spin_lock(&kmad_clients_lock);
 	list_for_each_entry(pending, &kmad_clients_pending, list) {
 		if (pending == client) {
 			list_del(&client->list);
-			spin_unlock(&kmad_clients_pending_lock);
+			spin_unlock(&kmad_clients_lock);
 			mutex_unlock(&kmad_devices_lock);
 			return;
 		}
 	}
-	spin_unlock(&kmad_clients_pending_lock);
-	if (!client_registered(client)) {
+	registered = client_known(client);
+	spin_unlock(&kmad_clients_lock);
+	if (!registered) {
 		mutex_unlock(&kmad_devices_lock);
 		return;
 	}
 	list_for_each_entry(dev, &kmad_devices, list)
 		for (i = 0; i < dev->num_ports; i++)
 			client_remove_port(client, &dev->ports[i]);
+	spin_lock(&kmad_clients_lock);
 	list_del(&client->list);
+	spin_unlock(&kmad_clients_lock);
 	mutex_unlock(&kmad_devices_lock);
 }
 EXPORT_SYMBOL_GPL(kmad_unregister_client);
@@ -884,7 +901,7 @@ EXPORT_SYMBOL_GPL(kmad_port_get);
  */
 void kmad_port_put(struct kmad_port *port)
 {
-	if (port)
+	if (!IS_ERR_OR_NULL(port))
 		kmad_device_put(port->dev);
 }
 EXPORT_SYMBOL_GPL(kmad_port_put);
@@ -1095,7 +1112,7 @@ int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
 	struct kmad_device *dev;
 	int idx, ret;
 
-	if (!port || !gid)
+	if (IS_ERR_OR_NULL(port) || !gid)
 		return -EINVAL;
 	dev = port->dev;
 	if (index >= port_gid_tbl_len(port))
@@ -1133,7 +1150,7 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear)
 	int idx, ret;
 
 	might_sleep();
-	if (!port)
+	if (IS_ERR_OR_NULL(port))
 		return -EINVAL;
 	dev = port->dev;
 	idx = srcu_read_lock(&kmad_provider_srcu);
@@ -1180,7 +1197,7 @@ int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
 	struct kmad_device *dev;
 	int idx, ret;
 
-	if (!port || !pkey)
+	if (IS_ERR_OR_NULL(port) || !pkey)
 		return -EINVAL;
 	dev = port->dev;
 	idx = srcu_read_lock(&kmad_provider_srcu);

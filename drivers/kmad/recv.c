@@ -364,7 +364,7 @@ int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 int kmad_dest_from_wc(struct kmad_port *port, const struct kmad_recv_wc *wc,
 		      struct kmad_dest *dest)
 {
-	if (!port || IS_ERR_OR_NULL(wc) || !wc->mad || !dest)
+	if (IS_ERR_OR_NULL(port) || IS_ERR_OR_NULL(wc) || !wc->mad || !dest)
 		return -EINVAL;
 	return kmad_recv_reply_dest(port, dest, wc);
 }

@@ -207,12 +207,21 @@ static void agent_port_lookup(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kmad_port_get("no-such-device", 1));
 }
 
+/* A send-only agent on @port (NULL: refused). */
+static struct kmad_agent *kt_reg_err_port(struct kmad_port *port)
+{
+	return kmad_register_agent(port, KMAD_QPT_GSI, NULL, kt_send_handler,
+				   NULL, NULL);
+}
+
 /* A NULL or error-pointer port is refused by every port call (mad.h). */
 static void agent_port_calls_null(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_port *bad[] = { NULL, ERR_PTR(-ENODEV) };
+	union kmad_gid gid;
 	u32 qpn = 77;
+	u16 pkey;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -226,6 +235,15 @@ static void agent_port_calls_null(struct kunit *test)
 		KUNIT_EXPECT_FALSE(test, kmad_port_has_smi(bad[i]));
 		KUNIT_EXPECT_EQ(test, kmad_port_qp_num(bad[i], KMAD_QPT_GSI,
 						       &qpn), -EINVAL);
+		KUNIT_EXPECT_EQ(test, kmad_port_query_gid(bad[i], 0, &gid),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, kmad_port_query_pkey(bad[i], 0, &pkey),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, kmad_port_modify_cap(bad[i], 0, 0),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(kt_reg_err_port(bad[i])),
+				-EINVAL);
+		kmad_port_put(bad[i]);
 	}
 	KUNIT_EXPECT_EQ(test, kmad_port_qp_num(f->port[0], KMAD_QPT_GSI, NULL),
 			-EINVAL);

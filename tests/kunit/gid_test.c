@@ -359,6 +359,8 @@ static void gid_create_response_by_gid(struct kunit *test)
 			0);
 	KUNIT_EXPECT_EQ(test, memcmp(&dest, &resp->dest, sizeof(dest)), 0);
 	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(NULL, wc, &dest), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(ERR_PTR(-ENODEV), wc, &dest),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], NULL, &dest),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, NULL),

@@ -338,6 +338,33 @@ static void handler_register_client_during_removal(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&kh->client_removes), 1);
 }
 
+/*
+ * A handler registering a client registered already gets -EBUSY, as in
+ * process context (mad.h), and the client is not added again: the
+ * handler's path, which cannot take the client lock G, checks under the
+ * spinlock every writer of the client list holds.
+ */
+static void handler_register_client_twice(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kh_ctx *kh = kh_current;
+
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&kh->client), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kh->client_adds), 1);
+	kh->agent = kh_server(kh);
+	kh->action = KH_REGISTER_CLIENT;
+	kh_inject_get(kh, 9);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
+	kh_wait_out(kh);
+	KUNIT_EXPECT_EQ(test, kh->result[0], -EBUSY);
+	kt_settle(f);
+	kmad_device_flush(kmad_sim_device(f->fab, KT_DEV1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kh->client_adds), 1);
+	kmad_unregister_client(&kh->client);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kh->client_removes), 1);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(kh->agent), 0);
+}
+
 /* Inside recv_handler for a response, the matched request is still
  * posted: post -EINVAL, cancel and modify -EALREADY; after its
  * send_handler it may be posted again.
@@ -451,6 +478,7 @@ static struct kunit_case kh_cases[] = {
 	KUNIT_CASE(handler_unregister_other_agent_same_qp),
 	KUNIT_CASE(handler_port_get_during_removal),
 	KUNIT_CASE(handler_register_client_during_removal),
+	KUNIT_CASE(handler_register_client_twice),
 	KUNIT_CASE(handler_request_still_posted_in_recv_handler),
 	KUNIT_CASE(handler_cancel_chain_flushed),
 	{}
