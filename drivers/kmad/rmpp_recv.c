@@ -25,7 +25,9 @@
  * the last segment received in order and NewWindowLast; the window opens
  * by a receive queue's depth / 8 (at least 1) segments at the first
  * segment and each time the last segment of the window arrives, and the
- * last segment is acknowledged at once.  A segment already had (a
+ * last segment is acknowledged at once -- unless the message is a request
+ * the agent's backlog has no room for (kmad_agent_recvs_full()): that
+ * segment is dropped unanswered, so its sender repeats it.  A segment already had (a
  * duplicate, or any segment of a finished transfer) is acknowledged again
  * with the last one had, so a sender whose ACK was lost goes on.  One past
  * the next expected is dropped and the last good acknowledged (ib_mad

@@ -149,6 +149,8 @@ static void umad_requeue_first(struct umad_file *file,
 		file->recv_count++;
 		file->recv_bytes += packet->length;
 	}
+	/* Another reader may have found the queue empty meanwhile. */
+	wake_up_interruptible(&file->recv_wait);
 }
 
 /*
@@ -590,9 +592,10 @@ struct umad_reg {
 
 /*
  * Register an agent for @reg and store it in a free id of @file.
- * Return: the id, or -EPIPE (port gone), -EINVAL (QPN not 0 or 1, or kmad
- * refused the registration), -ENOMEM (no free id), -EBUSY (overlaps
- * another agent's methods).
+ * Return: the id, or -EPIPE (port gone), -EINVAL (QPN not 0 or 1, kmad
+ * refused the registration, or it overlaps another agent's methods: as
+ * ib_umad), -EPROTONOSUPPORT (QP0 on a port without one: as ib_umad),
+ * -ENOMEM (no free id).
  */
 static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 {
