@@ -273,7 +273,7 @@ fi
 
 # The exchanges that need kmad: announced always, SKIPPED when the tree
 # has no module for them.
-KMAD_STEPS="kmad/load kmad_interop rdma-to-kmad remove/rmmod-interop-first remove/rdma-link-delete remove/rmmod-kmad_ib-first"
+KMAD_STEPS="kmad/load kmad/rename kmad_interop rdma-to-kmad remove/rmmod-interop-first remove/rdma-link-delete remove/rmmod-kmad_ib-first"
 for s in $KMAD_STEPS; do
 	expect "$s"
 done
@@ -363,6 +363,25 @@ kmad_steps() {
 		return 0
 	fi
 	report kmad/load "ok kmad and kmad_ib loaded, kmad devices rxe0 and rxe1"
+	# ib_core renames a device (rdma-core's udev rule does, at boot):
+	# its kmad device keeps the name it was added with, and kmad_ib says
+	# so; renamed back, the rest of the run sees rxe0 again.
+	mark 6
+	if ! bounded 30 rdma dev set rxe0 name rxer; then
+		report kmad/rename "FAILED rdma dev set rxe0 name rxer"
+	else
+		if wait_for 10 since_has 6 'rxer: renamed by ib_core; its kmad device keeps the name rxe0 ' &&
+		   kmad_dev rxe0 && ! kmad_dev rxer; then
+			verdict="ok rxe0 renamed rxer: kmad device rxe0 kept, kmad_ib warned"
+		else
+			verdict="FAILED no warning, or kmad devices: $(echo /sys/kernel/debug/kmad/*)"
+		fi
+		if bounded 30 rdma dev set rxer name rxe0; then
+			report kmad/rename "$verdict"
+		else
+			report kmad/rename "FAILED rdma dev set rxer name rxe0 (after: $verdict)"
+		fi
+	fi
 	if ! have kmad_interop; then
 		skip_all "(no tests/interop/kmad_interop.c in the tree)"
 		return 0

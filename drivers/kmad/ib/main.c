@@ -140,8 +140,13 @@ static bool device_usable(struct ib_device *ibdev)
 
 	if (!ibdev->phys_port_cnt || ibdev->phys_port_cnt > U8_MAX)
 		return false;
+	/*
+	 * Every port must carry IBTA MADs: not iWARP (no MADs), nor Intel
+	 * OPA, whose MADs (base version 0x80, up to 2 KiB) and 32-bit LIDs
+	 * kmad does not carry.
+	 */
 	rdma_for_each_port(ibdev, p) {
-		if (!rdma_cap_ib_mad(ibdev, p))
+		if (!rdma_cap_ib_mad(ibdev, p) || rdma_cap_opa_mad(ibdev, p))
 			return false;
 	}
 	return true;
@@ -297,10 +302,26 @@ static void kmad_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	kmad_device_free(dev);
 }
 
+/*
+ * ib_core renamed the device (rdma-core's udev rule renames new devices
+ * to persistent names).  kmad's name stays the one it was added with,
+ * until the device is removed: say so, since ULPs find ports by name and
+ * a device ib_core later gives the old name is skipped while this one
+ * holds it (Documentation/kmad_ib.rst).
+ */
+static void kmad_ib_rename(struct ib_device *ibdev, void *client_data)
+{
+	struct kmad_ib_dev *kdev = client_data;
+
+	pr_warn("%s: renamed by ib_core; its kmad device keeps the name %s until it is removed\n",
+		dev_name(&ibdev->dev), kmad_device_name(kdev->dev));
+}
+
 static struct ib_client kmad_ib_client = {
 	.name = "kmad_ib",
 	.add = kmad_ib_add_one,
 	.remove = kmad_ib_remove_one,
+	.rename = kmad_ib_rename,
 };
 
 static int __init kmad_ib_init(void)
