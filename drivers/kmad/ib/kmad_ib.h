@@ -26,9 +26,9 @@
  * Locks: Q (&kmad_ib_qp.lock, irq-safe) guards a QP's free slot list, the
  * DMA state of its slots, the SMI QP's state, lingering list and feeders;
  * S (&kmad_ib_cq.sw_lock, irq-safe) a CQ's software completion list.
- * Neither is held while taking the other, or while calling kmad; Q is
- * held around ib_cancel_mad() (which takes ib_mad's agent lock and calls
- * no handler), never around another ib_mad call.
+ * Neither is held while taking the other, or while calling kmad or
+ * ib_mad: ib_cancel_mad() is called without Q, on a lingering copy held
+ * by a reference (smi.c).
  */
 #ifndef KMAD_IB_H
 #define KMAD_IB_H

@@ -30,7 +30,7 @@
  * on &kmad_ib_port.qp0_agent).  ib_mad calls kmad_ib_mad_send_handler()
  * once the hardware completed it (or failed it); that queues a software
  * completion on the QP's CQ (kmad_ib_sw_complete()) and calls
- * kmad_cq_event(), and poll_cq() returns software completions after the
+ * kmad_cq_event(), and poll_cq() returns software completions before the
  * hardware CQ's.  So every such send has exactly one completion, polled
  * like any CQE, never before ib_mad's: also when kmad moves the QP to the
  * error state (ib_mad's QP1 is not ours to flush: the send completes as
@@ -490,7 +490,7 @@ struct kmad_ib_wr *kmad_ib_wr_get_sw_locked(struct kmad_ib_qp *iqp,
  * @w: a busy slot taken with kmad_ib_wr_get_sw_locked(), on no list.
  * @status: how it ended.
  *
- * poll_cq() returns it after the hardware CQ's completions.  Context:
+ * poll_cq() returns it before the hardware CQ's completions.  Context:
  * any but hard interrupt; Q and S not held.
  */
 void kmad_ib_sw_complete(struct kmad_ib_wr *w, enum kmad_wc_status status)
