@@ -77,6 +77,31 @@ void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n)
 }
 
 /**
+ * kmad_timer_delay() - the delay to give a timer that must fire by @delay
+ * jiffies from now.
+ * @delay: jiffies.
+ *
+ * Linux's timer wheel fires a timer up to one granule of its level after
+ * its expiry (kernel/time/timer.c, calc_index(): rounded up to the
+ * level's granule, never early): a tick below 63 ticks, up to 8/63 of the
+ * delay beyond.  Queued for @delay, a work asked to run "by then" would
+ * run up to an eighth of it late, and &kmad_agent_priv.timer_at, which
+ * promises "by then", would hide a sooner deadline that comes in between
+ * (the arm is skipped as not sooner).  From 63 ticks on, the delay is cut
+ * by an eighth and a tick, so that the timer fires by @delay:
+ * (7/8 d) * (1 + 8/63) < d.  Run early, the work finds nothing due and
+ * queues itself again for what is left, in finer granules, until the
+ * last, under 63 ticks, fires within a tick.
+ *
+ * Return: the delay to queue with.
+ */
+unsigned long kmad_timer_delay(unsigned long delay)
+{
+	return delay < 63 ? delay : delay - delay / 8 - 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(kmad_timer_delay);
+
+/**
  * kmad_agent_queue_work() - (re)queue the agent's work to run in @delay.
  * @agent: the agent; the caller holds a reference and the agent lock.
  * @delay: jiffies from now.
@@ -90,7 +115,8 @@ void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n)
 void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay)
 {
 	lockdep_assert_held(&agent->lock);
-	if (!mod_delayed_work(kmad_agent_wq, &agent->work, delay))
+	if (!mod_delayed_work(kmad_agent_wq, &agent->work,
+			      kmad_timer_delay(delay)))
 		refcount_inc(&agent->refs);	/* was idle: now queued */
 }
 

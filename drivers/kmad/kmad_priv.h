@@ -907,6 +907,7 @@ struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 						    bool *class_known);
 void kmad_agent_put(struct kmad_agent_priv *agent);
 void kmad_agent_put_many(struct kmad_agent_priv *agent, unsigned int n);
+unsigned long kmad_timer_delay(unsigned long delay);
 void kmad_agent_queue_work(struct kmad_agent_priv *agent, unsigned long delay);
 void kmad_agent_run_now(struct kmad_agent_priv *agent);
 bool kmad_agent_get(struct kmad_agent_priv *agent);

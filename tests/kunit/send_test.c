@@ -983,6 +983,44 @@ static void send_expire_in_batches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, timeouts, KS_EXPIRE_N - 1);
 }
 
+/*
+ * When a timer queued with @delay fires at the latest, in ticks from now,
+ * by the rule of Linux 6.1's timer wheel (kernel/time/timer.c,
+ * calc_wheel_index() and calc_index()): level n >= 1 holds delays from
+ * 63 << 3(n - 1) and rounds the expiry up to the next multiple of 8^n,
+ * level 0 to the next tick.
+ */
+static unsigned long ks_linux_fires_by(unsigned long delay)
+{
+	unsigned int shift = 0;
+
+	while (delay >= (63UL << shift))
+		shift += 3;
+	return delay + (1UL << shift);
+}
+
+/*
+ * kmad_timer_delay() (agent.c) queues the agent's work early enough that
+ * Linux's timer fires it by the time &kmad_agent_priv.timer_at promises:
+ * for every delay up to 2^22 ticks, a tick late at most (below 63 ticks,
+ * where Linux itself fires a tick after the expiry), else on time.
+ */
+static void send_timer_delay_by_deadline(struct kunit *test)
+{
+	unsigned long d, fires, late = 0, first = 0;
+
+	for (d = 1; d < (1UL << 22); d++) {
+		fires = ks_linux_fires_by(kmad_timer_delay(d));
+		if (fires <= d || (d < 63 && fires == d + 1))
+			continue;
+		if (!late++)
+			first = d;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, late, 0UL, "first late delay %lu", first);
+	/* Queued as asked, a 4104-tick delay could fire 512 ticks late. */
+	KUNIT_EXPECT_EQ(test, ks_linux_fires_by(4104), 4104UL + 512);
+}
+
 static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_response_one_work_run),
@@ -1011,6 +1049,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_timeout_range),
 	KUNIT_CASE(send_clock_jump),
 	KUNIT_CASE(send_expire_in_batches),
+	KUNIT_CASE(send_timer_delay_by_deadline),
 	{}
 };
 
@@ -1093,6 +1132,68 @@ static void send_async_sooner_deadline(struct kunit *test)
 	kmad_free_send_buf(soon);
 }
 
+/* A send whose deadline lies past a cascade of the wheel's 4096-tick
+ * level at least 4032 ticks away, where Linux's timer granule is 512.
+ */
+#define KS_CASCADE_MS		8200
+/* How late the 1 ms send may time out: far under the granule. */
+#define KS_GRANULE_BOUND_MS	250
+
+/*
+ * Real clock: a deadline that comes while the agent's work is queued for
+ * a later wheel event is not put off by Linux's timer granule.  The 8.2 s
+ * send has the work queued for its wheel slot's cascade C, 4104-8200
+ * ticks ahead, where Linux's timer wheel rounds a timer up to 512 ticks:
+ * queued for C, the work ran at C + 512 (C is a multiple of 4096), and a
+ * 1 ms send posted at C, its deadline after C so its arm skipped as "not
+ * sooner", waited for that run.  Since 2026-12-02 the timer is queued an
+ * eighth early (kmad_timer_delay()), so the work runs by C.  (Before: the
+ * 1 ms send timed out some 500 ms after its post.)
+ */
+static void send_async_deadline_after_cascade(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *agent = kmad_agent_priv(f->agent);
+	struct kmad_send_buf *late = kt_request(f, f->agent, KMAD_METHOD_GET,
+						1, KS_CASCADE_MS, 0);
+	struct kmad_send_buf *soon = kt_request(f, f->agent, KMAD_METHOD_GET,
+						2, 1, 0);
+	unsigned long flags, t0;
+	unsigned int took;
+	u64 armed;
+
+	late->dest.dlid = 0x100;
+	soon->dest.dlid = 0x100;
+	kt_post(f, late);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_state(late, NULL) ==
+					      KMAD_SS_WAIT_RESP,
+					      KT_ASYNC_WAIT_MS));
+	spin_lock_irqsave(&agent->lock, flags);
+	armed = agent->timer_at;
+	spin_unlock_irqrestore(&agent->lock, flags);
+	KUNIT_ASSERT_LT(test, armed,
+			kmad_send_wr(late)->deadline_node.expires + 1);
+	KUNIT_ASSERT_TRUE(test,
+			  kt_wait_until(time_after_eq64(get_jiffies_64(), armed),
+					KS_CASCADE_MS + KT_ASYNC_WAIT_MS));
+	t0 = jiffies;
+	kt_post(f, soon);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_events(f) >= 1,
+					      KT_ASYNC_WAIT_MS));
+	took = jiffies_to_msecs(jiffies - t0);
+	kunit_info(test, "the 1 ms send posted at the cascade timed out after %u ms\n",
+		   took);
+	KUNIT_EXPECT_LT(test, took, KS_GRANULE_BOUND_MS);
+	kt_expect_send(f, 0, soon, KMAD_SEND_RESP_TIMEOUT);
+
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(late), 0);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_events(f) >= 2,
+					      KT_ASYNC_WAIT_MS));
+	kt_expect_send(f, 1, late, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(late);
+	kmad_free_send_buf(soon);
+}
+
 /*
  * A run of the agent's work queued to start at once while the work is
  * already running (here from the work's test seam, as a TID table resize
@@ -1160,6 +1261,7 @@ static int ks_async_init(struct kunit *test)
 static struct kunit_case send_async_cases[] = {
 	KUNIT_CASE(send_async_sooner_deadline),
 	KUNIT_CASE(send_async_run_queued_meanwhile),
+	KUNIT_CASE(send_async_deadline_after_cascade),
 	{}
 };
 
