@@ -280,6 +280,16 @@ static void kt_client_remove(struct kmad_client *c, struct kmad_port *port,
 	kc->removed++;
 }
 
+/* A kt_client for the devices whose names start with @pfx. */
+#define KT_CLIENT(pfx) {						\
+	.client = {							\
+		.name = "kt",						\
+		.add = kt_client_add,					\
+		.remove = kt_client_remove,				\
+	},								\
+	.prefix = (pfx),						\
+}
+
 /* A client whose add callback registers another client. */
 struct kt_nested {
 	struct kmad_client client;
@@ -314,14 +324,7 @@ static void agent_client_misuse(struct kunit *test)
 		.inner = { .name = "kt-inner" },
 	};
 	char prefix[KMAD_NAME_LEN];
-	struct kt_client kc = {
-		.client = {
-			.name = "kt",
-			.add = kt_client_add,
-			.remove = kt_client_remove,
-		},
-		.prefix = prefix,
-	};
+	struct kt_client kc = KT_CLIENT(prefix);
 
 	kmad_unregister_client(&never);
 	strscpy(prefix, kmad_port_dev_name(f->port[0]), sizeof(prefix));
@@ -350,14 +353,7 @@ static void agent_client_add_remove(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	char prefix[KMAD_NAME_LEN];
-	struct kt_client kc = {
-		.client = {
-			.name = "kt",
-			.add = kt_client_add,
-			.remove = kt_client_remove,
-		},
-		.prefix = prefix,
-	};
+	struct kt_client kc = KT_CLIENT(prefix);
 
 	strscpy(prefix, kmad_port_dev_name(f->port[0]), sizeof(prefix));
 	prefix[strlen(prefix) - 1] = '\0';	/* "<module><N>_" */

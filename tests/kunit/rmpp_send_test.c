@@ -873,14 +873,8 @@ static void rmpp_request_response_timeout(struct kunit *test)
 	kt_post(f, buf);
 	rt_tx(f, buf, 1, &seg1);
 	rt_ack(f, &seg1, 1, 1);
-	kmad_sim_advance_clock(f->fab, 499);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);
-	kt_settle(f);
+	kt_expect_timeout_in(f, buf, 500);
 	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
 	kmad_free_send_buf(buf);
 }
 
@@ -1082,14 +1076,8 @@ static void rmpp_final_ack_during_retry_request(struct kunit *test)
 	rt_tx(f, buf, 2, &mad);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	rt_expect_live(f, buf);
-	kmad_sim_advance_clock(f->fab, 499);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);
-	kt_settle(f);
+	kt_expect_timeout_in(f, buf, 500);
 	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
 	kmad_free_send_buf(buf);
 }
 
@@ -1207,14 +1195,8 @@ static void rmpp_modify_mid_window(struct kunit *test)
 	rt_ack(f, &seg1, 3, 3);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	rt_expect_live(f, buf);
-	kmad_sim_advance_clock(f->fab, 999);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);
-	kt_settle(f);
+	kt_expect_timeout_in(f, buf, 1000);
 	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
 	kmad_free_send_buf(buf);
 }
 
@@ -1295,14 +1277,8 @@ static void rmpp_modify_ack_wait_capped(struct kunit *test)
 	kt_settle(f);
 	KUNIT_EXPECT_EQ(test, kmad_modify_send(buf, 10000), 0);
 	KUNIT_EXPECT_EQ(test, buf->timeout_ms, 10000U);
-	kmad_sim_advance_clock(f->fab, 1999);
-	kt_settle(f);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
-	kmad_sim_advance_clock(f->fab, 1);
-	kt_settle(f);
+	kt_expect_timeout_in(f, buf, 2000);
 	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
 	kmad_free_send_buf(buf);
 }
 
