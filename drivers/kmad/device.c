@@ -679,7 +679,6 @@ void kmad_device_flush(struct kmad_device *dev)
 }
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
-/* Is the caller a ULP handler (which runs from its agent's work)? */
 /*
  * Context: kmad_clients_lock held.  Is @client on either list: registered,
  * or waiting for its add calls (registered from a handler)?
@@ -698,6 +697,7 @@ static bool client_known(const struct kmad_client *client)
 	return false;
 }
 
+/* Is the caller a ULP handler (which runs from its agent's work)? */
 static bool in_agent_handler(void)
 {
 	struct work_struct *work = current_work();

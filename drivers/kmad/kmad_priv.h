@@ -4,7 +4,8 @@
  *
  * Locking legend; every field below names its rule in a trailing comment:
  *
- *   G: kmad_devices_lock (mutex): the device list and client list.
+ *   G: kmad_devices_lock (mutex): the device list and client list (its
+ *      writers also hold kmad_clients_lock, which a handler reads it under).
  *   P: kmad_port.reg_mutex: agent registration on a port; writers of the
  *      port's agent list (readers use RCU).
  *   Q: kmad_qp_info.lock (irq-safe spinlock): a QP's send slots,
@@ -45,7 +46,7 @@
  * provider's own locks nest inside it: the sim's CQ lock, then its fabric
  * lock).  Clients' add, remove and port_changed callbacks run under G.
  * Leaf spinlocks outside the order: kmad_port.attr_lock (above),
- * kmad_devices_spin and kmad_clients_pending_lock (process context).
+ * kmad_devices_spin and kmad_clients_lock (process context).
  */
 #ifndef KMAD_PRIV_H
 #define KMAD_PRIV_H
