@@ -680,21 +680,26 @@ void kmad_device_flush(struct kmad_device *dev)
 EXPORT_SYMBOL_GPL(kmad_device_flush);
 
 /*
- * Context: kmad_clients_lock held.  Is @client on either list: registered,
- * or waiting for its add calls (registered from a handler)?
+ * Context: kmad_clients_lock held.  Is @client on @list; on either list
+ * (client_known()): registered, or waiting for its add calls (registered
+ * from a handler)?
  */
-static bool client_known(const struct kmad_client *client)
+static bool client_on(const struct list_head *list,
+		      const struct kmad_client *client)
 {
 	const struct kmad_client *c;
 
 	lockdep_assert_held(&kmad_clients_lock);
-	list_for_each_entry(c, &kmad_clients, list)
-		if (c == client)
-			return true;
-	list_for_each_entry(c, &kmad_clients_pending, list)
+	list_for_each_entry(c, list, list)
 		if (c == client)
 			return true;
 	return false;
+}
+
+static bool client_known(const struct kmad_client *client)
+{
+	return client_on(&kmad_clients, client) ||
+	       client_on(&kmad_clients_pending, client);
 }
 
 /* Is the caller a ULP handler (which runs from its agent's work)? */
@@ -823,9 +828,8 @@ EXPORT_SYMBOL_GPL(kmad_register_client);
  */
 void kmad_unregister_client(struct kmad_client *client)
 {
-	struct kmad_client *pending;
+	bool pending, registered;
 	struct kmad_device *dev;
-	bool registered;
 	int i;
 
 	if (!client)
@@ -842,15 +846,10 @@ void kmad_unregister_client(struct kmad_client *client)
 	 * pending work adds under G, so it cannot be halfway through).
 	 */
 	spin_lock(&kmad_clients_lock);
-	list_for_each_entry(pending, &kmad_clients_pending, list) {
-		if (pending == client) {
-			list_del(&client->list);
-			spin_unlock(&kmad_clients_lock);
-			mutex_unlock(&kmad_devices_lock);
-			return;
-		}
-	}
-	registered = client_known(client);
+	pending = client_on(&kmad_clients_pending, client);
+	if (pending)
+		list_del(&client->list);
+	registered = !pending && client_on(&kmad_clients, client);
 	spin_unlock(&kmad_clients_lock);
 	if (!registered) {
 		mutex_unlock(&kmad_devices_lock);

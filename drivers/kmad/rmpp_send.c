@@ -649,10 +649,8 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 	if (!responder)
 		goto dropped;
 	buf = kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
-	if (IS_ERR(buf)) {
-		kmad_agent_put(responder);
-		goto dropped;
-	}
+	if (IS_ERR(buf))
+		goto put;
 	r = (struct kmad_rmpp_mad *)buf->mad;
 	memcpy(r, got, KMAD_RMPP_MAD_HDR_SIZE);
 	r->mad_hdr.method ^= KMAD_METHOD_RESP;
@@ -670,6 +668,7 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 		return;
 	}
 	kmad_free_send_buf(buf);
+put:
 	kmad_agent_put(responder);
 dropped:
 	kmad_port_stat_inc(agent->qpi->port, KMAD_PSTAT_RMPP_DROPPED);
