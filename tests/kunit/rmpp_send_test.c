@@ -198,6 +198,18 @@ static void rt_ack(struct kt_fix *f, const struct kmad_mad *seg1, u32 seg,
 	rt_ctl(f, seg1, KMAD_RMPP_TYPE_ACK, 0, seg, newwin);
 }
 
+/* @buf's two segments go out, each ACKed (window 2): the transfer done. */
+static void rt_two_acked(struct kt_fix *f, struct kmad_send_buf *buf,
+			 struct kmad_mad *seg1)
+{
+	struct kmad_mad mad;
+
+	rt_tx(f, buf, 1, seg1);
+	rt_ack(f, seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	rt_ack(f, seg1, 2, 2);
+}
+
 /* The packet on the wire is kmad's ABORT with @status about @seg1. */
 static void rt_expect_abort(struct kt_fix *f, const struct kmad_mad *seg1,
 			    u8 status)
@@ -733,14 +745,11 @@ static void rmpp_request_then_response(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
 					   KMAD_METHOD_GET_MULTI, 14, 300, 500, 1);
-	struct kmad_mad seg1, mad;
+	struct kmad_mad seg1;
 	unsigned int refs;
 
 	kt_post(f, buf);
-	rt_tx(f, buf, 1, &seg1);
-	rt_ack(f, &seg1, 1, 2);
-	rt_tx(f, buf, 2, &mad);
-	rt_ack(f, &seg1, 2, 2);
+	rt_two_acked(f, buf, &seg1);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, &refs), KMAD_SS_WAIT_RESP);
 	KUNIT_EXPECT_EQ(test, refs, 1U);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
@@ -838,7 +847,7 @@ static void rmpp_same_tid_after_cancel(struct kunit *test)
 					 KMAD_METHOD_GET_MULTI, 60, 300, 0, 0);
 	struct kmad_send_buf *b = rt_buf(f, rt_req_agent,
 					 KMAD_METHOD_GET_MULTI, 60, 300, 0, 0);
-	struct kmad_mad seg1, mad;
+	struct kmad_mad seg1;
 
 	kt_post(f, a);
 	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);
@@ -849,10 +858,7 @@ static void rmpp_same_tid_after_cancel(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
 	if (kt_state(b, NULL) != KMAD_SS_INIT) {
-		rt_tx(f, b, 1, &seg1);
-		rt_ack(f, &seg1, 1, 2);
-		rt_tx(f, b, 2, &mad);
-		rt_ack(f, &seg1, 2, 2);
+		rt_two_acked(f, b, &seg1);
 		KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 		kt_expect_send(f, 1, b, KMAD_SEND_OK);
 	}
@@ -889,14 +895,11 @@ static void rmpp_response_send(struct kunit *test)
 	struct kmad_send_buf *buf = rt_buf(f, rt_sa_agent,
 					   KMAD_METHOD_GET_TABLE_RESP, tid, 300,
 					   0, 0);
-	struct kmad_mad seg1, mad;
+	struct kmad_mad seg1;
 
 	kt_post(f, buf);
 	KUNIT_EXPECT_EQ(test, be64_to_cpu(buf->mad->mad_hdr.tid), tid);
-	rt_tx(f, buf, 1, &seg1);
-	rt_ack(f, &seg1, 1, 2);
-	rt_tx(f, buf, 2, &mad);
-	rt_ack(f, &seg1, 2, 2);
+	rt_two_acked(f, buf, &seg1);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
 	kmad_free_send_buf(buf);
@@ -1291,13 +1294,10 @@ static void rmpp_late_ctl_after_final_ack(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
 					   KMAD_METHOD_GET_MULTI, 37, 400, 500, 1);
-	struct kmad_mad seg1, mad;
+	struct kmad_mad seg1;
 
 	kt_post(f, buf);
-	rt_tx(f, buf, 1, &seg1);
-	rt_ack(f, &seg1, 1, 2);
-	rt_tx(f, buf, 2, &mad);
-	rt_ack(f, &seg1, 2, 2);
+	rt_two_acked(f, buf, &seg1);
 	rt_ack(f, &seg1, 2, 2);
 	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0, 0);
 	rt_ctl(f, &seg1, KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_T2L, 0, 0);

@@ -1060,6 +1060,19 @@ static struct kunit_suite send_suite = {
 	.test_cases = send_cases,
 };
 
+/*
+ * Post @buf to LID 0x100, which nobody has (the send completes, no
+ * response comes), and wait until it waits for its response.
+ */
+static void ks_post_waiting(struct kt_fix *f, struct kmad_send_buf *buf)
+{
+	buf->dest.dlid = 0x100;
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(f->test, kt_wait_until(kt_state(buf, NULL) ==
+						 KMAD_SS_WAIT_RESP,
+						 KT_ASYNC_WAIT_MS));
+}
+
 /* The later send's timeout: far beyond any stall of a loaded guest. */
 #define KS_LATE_MS	60000
 /* The sooner one's. */
@@ -1095,12 +1108,8 @@ static void send_async_sooner_deadline(struct kunit *test)
 	unsigned long t0, flags;
 	unsigned int took;
 
-	late->dest.dlid = 0x100;
 	soon->dest.dlid = 0x100;
-	kt_post(f, late);
-	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_state(late, NULL) ==
-					      KMAD_SS_WAIT_RESP,
-					      KT_ASYNC_WAIT_MS));
+	ks_post_waiting(f, late);
 	spin_lock_irqsave(&agent->lock, flags);
 	armed = agent->timer_at;
 	late_deadline = kmad_send_wr(late)->deadline_node.expires;
@@ -1159,11 +1168,7 @@ static void send_async_timer_fires_by_deadline(struct kunit *test)
 	bool pending;
 	u64 armed;
 
-	late->dest.dlid = 0x100;
-	kt_post(f, late);
-	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_state(late, NULL) ==
-					      KMAD_SS_WAIT_RESP,
-					      KT_ASYNC_WAIT_MS));
+	ks_post_waiting(f, late);
 	spin_lock_irqsave(&agent->lock, flags);
 	armed = agent->timer_at;
 	pending = delayed_work_pending(&agent->work);
@@ -1217,11 +1222,7 @@ static void send_async_run_queued_meanwhile(struct kunit *test)
 						1, KS_LATE_MS, 0);
 	unsigned long runs, flags;
 
-	late->dest.dlid = 0x100;
-	kt_post(f, late);
-	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_state(late, NULL) ==
-					      KMAD_SS_WAIT_RESP,
-					      KT_ASYNC_WAIT_MS));
+	ks_post_waiting(f, late);
 	kt_settle(f);
 	atomic_set(&ks_requeued, 0);
 	WRITE_ONCE(ks_requeue_agent, agent);
