@@ -94,6 +94,38 @@ else
 	fi
 fi
 
+# Other targets, as the kernel's build bots would try: W=1 builds of
+# every module of the tree (kmad_ib and the KUnit modules included)
+# against a 32-bit x86 tree (gcc) and an x86_64 tree built with clang,
+# both only prepared (tests/qemu/prep.sh).  Any warning fails, and so
+# does a 64-bit division compiled into a libgcc call: a 32-bit kernel has
+# none of them, so the module would not load there.  With no
+# Module.symvers the kernel's exports are unknown, so modpost's
+# "undefined" warnings are expected and skipped.
+for flavor in i386 clang; do
+	mapfile -t prep < <("$root/tests/qemu/prep.sh" "$flavor")
+	read -r -a kargs <<< "${prep[-2]}"
+	echo ">> W=1 build against the $flavor tree ${prep[-1]}"
+	tmp=$(mktemp -d)
+	(cd "$root" && git ls-files -co --exclude-standard -z) |
+		(cd "$root" && xargs -0 cp --parents -t "$tmp")
+	log=$(mktemp)
+	if ! make -C "$tmp" KDIR="${prep[-1]}" "${kargs[@]}" W=1 \
+		KBUILD_MODPOST_WARN=1 modules > "$log" 2>&1; then
+		cat "$log"
+		fail=1
+	elif grep -E 'warning:|error:' "$log"; then
+		fail=1
+	fi
+	while IFS= read -r ko; do
+		if nm -u "$ko" | grep -E '__(u?(div|mod|divmod)di[34]|ashldi3|ashrdi3|lshrdi3|u?cmpdi2|muldi3)$'; then
+			echo "lint: ${ko#"$tmp"/} needs a libgcc helper on $flavor (use div_u64() and friends)" >&2
+			fail=1
+		fi
+	done < <(find "$tmp" -name '*.ko')
+	rm -rf "$tmp" "$log"
+done
+
 # Documentation: every file must parse as reStructuredText without a
 # warning (a broken table or a stray line turns into garbled text).
 # Debian's python3 and python3-docutils, whatever python3 is first in PATH.

@@ -96,6 +96,7 @@
  */
 
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/vmalloc.h>
 
@@ -1935,10 +1936,11 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 	if (f->sigs_lost)
 		kunit_info(f->test, "  %llu more of other kinds\n", f->sigs_lost);
 	kunit_info(f->test, "time: %llu batches; generate+inject %lld ms, receive drain %lld ms, answers off the wire %lld ms, checks+reposts %lld ms; an idle settle %lld us\n",
-		   f->batches, f->t_gen / NSEC_PER_MSEC,
-		   f->t_recv / NSEC_PER_MSEC, f->t_wire / NSEC_PER_MSEC,
-		   f->t_other / NSEC_PER_MSEC,
-		   f->t_idle_settle / NSEC_PER_USEC);
+		   f->batches, div_s64(f->t_gen, NSEC_PER_MSEC),
+		   div_s64(f->t_recv, NSEC_PER_MSEC),
+		   div_s64(f->t_wire, NSEC_PER_MSEC),
+		   div_s64(f->t_other, NSEC_PER_MSEC),
+		   div_s64(f->t_idle_settle, NSEC_PER_USEC));
 
 	KUNIT_EXPECT_EQ(f->test, d->delivered, e->injected - e->recv_errors);
 	KUNIT_EXPECT_EQ(f->test, d->sim_recv_errors, e->recv_errors);
@@ -2007,7 +2009,8 @@ static void fz_count_reached(struct kunit *test)
 	s64 ns = atomic64_read(&fz_random_ns);
 
 	kunit_info(test, "fuzz_random: %lld MADs into QP0 and QP1 in %lld ms of guest time (%lld ns per MAD); count %u\n",
-		   done, ns / NSEC_PER_MSEC, done ? ns / done : 0, fz_count);
+		   done, div_s64(ns, NSEC_PER_MSEC),
+		   done ? div64_s64(ns, done) : 0, fz_count);
 	KUNIT_EXPECT_GE(test, done, (s64)fz_count);
 }
 
@@ -2044,8 +2047,8 @@ static void fuzz_random(struct kunit *test)
 	atomic64_add(f->exp.injected, &fz_random_done);
 	atomic64_add(ns, &fz_random_ns);
 	kunit_info(test, "shard %u: %llu MADs (%llu inputs) in %lld ms, %lld ns per MAD\n",
-		   shard + 1, f->exp.injected, i, ns / NSEC_PER_MSEC,
-		   f->exp.injected ? ns / (s64)f->exp.injected : 0);
+		   shard + 1, f->exp.injected, i, div_s64(ns, NSEC_PER_MSEC),
+		   f->exp.injected ? div64_s64(ns, f->exp.injected) : 0);
 	KUNIT_EXPECT_EQ(test, f->exp.injected, n);
 	fz_verdict(f, "random");
 	if (shard == shards - 1)

@@ -15,8 +15,10 @@ check_pkgs=(bc bison flex libelf-dev libssl-dev xz-utils python3
 for what in "$@"; do
 	case "$what" in
 	check) pkgs+=("${check_pkgs[@]}") ;;
-	# lint: python3-docutils for the reStructuredText check
-	lint) pkgs+=("${check_pkgs[@]}" sparse perl python3-docutils) ;;
+	# lint: python3-docutils for the reStructuredText check; clang, lld
+	# and llvm for the LLVM=1 build (tests/qemu/prep.sh clang)
+	lint) pkgs+=("${check_pkgs[@]}" sparse perl python3-docutils
+		     clang lld llvm) ;;
 	stock) pkgs+=(linux-headers-amd64 linux-image-amd64) ;;
 	# make run: the stock kernel and its headers, rsync for the build copy
 	run) pkgs+=(linux-headers-amd64 linux-image-amd64 rsync) ;;
