@@ -273,7 +273,7 @@ fi
 
 # The exchanges that need kmad: announced always, SKIPPED when the tree
 # has no module for them.
-KMAD_STEPS="kmad/load kmad/rename kmad_interop rdma-to-kmad remove/rmmod-interop-first remove/rdma-link-delete remove/rmmod-kmad_ib-first"
+KMAD_STEPS="kmad/load kmad/rename kmad/umad-refused kmad_interop rdma-to-kmad remove/rmmod-interop-first remove/rdma-link-delete remove/rmmod-kmad_ib-first"
 for s in $KMAD_STEPS; do
 	expect "$s"
 done
@@ -380,6 +380,26 @@ kmad_steps() {
 			report kmad/rename "$verdict"
 		else
 			report kmad/rename "FAILED rdma dev set rxer name rxe0 (after: $verdict)"
+		fi
+	fi
+	# kmad_umad's classes (infiniband, infiniband_mad) are ib_core's and
+	# ib_umad's here: it refuses to load, and says why.
+	# (busybox's modprobe may exit 0 when the init failed: what counts is
+	# whether the module is loaded, and what the log says.)
+	mark 7
+	if ! have kmad_umad; then
+		report kmad/umad-refused "SKIPPED (no kmad_umad.ko in the tree)"
+	else
+		bounded 30 modprobe kmad_umad
+		if loaded kmad_umad; then
+			report kmad/umad-refused "FAILED kmad_umad loaded beside ib_core"
+			bounded 30 rmmod kmad_umad || say "FAILED: rmmod kmad_umad"
+		elif since_has 7 'cannot create duplicate\|symbol_get'; then
+			report kmad/umad-refused "FAILED kmad_umad did not see ib_core: $(since 7 | grep -m1 'cannot create duplicate\|symbol_get')"
+		elif since_has 7 "kmad_umad: the kernel's ib_core is present"; then
+			report kmad/umad-refused "ok modprobe kmad_umad refused: ib_core is present"
+		else
+			report kmad/umad-refused "FAILED modprobe kmad_umad failed without saying why"
 		fi
 	fi
 	if ! have kmad_interop; then

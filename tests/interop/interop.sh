@@ -126,7 +126,7 @@ built() {	# built <modules.order> <module>: its path, if listed
 		sed "s|^\([^/]\)|$(dirname "$1")/\1|"
 }
 kos=()
-for m in kmad kmad_ib; do
+for m in kmad kmad_ib kmad_umad; do
 	ko=$(built "$src/modules.order" "$m")
 	[ -n "$ko" ] && kos+=("$ko")
 done

@@ -20,6 +20,7 @@
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <rdma/ib_verbs.h>
 
 #include "umad.h"
 
@@ -209,16 +210,20 @@ static struct kmad_client umad_client = {
 };
 
 /*
- * ib_core's "ib_register_client" is there (loaded or built in): its
- * classes infiniband and infiniband_mad are, or will be, ib_core's.
+ * ib_core is there (loaded or built in): its classes infiniband and
+ * infiniband_mad are, or will be, ib_core's and ib_umad's.  symbol_get()
+ * finds only EXPORT_SYMBOL_GPL symbols (Linux 6.1.53 on, and Debian's 6.1
+ * kernels): ib_register_client is a plain EXPORT_SYMBOL, which it never
+ * finds there (it warns instead), so ask for ib_core's GPL export ib_wq
+ * (device.c).
  */
 static bool umad_ib_core_present(void)
 {
-	void *sym = __symbol_get("ib_register_client");
+	struct workqueue_struct **wq = symbol_get(ib_wq);
 
-	if (!sym)
+	if (!wq)
 		return false;
-	__symbol_put("ib_register_client");
+	symbol_put(ib_wq);
 	return true;
 }
 
