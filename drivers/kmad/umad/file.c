@@ -47,6 +47,7 @@
 
 #define pr_fmt(fmt) "kmad_umad: " fmt
 
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/nospec.h>
@@ -709,7 +710,15 @@ static long umad_reg_finish(struct umad_file *file, int id,
 	return ret;
 }
 
-static long umad_reg_agent(struct umad_file *file, void __user *arg)
+/*
+ * REGISTER_AGENT's method_mask is 128 bits as the caller's longs, as
+ * libibumad fills it.  A 32-bit process on a 64-bit kernel (@compat) wrote
+ * four 32-bit longs: word i holds methods 32i to 32i + 31, which 64-bit
+ * longs hold in the other order on a big-endian host.  (As ib_umad does;
+ * on little-endian hosts both are the same bytes.)
+ */
+static long umad_reg_agent(struct umad_file *file, void __user *arg,
+			   bool compat)
 {
 	struct ib_user_mad_reg_req ureq;
 	struct umad_reg reg = {};
@@ -722,9 +731,14 @@ static long umad_reg_agent(struct umad_file *file, void __user *arg)
 	reg.class_version = ureq.mgmt_class_version;
 	reg.rmpp_version = ureq.rmpp_version;
 	memcpy(reg.oui, ureq.oui, sizeof(reg.oui));
-	/* 128 bits as longs: the same bytes on a 64-bit little-endian host. */
-	bitmap_copy(reg.method_mask, (const unsigned long *)ureq.method_mask,
-		    KMAD_METHODS);
+	if (compat)
+		bitmap_from_arr32(reg.method_mask,
+				  (const u32 *)ureq.method_mask,
+				  KMAD_METHODS);
+	else
+		bitmap_copy(reg.method_mask,
+			    (const unsigned long *)ureq.method_mask,
+			    KMAD_METHODS);
 
 	mutex_lock(&file->port->file_mutex);
 	mutex_lock(&file->mutex);
@@ -804,23 +818,38 @@ static long umad_enable_pkey(struct umad_file *file)
 	return ret;
 }
 
-static long umad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+static long umad_do_ioctl(struct file *filp, unsigned int cmd,
+			  void __user *arg, bool compat)
 {
 	struct umad_file *file = filp->private_data;
 
 	switch (cmd) {
 	case IB_USER_MAD_REGISTER_AGENT:
-		return umad_reg_agent(file, (void __user *)arg);
+		return umad_reg_agent(file, arg, compat);
 	case IB_USER_MAD_UNREGISTER_AGENT:
-		return umad_unreg_agent(file, (u32 __user *)arg);
+		return umad_unreg_agent(file, arg);
 	case IB_USER_MAD_ENABLE_PKEY:
 		return umad_enable_pkey(file);
 	case IB_USER_MAD_REGISTER_AGENT2:
-		return umad_reg_agent2(file, (void __user *)arg);
+		return umad_reg_agent2(file, arg);
 	default:
 		return -ENOIOCTLCMD;
 	}
 }
+
+static long umad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	return umad_do_ioctl(filp, cmd, (void __user *)arg, false);
+}
+
+#ifdef CONFIG_COMPAT
+/* Every argument is a pointer; only REGISTER_AGENT's mask differs. */
+static long umad_compat_ioctl(struct file *filp, unsigned int cmd,
+			      unsigned long arg)
+{
+	return umad_do_ioctl(filp, cmd, compat_ptr(arg), true);
+}
+#endif
 
 static int umad_open(struct inode *inode, struct file *filp)
 {
@@ -926,7 +955,9 @@ const struct file_operations umad_fops = {
 	.write = umad_write,
 	.poll = umad_poll,
 	.unlocked_ioctl = umad_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl = umad_compat_ioctl,
+#endif
 	.open = umad_open,
 	.release = umad_release,
 	.llseek = no_llseek,
