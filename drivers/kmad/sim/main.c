@@ -26,10 +26,18 @@
 
 #include <kmad/sim.h>
 
+/*
+ * Built in, kmad_sim makes no fabric at boot unless the command line asks
+ * for one (kmad_sim.topology=): a kernel with it is not a test machine.
+ */
+#ifdef MODULE
 static char *topology = "pair";
+#else
+static char *topology = "none";
+#endif
 module_param(topology, charp, 0444);
 MODULE_PARM_DESC(topology,
-		 "default fabric: \"pair\" (two linked HCAs, default), \"star\" (HCAs around a switch), \"tree\" (a root switch, leaf switches, HCAs on the leaves), \"fattree\" (spines, leaves each cabled to every spine, HCAs on the leaves) or \"none\"");
+		 "default fabric: \"pair\" (two linked HCAs, default as a module), \"star\" (HCAs around a switch), \"tree\" (a root switch, leaf switches, HCAs on the leaves), \"fattree\" (spines, leaves each cabled to every spine, HCAs on the leaves) or \"none\" (default built in)");
 
 static unsigned int hcas = KMAD_SIM_DEFAULT_HCAS;
 module_param(hcas, uint, 0444);
