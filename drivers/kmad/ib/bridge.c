@@ -72,7 +72,8 @@ static void bridge_recv_handler(struct ib_mad_agent *agent,
 	struct kmad_ib_port *port = b->port;
 	struct kmad_ib_dev *kdev = port->kdev;
 	const struct ib_wc *iwc = rwc->wc;
-	u8 grh[KMAD_GRH_BYTES];
+	/* kmad_ib_grh_fixup() stores words into it (the IPv4 case). */
+	u8 grh[KMAD_GRH_BYTES] __aligned(8);
 	struct kmad_wc wc = {};
 	bool has_grh;
 	int ret;

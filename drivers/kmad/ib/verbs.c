@@ -670,7 +670,8 @@ static bool wc_is_ipv4(const struct ib_wc *iwc, const void *area)
  * @kdev: the device.
  * @port_num: the port it arrived at.
  * @iwc: its completion, with %IB_WC_GRH set.
- * @grh: the %KMAD_GRH_BYTES GRH area.
+ * @grh: the %KMAD_GRH_BYTES GRH area, 4-byte aligned at least: the IPv4
+ *	case stores 32-bit words into it.
  *
  * Rewrites an IPv4 header left by RoCEv2 (see grh_from_ipv4()).
  */
