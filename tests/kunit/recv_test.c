@@ -942,6 +942,14 @@ static void recv_flood_backlog_bounded(struct kunit *test)
 	KUNIT_EXPECT_GE(test, taken, (s64)KMAD_AGENT_RECVS_MAX);
 	KUNIT_EXPECT_LE(test, taken, (s64)KMAD_AGENT_RECVS_MAX + 1);
 	KUNIT_EXPECT_EQ(test, taken + dropped, (s64)KR_FLOOD);
+	/* testing.rst's accounting (2): every MAD received ends once. */
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_RECEIVED),
+			kt_pstat(f, KT_DEV1, KMAD_PSTAT_RESP_MATCHED) +
+			kt_pstat(f, KT_DEV1, KMAD_PSTAT_RESP_UNMATCHED) +
+			taken +
+			kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED) +
+			kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DROPPED) +
+			dropped);
 	KUNIT_EXPECT_EQ(test, atomic_read(&fl.calls), 1);
 
 	runs = READ_ONCE(priv->work_runs);
