@@ -216,6 +216,7 @@ void kmad_qp_send(struct kmad_qp_info *qpi, struct kmad_send_wr *wr)
 	bool kick;
 	unsigned long flags;
 
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
 	spin_lock_irqsave(&qpi->lock, flags);
 	WARN_ON_ONCE(wr->hw != KMAD_HW_IDLE);
 	wr->hw = KMAD_HW_WAITING;

@@ -195,6 +195,38 @@ static void dereg_overflow_send_flushed_at_once(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_FLUSHED);
 }
 
+/*
+ * Unregister with a flow-control backlog behind a send the hardware holds:
+ * the flush takes the holder's slot back, but a DYING agent sends nothing
+ * more.  The backlogged send ends FLUSHED at once, never on the wire; the
+ * holder at its send completion.
+ */
+static void dereg_backlog_not_sent_when_slot_freed(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a, *b;
+	struct kt_unreg u;
+
+	kmad_agent_set_flow_limit(f->agent, 1);
+	a = kt_request(f, f->agent, KMAD_METHOD_GET, 1, 1000, 0);
+	b = kt_request(f, f->agent, KMAD_METHOD_GET, 2, 1000, 0);
+	kt_post(f, a);
+	kt_post(f, b);
+	KUNIT_ASSERT_EQ(test, kt_state(b, NULL), KMAD_SS_BACKLOG);
+
+	kt_unreg_start_flushed(f, &u, b);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			1U);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_unreg_wait(f, &u);
+	KUNIT_EXPECT_EQ(test, u.sends_at_return, 2);
+	kt_expect_send(f, 1, a, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
 /* What kt_repost_handler saw. */
 struct kt_repost {
 	atomic_t calls;
@@ -472,6 +504,29 @@ static void dereg_port_removal_flushes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_post_send(a), -ESHUTDOWN);
 	kmad_free_send_buf(a);
 	kmad_free_send_buf(b);
+}
+
+/*
+ * Port removal ends a send the QP never took (the overflow list: the send
+ * queue was full) as FLUSHED, like those it took: without a timeout the
+ * status is the send completion's, and that send never had one.
+ */
+static void dereg_port_removal_flushes_overflow(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	unsigned int depth = KMAD_DEFAULT_SQ_DEPTH, i;
+
+	f->free_on_send = true;
+	for (i = 0; i <= depth; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			depth);
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), (int)depth + 1);
+	for (i = 0; i <= depth; i++)
+		KUNIT_EXPECT_EQ_MSG(test, f->ev[i].status, KMAD_SEND_FLUSHED,
+				    "event %u", i);
 }
 
 /* Item: port removal's flush and the ULP's unregister on one agent. */
@@ -771,6 +826,8 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_idle_then_late_response),
 	KUNIT_CASE(dereg_concurrent_agents),
 	KUNIT_CASE(dereg_port_removal_flushes),
+	KUNIT_CASE(dereg_backlog_not_sent_when_slot_freed),
+	KUNIT_CASE(dereg_port_removal_flushes_overflow),
 	KUNIT_CASE(dereg_unregister_inside_port_flush),
 	KUNIT_CASE(dereg_overlapping_stops),
 	KUNIT_CASE(dereg_late_completion_keeps_order),

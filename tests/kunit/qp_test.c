@@ -143,6 +143,38 @@ static void qp_recovery_retries_failed_reset(struct kunit *test)
 			errors + 2);
 }
 
+/*
+ * Failed resets count toward giving the QP up within one recovery only:
+ * a QP that recovers after one failed reset, KMAD_QP_RECOVER_TRIES times
+ * over, still runs and still sends.
+ */
+static void qp_recovery_tries_per_recovery(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	int i;
+
+	f->free_on_send = true;
+	for (i = 0; i < KMAD_QP_RECOVER_TRIES; i++) {
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, i, 0, 0));
+		KUNIT_ASSERT_EQ(test,
+				kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+							KMAD_QPS_RESET, 1), 0);
+		KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0,
+							KT_QPN), 0);
+		KUNIT_ASSERT_TRUE_MSG(test, kt_wait_pending(f, 1),
+				      "recovery %d", i + 1);
+		KUNIT_ASSERT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+		KUNIT_ASSERT_EQ(test, kt_events(f), i + 1);
+		KUNIT_EXPECT_EQ(test, f->ev[i].status, KMAD_SEND_OK);
+	}
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + KMAD_QP_RECOVER_TRIES);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+}
+
 /* A QP whose reset keeps failing is given up after a bounded number of
  * tries: every send waiting on it (flushed, or posted during recovery),
  * and every send posted later, ends with a local error, and the QP stays
@@ -345,6 +377,7 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_send_flush_while_running),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
+	KUNIT_CASE(qp_recovery_tries_per_recovery),
 	KUNIT_CASE(qp_recovery_retries_failed_flush),
 	KUNIT_CASE(qp_stop_retries_failed_flush),
 	KUNIT_CASE(qp_destroy_event_after_drain_cancel),

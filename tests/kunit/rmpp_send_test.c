@@ -384,6 +384,42 @@ static void rmpp_lost_ack_retransmits(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * An ACK that moves the window on gives the retries back (as ib_mad
+ * does): a transfer may lose up to retries ACKs per window, not in all.
+ * Here one retry: the first segment's ACK is lost and it is sent again;
+ * then the ACK of the last two is lost, and they are sent again too.
+ */
+static void rmpp_ack_progress_restores_retries(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 8, 600, 100, 1);
+	struct kmad_mad seg1, mad;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	kmad_sim_advance_clock(f->fab, 100);
+	kt_settle(f);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 3);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	kmad_sim_advance_clock(f->fab, 100);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	rt_ack(f, &seg1, 3, 3);
+	/* All ACKed: it waits for the response. */
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
 /* No ACK at all: each deadline takes a retry and resends segment 1; when
  * none is left the send ends with RESP_TIMEOUT, once.
  */
@@ -1541,6 +1577,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_multi_window),
 	KUNIT_CASE(rmpp_lost_ack_retransmits),
 	KUNIT_CASE(rmpp_retries_exhausted),
+	KUNIT_CASE(rmpp_ack_progress_restores_retries),
 	KUNIT_CASE(rmpp_stale_ack_ignored),
 	KUNIT_CASE(rmpp_ack_beyond_sent_aborts),
 	KUNIT_CASE(rmpp_ctl_bad_version_aborts),
@@ -1591,5 +1628,5 @@ static struct kunit_suite rmpp_suite = {
 kunit_test_suites(&rmpp_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's RMPP sender");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -549,6 +549,48 @@ static void send_response_from_any_lid(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * A response matches only on the port its request went out of: TIDs carry
+ * the agent's hi_tid, which is unique in all of kmad, so a response with
+ * the right TID arriving at another port (here device 1's, the peer) is
+ * wire input for nothing there: dropped and counted unmatched, and the
+ * request still waits for its own.
+ */
+static void send_response_on_other_port_not_matched(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port *p1 = f->port[KT_DEV1];
+	struct kmad_send_buf *buf;
+	struct kmad_mad resp;
+	s64 unmatched;
+
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 40, 1000, 0);
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	resp = *buf->mad;
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	unmatched = atomic64_read(&p1->stats[KMAD_PSTAT_RESP_UNMATCHED]);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, &resp,
+					      sizeof(resp),
+					      kmad_port_lid(f->port[KT_DEV0]),
+					      KT_QPN), 0);
+	kt_event(f, KT_DEV1);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&p1->stats[KMAD_PSTAT_RESP_UNMATCHED]),
+			unmatched + 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&p1->stats[KMAD_PSTAT_RESP_MATCHED]), 0);
+
+	ks_respond_from(f, buf, kmad_port_lid(p1), KT_CLASS, KT_VERSION);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
 /* A directed-route SMP goes out on QP0 to the permissive LID with its
  * initial path, and its response (from a permissive source) matches.
  */
@@ -1041,6 +1083,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_error_pointers),
 	KUNIT_CASE(send_overflow_keeps_order),
 	KUNIT_CASE(send_response_from_any_lid),
+	KUNIT_CASE(send_response_on_other_port_not_matched),
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
@@ -1139,6 +1182,37 @@ static void send_async_sooner_deadline(struct kunit *test)
 	kt_expect_send(f, 1, late, KMAD_SEND_CANCELED);
 	kmad_free_send_buf(late);
 	kmad_free_send_buf(soon);
+}
+
+/*
+ * Real clock: kmad_modify_send() that brings a waiting send's deadline
+ * closer queues the agent's work for the new one, which it then keeps:
+ * the send times out after the new timeout, not the old.
+ */
+static void send_async_modify_sooner(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *agent = kmad_agent_priv(f->agent);
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, KS_LATE_MS, 0);
+	u64 armed, deadline;
+	unsigned long t0, flags;
+	unsigned int took;
+
+	ks_post_waiting(f, buf);
+	t0 = jiffies;
+	KUNIT_ASSERT_EQ(test, kmad_modify_send(buf, KS_SOON_MS), 0);
+	spin_lock_irqsave(&agent->lock, flags);
+	armed = agent->timer_at;
+	deadline = kmad_send_wr(buf)->deadline_node.expires;
+	spin_unlock_irqrestore(&agent->lock, flags);
+	KUNIT_EXPECT_LE(test, armed, deadline);
+	KUNIT_ASSERT_TRUE(test, kt_wait_until(kt_events(f) >= 1,
+					      KS_SOON_BOUND_MS));
+	took = jiffies_to_msecs(jiffies - t0);
+	KUNIT_EXPECT_GE(test, took, KS_SOON_MS);
+	kt_expect_send(f, 0, buf, KMAD_SEND_RESP_TIMEOUT);
+	kmad_free_send_buf(buf);
 }
 
 /* A send whose deadline lies past a cascade of the wheel's 4096-tick
@@ -1252,6 +1326,7 @@ static int ks_async_init(struct kunit *test)
 
 static struct kunit_case send_async_cases[] = {
 	KUNIT_CASE(send_async_sooner_deadline),
+	KUNIT_CASE(send_async_modify_sooner),
 	KUNIT_CASE(send_async_run_queued_meanwhile),
 	KUNIT_CASE(send_async_timer_fires_by_deadline),
 	{}

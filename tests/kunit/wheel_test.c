@@ -304,7 +304,8 @@ static void wheel_random_huge_jumps_against_model(struct kunit *test)
  * An advance far beyond the wheel's span (2^24 ticks) costs one pass over
  * the entries, not one cascade per 2^24 ticks jumped: what expired comes
  * out in expiry order, everything else is placed again once, and still
- * comes out exactly on time, even 2^62 ticks ahead.
+ * comes out exactly on time, even 2^62 ticks ahead, and when the jump
+ * lands on it.
  */
 static void wheel_huge_jump(struct kunit *test)
 {
@@ -327,6 +328,14 @@ static void wheel_huge_jump(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 62) - 1), 0);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 62)), 1);
 	KUNIT_EXPECT_LE(test, t->w.moves - moves, 6ULL);
+	KUNIT_EXPECT_EQ(test, t->w.count, 0U);
+
+	/* A jump that lands exactly on a deadline hands it out then. */
+	base = t->now;
+	wt_add(t, 0, base + (1ULL << 24) + 5);
+	wt_add(t, 1, base + (1ULL << 24) + 6);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 24) + 5), 1);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, base + (1ULL << 24) + 6), 1);
 	KUNIT_EXPECT_EQ(test, t->w.count, 0U);
 }
 
