@@ -806,6 +806,57 @@ struct kmad_recv_priv {
 static_assert(offsetof(struct kmad_recv_priv, mad) -
 	      offsetof(struct kmad_recv_priv, grh) == KMAD_GRH_BYTES);
 
+/*
+ * The allocations kmad makes in the CQ drain and in its work items, where
+ * no caller's fail_nth reaches (tests/kunit/faults_test.c sweeps those of
+ * the API calls).  Each fails as its comment says, counted.
+ */
+enum kmad_alloc_site {
+	KMAD_ALLOC_RECV_BUF,	/* recv.c: a receive buffer for the refill:
+				 * recv_nobuf, the refill tried again later
+				 */
+	KMAD_ALLOC_ANSWER,	/* recv.c: kmad's answer to a request no
+				 * agent takes: requests_dropped, unanswered
+				 */
+	KMAD_ALLOC_RMPP_OUT,	/* rmpp_recv.c: the receiver's record of one
+				 * RMPP packet: rmpp_recv_dropped, the packet
+				 * dropped unanswered (its sender repeats it)
+				 */
+	KMAD_ALLOC_RMPP_XFER,	/* rmpp_recv.c: a transfer's record: a first
+				 * segment refused with STOP (ResX), a
+				 * one-segment message dropped unanswered
+				 * (rmpp_recv_dropped)
+				 */
+	KMAD_ALLOC_RMPP_BUF,	/* rmpp_recv.c: a message's buffer: refused
+				 * with STOP (ResX)
+				 */
+	KMAD_ALLOC_RMPP_CTL,	/* rmpp_recv.c, rmpp_send.c: an ACK, STOP or
+				 * ABORT to send: rmpp_recv_dropped, not sent
+				 */
+	KMAD_ALLOC_SITES
+};
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * KUnit seam: every allocation at a site of enum kmad_alloc_site asks it
+ * first (if set), and fails if it says so (main.c).
+ */
+typedef bool (*kmad_test_alloc_hook_t)(enum kmad_alloc_site site);
+extern kmad_test_alloc_hook_t kmad_test_alloc_hook;
+
+static inline bool kmad_alloc_fails(enum kmad_alloc_site site)
+{
+	kmad_test_alloc_hook_t hook = READ_ONCE(kmad_test_alloc_hook);
+
+	return hook && hook(site);
+}
+#else
+static inline bool kmad_alloc_fails(enum kmad_alloc_site site)
+{
+	return false;
+}
+#endif
+
 /* main.c / device.c */
 bool kmad_port_clock(struct kmad_port *port, u64 *now);
 u64 kmad_now(struct kmad_port *port);

@@ -3,6 +3,7 @@
  * kmad: InfiniBand management datagram layer — module init and exit.
  */
 
+#include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -17,6 +18,11 @@ struct workqueue_struct *kmad_event_wq;
 struct workqueue_struct *kmad_ah_wq;
 atomic_t kmad_work_ends = ATOMIC_INIT(0);
 struct kmem_cache *kmad_send_cache;
+
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_test_alloc_hook_t kmad_test_alloc_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_test_alloc_hook);
+#endif
 
 static int __init kmad_init(void)
 {

@@ -120,7 +120,8 @@ int kmad_recv_refill(struct kmad_qp_info *qpi)
 		}
 		spin_unlock_irqrestore(&qpi->lock, flags);
 
-		recv = kzalloc(sizeof(*recv), GFP_KERNEL);
+		recv = kmad_alloc_fails(KMAD_ALLOC_RECV_BUF) ? NULL :
+		       kzalloc(sizeof(*recv), GFP_KERNEL);
 		if (!recv) {
 			kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RECV_NOBUF);
 			ret = -ENOMEM;
@@ -504,7 +505,8 @@ static void answer_unsupported(struct kmad_qp_info *qpi,
 	/* Atomic: a provider's bridge may hand the MAD over from softirq
 	 * (kmad_device_bridge_recv_qp()).
 	 */
-	buf = kmad_alloc_send_buf(&responder->agent, &dest, GFP_ATOMIC);
+	buf = kmad_alloc_fails(KMAD_ALLOC_ANSWER) ? ERR_PTR(-ENOMEM) :
+	      kmad_alloc_send_buf(&responder->agent, &dest, GFP_ATOMIC);
 	if (IS_ERR(buf))
 		goto dropped;
 	if (build_unsupported(buf->mad, &recv->mad, status) ||

@@ -337,7 +337,8 @@ static void rmpp_post(struct kmad_agent_priv *agent,
 	responder = kmad_port_responder_get(port, agent->qpi->qpt);
 	if (!responder)
 		goto dropped;
-	buf = kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
+	buf = kmad_alloc_fails(KMAD_ALLOC_RMPP_CTL) ? ERR_PTR(-ENOMEM) :
+	      kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
 	if (!IS_ERR(buf)) {
 		*buf->mad = *mad;
 		ret = kmad_post_send(buf);
@@ -384,7 +385,8 @@ static void rmpp_end(struct kmad_agent_priv *agent, struct list_head *ended,
 		list_del(&rr->entry);
 		if (expired && rr->state == RMPP_RECV_ACTIVE) {
 			kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_TIMEOUTS);
-			out = kmalloc(sizeof(*out), GFP_ATOMIC);
+			out = kmad_alloc_fails(KMAD_ALLOC_RMPP_CTL) ? NULL :
+			      kmalloc(sizeof(*out), GFP_ATOMIC);
 			if (out) {
 				out->recv = rr->first;
 				rmpp_ctl(out, &rr->first->mad,
@@ -548,7 +550,8 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	if (!rmpp_may_start(agent, out, now))
 		return 0;
 
-	rr = kzalloc(sizeof(*rr), GFP_ATOMIC);
+	rr = kmad_alloc_fails(KMAD_ALLOC_RMPP_XFER) ? NULL :
+	     kzalloc(sizeof(*rr), GFP_ATOMIC);
 	if (!rr)
 		return KMAD_RMPP_STATUS_RESX;
 	rr->tid = recv->mad.mad_hdr.tid;
@@ -566,7 +569,8 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	 * (4 MiB) comes from vmalloc then.  A bridged MAD may come in
 	 * softirq, where only one contiguous kmalloc is to be had.
 	 */
-	rr->buf = kvmalloc(rr->len, (recv->wc.bridged ? GFP_ATOMIC : GFP_KERNEL) |
+	rr->buf = kmad_alloc_fails(KMAD_ALLOC_RMPP_BUF) ? NULL :
+		  kvmalloc(rr->len, (recv->wc.bridged ? GFP_ATOMIC : GFP_KERNEL) |
 			   __GFP_NOWARN);
 	if (!rr->buf) {
 		kfree(rr);
@@ -608,7 +612,8 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		 * ACK) would be delivered again: dropped unanswered instead,
 		 * as ib_mad's start_rmpp() does, and the repeat is taken.
 		 */
-		rr = kzalloc(sizeof(*rr), GFP_ATOMIC);
+		rr = kmad_alloc_fails(KMAD_ALLOC_RMPP_XFER) ? NULL :
+		     kzalloc(sizeof(*rr), GFP_ATOMIC);
 		if (!rr) {
 			kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_DROPPED);
 			return;
@@ -758,7 +763,8 @@ static struct kmad_recv_priv *rmpp_data(struct kmad_agent_priv *agent,
 	u8 status, prepared = 0;
 	u64 now;
 
-	out = kzalloc(sizeof(*out), GFP_ATOMIC);
+	out = kmad_alloc_fails(KMAD_ALLOC_RMPP_OUT) ? NULL :
+	      kzalloc(sizeof(*out), GFP_ATOMIC);
 	if (!out)
 		goto dropped;
 	INIT_LIST_HEAD(&out->ended);
@@ -862,7 +868,8 @@ static void rmpp_bad_type(struct kmad_agent_priv *agent,
 	struct rmpp_recv *rr;
 	unsigned long flags;
 
-	out = kzalloc(sizeof(*out), GFP_ATOMIC);
+	out = kmad_alloc_fails(KMAD_ALLOC_RMPP_OUT) ? NULL :
+	      kzalloc(sizeof(*out), GFP_ATOMIC);
 	if (!out || kmad_recv_reply_dest(port, &out->dest, &recv->wc)) {
 		kfree(out);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_DROPPED);

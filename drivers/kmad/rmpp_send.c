@@ -648,7 +648,8 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 	responder = kmad_port_responder_get(agent->qpi->port, agent->qpi->qpt);
 	if (!responder)
 		goto dropped;
-	buf = kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
+	buf = kmad_alloc_fails(KMAD_ALLOC_RMPP_CTL) ? ERR_PTR(-ENOMEM) :
+	      kmad_alloc_send_buf(&responder->agent, dest, GFP_ATOMIC);
 	if (IS_ERR(buf))
 		goto put;
 	r = (struct kmad_rmpp_mad *)buf->mad;

@@ -500,4 +500,3 @@ kunit_test_suites(&agent_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad agent registration");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

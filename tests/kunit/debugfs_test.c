@@ -153,5 +153,4 @@ static struct kunit_suite debugfs_suite = {
 kunit_test_suites(&debugfs_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's debugfs files");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_LICENSE("GPL");

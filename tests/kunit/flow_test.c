@@ -817,6 +817,5 @@ static struct kunit_suite flow_stress_suite = {
 
 kunit_test_suites(&flow_suite, &flow_stress_suite);
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests for kmad's solicited flow control");
 MODULE_LICENSE("GPL");

@@ -1328,5 +1328,4 @@ kunit_test_suites(&gid_ib_suite, &gid_eth_suite, &gid_ah_hold_suite,
 		  &gid_ah_auto_suite);
 
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("kmad KUnit: GID routing and address handles");

@@ -19,6 +19,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/module.h>
 #include <linux/jiffies.h>
 #include <linux/spinlock.h>
 
@@ -26,6 +27,9 @@
 #include <kmad/sim.h>
 
 #include "kmad_priv.h"
+
+/* The fixture reaches kmad's KUnit seams (EXPORT_SYMBOL_IF_KUNIT). */
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 #define KT_MAX_EVENTS	256
 #define KT_CLASS	KMAD_MGMT_CLASS_SUBN_ADM
@@ -220,11 +224,51 @@ static inline int kt_fix_init(struct kunit *test)
 	return kt_fix_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA);
 }
 
+/*
+ * Allocations at kmad's drain and work sites (enum kmad_alloc_site) made
+ * to fail: kt_fail_allocs() arms the next @n of a site, the fixture's exit
+ * disarms them all.
+ */
+static atomic_t kt_alloc_fail[KMAD_ALLOC_SITES] __maybe_unused;
+static atomic_t kt_alloc_failed[KMAD_ALLOC_SITES] __maybe_unused;
+
+static inline bool kt_alloc_hook(enum kmad_alloc_site site)
+{
+	if (atomic_dec_if_positive(&kt_alloc_fail[site]) < 0)
+		return false;
+	atomic_inc(&kt_alloc_failed[site]);
+	return true;
+}
+
+/* The next @n allocations at @site fail. */
+static inline void kt_fail_allocs(enum kmad_alloc_site site, int n)
+{
+	atomic_set(&kt_alloc_failed[site], 0);
+	atomic_set(&kt_alloc_fail[site], n);
+	WRITE_ONCE(kmad_test_alloc_hook, kt_alloc_hook);
+}
+
+/* How many allocations at @site failed since kt_fail_allocs(). */
+static inline int kt_allocs_failed(enum kmad_alloc_site site)
+{
+	return atomic_read(&kt_alloc_failed[site]);
+}
+
+static inline void kt_allocs_disarm(void)
+{
+	int i;
+
+	WRITE_ONCE(kmad_test_alloc_hook, NULL);
+	for (i = 0; i < KMAD_ALLOC_SITES; i++)
+		atomic_set(&kt_alloc_fail[i], 0);
+}
+
 static inline void kt_fix_exit(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	int i;
 
+	kt_allocs_disarm();
 	if (!f)
 		return;
 	/* Ports first: their removal flushes every send the test left on
@@ -464,7 +508,8 @@ static inline void kt_advance(struct kt_fix *f, unsigned int ms)
 
 /*
  * Expect @buf, the only send, to time out @ms from now: no callback at
- * @ms - 1, its KMAD_SEND_RESP_TIMEOUT at @ms.
+ * @ms - 1, its KMAD_SEND_RESP_TIMEOUT at @ms.  One millisecond is one tick
+ * at HZ=1000 only, which the test kernels have (testing.rst).
  */
 static inline void kt_expect_timeout_in(struct kt_fix *f,
 					struct kmad_send_buf *buf,

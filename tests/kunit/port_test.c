@@ -383,4 +383,3 @@ kunit_test_suite(port_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's port change events");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -168,6 +168,59 @@ static void recv_unsupported_class(struct kunit *test)
 }
 
 /*
+ * kmad's answer that cannot be allocated (in the CQ drain): the request
+ * is counted dropped, not answered, and nothing is sent; the next one is
+ * answered.
+ */
+static void recv_answer_alloc_fails(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_mad mad;
+
+	kt_mad(&mad, KMAD_MGMT_CLASS_DEVICE_MGMT, 1, KMAD_METHOD_GET);
+	kt_fail_allocs(KMAD_ALLOC_ANSWER, 1);
+	kt_inject1(f, &mad);
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_ANSWER), 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DROPPED), 1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 0);
+
+	kt_inject1(f, &mad);
+	kt_expect_answer(f, KMAD_METHOD_GET_RESP,
+			 KMAD_MAD_STATUS_BAD_VERSION);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+}
+
+/*
+ * A receive buffer that cannot be allocated for the refill (in the CQ
+ * drain) is counted (recv_nobuf) and tried again at the next receive
+ * completion, which fills the queue again.
+ */
+static void recv_refill_alloc_fails(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV1]->qpi[KMAD_QPT_GSI];
+	s64 nobuf = kt_pstat(f, KT_DEV1, KMAD_PSTAT_RECV_NOBUF);
+	struct kmad_mad mad;
+
+	kt_mad(&mad, KMAD_MGMT_CLASS_DEVICE_MGMT, 1, KMAD_METHOD_GET);
+	KUNIT_ASSERT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+	kt_fail_allocs(KMAD_ALLOC_RECV_BUF, 2);
+	kt_inject1(f, &mad);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH - 1);
+	kt_inject1(f, &mad);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH - 2);
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_RECV_BUF), 2);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_RECV_NOBUF),
+			nobuf + 2);
+	kt_inject1(f, &mad);
+	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED), 3);
+}
+
+/*
  * IBTA C15-0.1.5: an SA response carries SM_Key 0.  kmad's answer to an
  * SA request nobody takes and kmad_create_response()'s response both
  * clear the key the request had (they echoed it).
@@ -747,6 +800,8 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE_PARAM(recv_create_response_method, kr_resp_gen_params),
 	KUNIT_CASE(recv_create_response_clears_rmpp),
 	KUNIT_CASE(recv_local_error_dropped),
+	KUNIT_CASE(recv_answer_alloc_fails),
+	KUNIT_CASE(recv_refill_alloc_fails),
 	{}
 };
 

@@ -577,4 +577,3 @@ kunit_test_suite(rmpp_race_suite);
 
 MODULE_DESCRIPTION("kmad RMPP end to end under load, drops and duplicates");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

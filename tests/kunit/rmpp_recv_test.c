@@ -829,6 +829,109 @@ static void rmpp_recv_limit(struct kunit *test)
 }
 
 /*
+ * The receiver's allocations in the CQ drain, each failed once
+ * (kmad_priv.h, enum kmad_alloc_site), on a first segment that its sender
+ * then repeats (as it does when no ACK comes):
+ *   - the packet's record: dropped unanswered, counted; the repeat starts
+ *     the transfer;
+ *   - the transfer's record or its buffer: refused with STOP (ResX),
+ *     counted; the repeat starts it;
+ *   - the ACK: not sent, counted; the transfer started, so the repeat is
+ *     a duplicate, ACKed again.
+ */
+static void rmpp_recv_alloc_fails(struct kunit *test)
+{
+	static const enum kmad_alloc_site sites[] = {
+		KMAD_ALLOC_RMPP_OUT, KMAD_ALLOC_RMPP_XFER, KMAD_ALLOC_RMPP_BUF,
+		KMAD_ALLOC_RMPP_CTL,
+	};
+	struct rt *rt = rt_of(test);
+	s64 dropped, resx, dups, buffers;
+	int i;
+
+	rt_register(rt, false);
+	for (i = 0; i < ARRAY_SIZE(sites); i++) {
+		dropped = rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED);
+		resx = rt_pstat(rt, KMAD_PSTAT_RMPP_RESX);
+		dups = rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES);
+		buffers = rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS);
+		kt_fail_allocs(sites[i], 1);
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+		KUNIT_EXPECT_EQ_MSG(test, kt_allocs_failed(sites[i]), 1,
+				    "site %d", sites[i]);
+		switch (sites[i]) {
+		case KMAD_ALLOC_RMPP_XFER:
+		case KMAD_ALLOC_RMPP_BUF:
+			rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP,
+				      RT_TID + i, KMAD_RMPP_TYPE_STOP,
+				      KMAD_RMPP_STATUS_RESX, 0, 0);
+			KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_RESX),
+					resx + 1);
+			KUNIT_EXPECT_EQ(test,
+					rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS),
+					buffers);
+			break;
+		default:
+			KUNIT_EXPECT_EQ(test,
+					rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+					dropped + 1);
+			break;
+		}
+		rt_expect_quiet(rt);
+
+		rt_send_seg(rt, RT_METHOD, RT_TID + i, 1);
+		rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + i,
+			      1, 5);
+		rt_expect_quiet(rt);
+		KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES),
+				dups + (sites[i] == KMAD_ALLOC_RMPP_CTL));
+	}
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS),
+			ARRAY_SIZE(sites));
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+}
+
+/*
+ * A one-segment message whose record cannot be allocated is dropped
+ * unanswered (without the record a repeat would be delivered twice); its
+ * repeat is taken: ACKed and delivered once.  When the ABORT (T2L) of an
+ * idle transfer cannot be allocated, the transfer still ends, counted.
+ */
+static void rmpp_recv_alloc_fails_single_and_abort(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 dropped = rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED);
+	struct kmad_mad mad;
+
+	rt_register(rt, false);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, 1, 100);
+	kt_fail_allocs(KMAD_ALLOC_RMPP_XFER, 1);
+	rt_inject(rt, &mad);
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_RMPP_XFER), 1);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 1);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 1);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+
+	rt_send_seg(rt, RT_METHOD, RT_TID + 1, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1, 1, 5);
+	kt_fail_allocs(KMAD_ALLOC_RMPP_CTL, 1);
+	kmad_sim_advance_clock(rt->f->fab, RT_IDLE_MS);
+	kt_settle(rt->f);
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_RMPP_CTL), 1);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 2);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+}
+
+/*
  * A transfer that receives nothing for 40 s is dropped and its sender
  * sent ABORT T2L; one second earlier nothing happens.  A later segment is
  * dropped unanswered.
@@ -1223,6 +1326,8 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_bad_last_segment),
 	KUNIT_CASE(rmpp_recv_limit),
 	KUNIT_CASE(rmpp_recv_idle_timeout),
+	KUNIT_CASE(rmpp_recv_alloc_fails),
+	KUNIT_CASE(rmpp_recv_alloc_fails_single_and_abort),
 	KUNIT_CASE(rmpp_recv_total_time),
 	KUNIT_CASE(rmpp_recv_response_matched),
 	KUNIT_CASE(rmpp_recv_response_after_timeout),

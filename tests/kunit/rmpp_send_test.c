@@ -1629,4 +1629,3 @@ kunit_test_suites(&rmpp_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's RMPP sender");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

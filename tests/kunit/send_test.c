@@ -1343,4 +1343,3 @@ kunit_test_suites(&send_suite, &send_async_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's send path");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
