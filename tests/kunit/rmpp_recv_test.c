@@ -1347,7 +1347,69 @@ static struct kunit_suite rmpp_recv_suite = {
 	.test_cases = rmpp_recv_cases,
 };
 
-kunit_test_suites(&rmpp_recv_suite);
+/* The same receiver on the real clock (async fabric). */
+static int rt_async_init(struct kunit *test)
+{
+	struct rt *rt;
+	int ret;
+
+	rt = kunit_kzalloc(test, sizeof(*rt), GFP_KERNEL);
+	if (!rt)
+		return -ENOMEM;
+	spin_lock_init(&rt->lock);
+	test->priv = NULL;
+	ret = kt_fix_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA);
+	if (ret)
+		return ret;
+	rt->f = test->priv;
+	test->priv = rt;
+	return 0;
+}
+
+/*
+ * Real clock: a transfer in progress has the agent's work queued for its
+ * idle timeout, 40 s on, holding a reference to the agent.  Unregister
+ * makes that work run at once instead of waiting for it, so it returns
+ * long before (it would have blocked until the timer).
+ */
+static void rmpp_recv_async_unregister_prompt(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kt_fix *f = rt->f;
+	struct kmad_mad mad;
+	unsigned long t0;
+	unsigned int took;
+
+	rt_register(rt, false);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, RT_SEGS, RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
+					      sizeof(mad),
+					      kmad_port_lid(f->port[KT_DEV1]),
+					      KT_QPN), 0);
+	KUNIT_ASSERT_TRUE(test,
+			  kt_wait_until(rt_pstat(rt, KMAD_PSTAT_RMPP_ACKS) == 1,
+					KT_ASYNC_WAIT_MS));
+	t0 = jiffies;
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(rt->agent), 0);
+	rt->agent = NULL;
+	took = jiffies_to_msecs(jiffies - t0);
+	kunit_info(test, "unregister took %u ms\n", took);
+	KUNIT_EXPECT_LT(test, took, (unsigned int)RT_IDLE_MS / 2);
+}
+
+static struct kunit_case rmpp_recv_async_cases[] = {
+	KUNIT_CASE(rmpp_recv_async_unregister_prompt),
+	{}
+};
+
+static struct kunit_suite rmpp_recv_async_suite = {
+	.name = "kmad_rmpp_recv_async",
+	.init = rt_async_init,
+	.exit = rt_exit,
+	.test_cases = rmpp_recv_async_cases,
+};
+
+kunit_test_suites(&rmpp_recv_suite, &rmpp_recv_async_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's RMPP receiving side");
 MODULE_LICENSE("GPL");
