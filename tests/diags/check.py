@@ -673,7 +673,7 @@ def check(log, quiet=False):
             c.after_reset = after_reset
             if rc != 0:
                 c.fail('exit status %s' % rc)
-            elif tool == 'umad_abi_test':
+            elif tool in ('umad_abi_test', 'umad_abi_test32'):
                 bad = re.findall(r'^umad-test: .*FAILED.*$', text, flags=re.M)
                 c.errors.extend(bad)
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',

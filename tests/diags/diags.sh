@@ -69,7 +69,7 @@ die() { echo "diags.sh: $*" >&2; exit 1; }
 say "checking packages (tests/qemu/deps.sh run)"
 "$qemu_dir/deps.sh" run
 need=()
-for p in infiniband-diags gcc libc6-dev linux-libc-dev; do
+for p in infiniband-diags gcc gcc-multilib libc6-dev linux-libc-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		need+=("$p")
 done
@@ -102,7 +102,11 @@ build_test_modules tests/diags
 kos+=("$src/tests/diags/kmad_diags_fabric.ko")
 build umad_abi_test gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/diags/umad_abi_test" "$src/tests/diags/umad_abi_test.c"
-say "built in $((SECONDS - build_t0))s: ${kos[*]##*/} umad_abi_test"
+# The same cases from a 32-bit process (static: the guest has no 32-bit
+# libraries), through kmad_umad's compat_ioctl.
+build umad_abi_test32 gcc -m32 -static -std=gnu11 -O2 -Wall -Wextra -Werror \
+	-o "$src/tests/diags/umad_abi_test32" "$src/tests/diags/umad_abi_test.c"
+say "built in $((SECONDS - build_t0))s: ${kos[*]##*/} umad_abi_test umad_abi_test32"
 
 # 3. The initramfs: busybox, the tools as Debian ships them, their
 #    libraries (and glibc's loader) at their own paths.
@@ -124,6 +128,7 @@ for t in "${tools[@]}"; do
 	fi
 done
 add_prog "$src/tests/diags/umad_abi_test" /bin/umad_abi_test
+cp "$src/tests/diags/umad_abi_test32" "$stage/bin/umad_abi_test32"
 [ -d /etc/infiniband-diags ] && cp -r /etc/infiniband-diags "$stage/etc/"
 cp "$here/guest.sh" "$stage/init"
 chmod 755 "$stage/init"
