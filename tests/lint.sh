@@ -94,16 +94,23 @@ else
 	fi
 fi
 
-# Other targets, as the kernel's build bots would try: W=1 builds of
-# every module of the tree (kmad_ib and the KUnit modules included)
-# against a 32-bit x86 tree (gcc) and an x86_64 tree built with clang,
-# both only prepared (tests/qemu/prep.sh).  Any warning fails, and so
-# does a 64-bit division compiled into a libgcc call: a 32-bit kernel has
-# none of them, so the module would not load there.  With no
-# Module.symvers the kernel's exports are unknown, so modpost's
+# Other targets, as the kernel's build bots would try: W=1 builds of the
+# modules of the top-level Kbuild (kmad, kmad_sim, kmad_ib, kmad_umad,
+# the samples and the KUnit modules; not the modules of tests/interop,
+# tests/bench/rxe and tests/fakeib) against a 32-bit x86 tree (gcc) and
+# an x86_64 tree built with clang, both only prepared
+# (tests/qemu/prep.sh).  Any compiler warning fails, any modpost warning
+# too, and so does a 64-bit division compiled into a libgcc call: a
+# 32-bit kernel has none of them, so the module would not load there.
+# With no Module.symvers the kernel's exports are unknown, so modpost's
 # "undefined" warnings are expected and skipped.
 for flavor in i386 clang; do
-	mapfile -t prep < <("$root/tests/qemu/prep.sh" "$flavor")
+	if ! out=$("$root/tests/qemu/prep.sh" "$flavor"); then
+		echo "lint: preparing the $flavor tree failed" >&2
+		fail=1
+		continue
+	fi
+	mapfile -t prep <<< "$out"
 	read -r -a kargs <<< "${prep[-2]}"
 	echo ">> W=1 build against the $flavor tree ${prep[-1]}"
 	tmp=$(mktemp -d)
@@ -114,7 +121,9 @@ for flavor in i386 clang; do
 		KBUILD_MODPOST_WARN=1 modules > "$log" 2>&1; then
 		cat "$log"
 		fail=1
-	elif grep -E 'warning:|error:' "$log"; then
+	elif grep -E 'warning:|error:' "$log" ||
+	     grep 'WARNING' "$log" | grep -v -e 'undefined!$' \
+		-e 'Module.symvers is missing' -e 'unresolved symbol warnings'; then
 		fail=1
 	fi
 	while IFS= read -r ko; do

@@ -391,6 +391,11 @@ kmad_steps() {
 		report kmad/umad-refused "SKIPPED (no kmad_umad.ko in the tree)"
 	else
 		bounded 30 modprobe kmad_umad
+		if [ $? = 124 ]; then
+			report kmad/umad-refused "FAILED modprobe kmad_umad hangs"
+			fail_rest "(after the hang above)"
+			return 1
+		fi
 		if loaded kmad_umad; then
 			report kmad/umad-refused "FAILED kmad_umad loaded beside ib_core"
 			bounded 30 rmmod kmad_umad || say "FAILED: rmmod kmad_umad"
