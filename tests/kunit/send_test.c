@@ -591,6 +591,54 @@ static void send_response_on_other_port_not_matched(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * hi_tids are handed out in turn, not lowest free first: an agent
+ * registered right after another unregistered does not get its hi_tid,
+ * so a late response to the old agent's request (same low TID) does not
+ * match the new agent's.
+ */
+static void send_late_response_to_unregistered_agent(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *old, *buf;
+	struct kmad_agent *a, *b;
+	struct kmad_mad resp;
+	u32 a_hi;
+
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	a_hi = a->hi_tid;
+	old = kt_request(f, a, KMAD_METHOD_GET, 7, 1000, 0);
+	kt_post(f, old);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	resp = *old->mad;
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(a), 0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, old, KMAD_SEND_FLUSHED);
+	kmad_free_send_buf(old);
+
+	b = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+	KUNIT_EXPECT_NE(test, b->hi_tid, a_hi);
+	buf = kt_request(f, b, KMAD_METHOD_GET, 7, 1000, 0);
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
+					      sizeof(resp),
+					      kmad_port_lid(f->port[KT_DEV1]),
+					      KT_QPN), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(b), 0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 1, buf, KMAD_SEND_FLUSHED);
+	kmad_free_send_buf(buf);
+}
+
 /* A directed-route SMP goes out on QP0 to the permissive LID with its
  * initial path, and its response (from a permissive source) matches.
  */
@@ -1084,6 +1132,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_overflow_keeps_order),
 	KUNIT_CASE(send_response_from_any_lid),
 	KUNIT_CASE(send_response_on_other_port_not_matched),
+	KUNIT_CASE(send_late_response_to_unregistered_agent),
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
