@@ -407,6 +407,8 @@ void kmad_sim_get_ah_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 			   struct kmad_sim_ah_stats *stats);
 int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
 		      u32 qpn);
+int kmad_sim_qp_error_no_event(struct kmad_sim_fabric *fab, unsigned int dev,
+			       u32 qpn);
 int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, enum kmad_qp_state state,
 			    unsigned int count);

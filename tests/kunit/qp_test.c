@@ -175,6 +175,44 @@ static void qp_recovery_tries_per_recovery(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
 }
 
+/*
+ * A QP that goes to the error state with no event and nothing to send:
+ * only its receive buffers come back, flushed.  Those alone make kmad
+ * recover it (it stayed in error, deaf, its receive queue empty).
+ */
+static void qp_recv_flush_without_event_recovers(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	s64 flushed = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_FLUSHED);
+	int i;
+
+	f->free_on_send = true;
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error_no_event(f->fab, KT_DEV0,
+							 KT_QPN), 0);
+	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
+		kt_event(f, KT_DEV0);
+		if (kt_qp_run(qpi) == KMAD_QP_RUNNING &&
+		    kt_qp_rq_posted(qpi) == KT_RQ_DEPTH &&
+		    kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES) > recoveries)
+			break;
+		msleep(20);
+	}
+	KUNIT_EXPECT_LT(test, i, KT_RECOVERY_WAIT_MS / 20);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_FLUSHED),
+			flushed + KT_RQ_DEPTH);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
+			recoveries + 1);
+	/* It sends again. */
+	kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0));
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			1U);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, f->ev[0].status, KMAD_SEND_OK);
+}
+
 /* A QP whose reset keeps failing is given up after a bounded number of
  * tries: every send waiting on it (flushed, or posted during recovery),
  * and every send posted later, ends with a local error, and the QP stays
@@ -378,6 +416,7 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
 	KUNIT_CASE(qp_recovery_tries_per_recovery),
+	KUNIT_CASE(qp_recv_flush_without_event_recovers),
 	KUNIT_CASE(qp_recovery_retries_failed_flush),
 	KUNIT_CASE(qp_stop_retries_failed_flush),
 	KUNIT_CASE(qp_destroy_event_after_drain_cancel),

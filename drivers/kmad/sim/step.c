@@ -143,6 +143,25 @@ int kmad_sim_inject_rx(struct kmad_sim_fabric *fab, unsigned int dev,
 }
 EXPORT_SYMBOL_GPL(kmad_sim_inject_rx);
 
+/* kmad_sim_qp_error(), with or without the event. */
+static int sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
+			u32 qpn, bool event)
+{
+	struct sim_qp *qp;
+	unsigned long flags;
+
+	qp = kmad_sim_qp_get(fab, dev, qpn);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	spin_lock_irqsave(&qp->cq->lock, flags);
+	kmad_sim_qp_error_locked(qp);
+	spin_unlock_irqrestore(&qp->cq->lock, flags);
+	if (event)
+		kmad_qp_event(qp->kqp, KMAD_QP_EVENT_FATAL);
+	kmad_sim_qp_put(qp);
+	return 0;
+}
+
 /**
  * kmad_sim_qp_error() - make a QP fail on its own, as an HCA may.
  * @fab: the fabric.
@@ -158,20 +177,30 @@ EXPORT_SYMBOL_GPL(kmad_sim_inject_rx);
  */
 int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn)
 {
-	struct sim_qp *qp;
-	unsigned long flags;
-
-	qp = kmad_sim_qp_get(fab, dev, qpn);
-	if (IS_ERR(qp))
-		return PTR_ERR(qp);
-	spin_lock_irqsave(&qp->cq->lock, flags);
-	kmad_sim_qp_error_locked(qp);
-	spin_unlock_irqrestore(&qp->cq->lock, flags);
-	kmad_qp_event(qp->kqp, KMAD_QP_EVENT_FATAL);
-	kmad_sim_qp_put(qp);
-	return 0;
+	return sim_qp_error(fab, dev, qpn, true);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_qp_error);
+
+/**
+ * kmad_sim_qp_error_no_event() - kmad_sim_qp_error() without the event.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
+ *
+ * The QP moves to the error state and everything outstanding completes
+ * with %KMAD_WC_FLUSH_ERR, but kmad gets no event: an HCA reports an
+ * error it reported in a completion through the completion only.  kmad
+ * must see the QP's state from the flushes.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL or -ENODEV.
+ */
+int kmad_sim_qp_error_no_event(struct kmad_sim_fabric *fab, unsigned int dev,
+			       u32 qpn)
+{
+	return sim_qp_error(fab, dev, qpn, false);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_qp_error_no_event);
 
 /*
  * Set how many of a QP's next moves to @state (post_recv() calls, if
