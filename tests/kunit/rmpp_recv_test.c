@@ -78,7 +78,7 @@ static void rt_recv_handler(struct kmad_agent *agent,
 /* The kmad_test.h fixture, with the receiver's state riding on it:
  * test->priv is the &struct rt, whose @f is the fixture.
  */
-static int rt_init(struct kunit *test)
+static int rt_setup(struct kunit *test, enum kmad_sim_mode mode)
 {
 	struct rt *rt;
 	int ret;
@@ -88,12 +88,17 @@ static int rt_init(struct kunit *test)
 		return -ENOMEM;
 	spin_lock_init(&rt->lock);
 	test->priv = NULL;
-	ret = kt_fix_init(test);
+	ret = kt_fix_setup(test, mode, KMAD_SIM_NOTIFY_IBTA);
 	if (ret)
 		return ret;
 	rt->f = test->priv;
 	test->priv = rt;
 	return 0;
+}
+
+static int rt_init(struct kunit *test)
+{
+	return rt_setup(test, KMAD_SIM_STEP);
 }
 
 static struct rt *rt_of(struct kunit *test)
@@ -1350,20 +1355,7 @@ static struct kunit_suite rmpp_recv_suite = {
 /* The same receiver on the real clock (async fabric). */
 static int rt_async_init(struct kunit *test)
 {
-	struct rt *rt;
-	int ret;
-
-	rt = kunit_kzalloc(test, sizeof(*rt), GFP_KERNEL);
-	if (!rt)
-		return -ENOMEM;
-	spin_lock_init(&rt->lock);
-	test->priv = NULL;
-	ret = kt_fix_setup(test, KMAD_SIM_ASYNC, KMAD_SIM_NOTIFY_IBTA);
-	if (ret)
-		return ret;
-	rt->f = test->priv;
-	test->priv = rt;
-	return 0;
+	return rt_setup(test, KMAD_SIM_ASYNC);
 }
 
 /*
