@@ -95,9 +95,9 @@ else
 fi
 
 # Other targets, as the kernel's build bots would try: W=1 builds of the
-# modules of the top-level Kbuild (kmad, kmad_sim, kmad_ib, kmad_umad,
-# the samples and the KUnit modules; not the modules of tests/interop,
-# tests/bench/rxe and tests/fakeib) against a 32-bit x86 tree (gcc) and
+# modules of the top-level Kbuild (kmad and its providers, clients,
+# samples, benchmark and KUnit modules; not the test modules of
+# tests/interop, tests/bench/rxe, tests/fakeib and tests/diags) against a 32-bit x86 tree (gcc) and
 # an x86_64 tree built with clang, both only prepared
 # (tests/qemu/prep.sh).  Any compiler warning fails, any modpost warning
 # too, and so does a 64-bit division compiled into a libgcc call: a
