@@ -44,6 +44,12 @@ static void qp_canceled_send_not_replayed(struct kunit *test)
 	kt_expect_send(f, 1, b, KMAD_SEND_OK);
 }
 
+/* The sends on device 0's (QP1) wire. */
+static unsigned int kt_qp_wire(struct kt_fix *f)
+{
+	return kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN);
+}
+
 /* Settle until @n sends wait on device 0's wire; false after the wait. */
 static bool kt_wait_pending(struct kt_fix *f, unsigned int n)
 {
@@ -51,12 +57,29 @@ static bool kt_wait_pending(struct kt_fix *f, unsigned int n)
 
 	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
 		kt_settle(f);
-		if (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN) == n)
+		if (kt_qp_wire(f) == n)
 			return true;
 		msleep(20);
 	}
 	return false;
 }
+
+/*
+ * Fire device 0's CQ event and settle, every 20 ms, until @cond holds;
+ * false if it did not within KT_RECOVERY_WAIT_MS.  In step mode nothing
+ * else fires the events that a recovery's flushes raise.
+ */
+#define kt_events_until(f, cond) ({					\
+	int __kt_i;							\
+									\
+	for (__kt_i = 0; __kt_i < KT_RECOVERY_WAIT_MS / 20; __kt_i++) {	\
+		kt_event(f, KT_DEV0);					\
+		if (cond)						\
+			break;						\
+		msleep(20);						\
+	}								\
+	__kt_i < KT_RECOVERY_WAIT_MS / 20;				\
+})
 
 /* Settle until the log holds @n events; false after the wait. */
 static bool kt_wait_events(struct kt_fix *f, int n)
@@ -84,19 +107,12 @@ static void qp_send_flush_while_running(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
-	int i;
 
 	f->free_on_send = true;
 	kt_post(f, kt_request(f, f->agent, KMAD_METHOD_GET, 1, 100, 0));
 	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
 	/* The receives' flushes raise completion events, fired here. */
-	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
-		kt_event(f, KT_DEV0);
-		if (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN) == 1)
-			break;
-		msleep(20);
-	}
-	KUNIT_EXPECT_LT(test, i, KT_RECOVERY_WAIT_MS / 20);
+	KUNIT_EXPECT_TRUE(test, kt_events_until(f, kt_qp_wire(f) == 1));
 	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
 	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
 	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
@@ -186,20 +202,16 @@ static void qp_recv_flush_without_event_recovers(struct kunit *test)
 	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
 	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
 	s64 flushed = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_FLUSHED);
-	int i;
 
 	f->free_on_send = true;
 	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error_no_event(f->fab, KT_DEV0,
 							 KT_QPN), 0);
-	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
-		kt_event(f, KT_DEV0);
-		if (kt_qp_run(qpi) == KMAD_QP_RUNNING &&
-		    kt_qp_rq_posted(qpi) == KT_RQ_DEPTH &&
-		    kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES) > recoveries)
-			break;
-		msleep(20);
-	}
-	KUNIT_EXPECT_LT(test, i, KT_RECOVERY_WAIT_MS / 20);
+	KUNIT_EXPECT_TRUE(test, kt_events_until(f,
+						kt_qp_run(qpi) == KMAD_QP_RUNNING &&
+						kt_qp_rq_posted(qpi) == KT_RQ_DEPTH &&
+						kt_pstat(f, KT_DEV0,
+							 KMAD_PSTAT_QP_RECOVERIES) >
+						recoveries));
 	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RECV_FLUSHED),
 			flushed + KT_RQ_DEPTH);
 	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),
@@ -269,7 +281,6 @@ static void qp_recovery_retries_failed_flush(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
 	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
-	int i;
 
 	f->free_on_send = true;
 	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
@@ -278,13 +289,7 @@ static void qp_recovery_retries_failed_flush(struct kunit *test)
 	kt_settle(f);
 	kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0));
 	/* The flushes raise completion events, fired here (step mode). */
-	for (i = 0; i < KT_RECOVERY_WAIT_MS / 20; i++) {
-		kt_event(f, KT_DEV0);
-		if (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN) == 1)
-			break;
-		msleep(20);
-	}
-	KUNIT_ASSERT_LT(test, i, KT_RECOVERY_WAIT_MS / 20);
+	KUNIT_ASSERT_TRUE(test, kt_events_until(f, kt_qp_wire(f) == 1));
 	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RUNNING);
 	KUNIT_EXPECT_EQ(test, kt_qp_rq_posted(qpi), KT_RQ_DEPTH);
 	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES),

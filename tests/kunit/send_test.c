@@ -483,19 +483,23 @@ static void send_overflow_keeps_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)depth + 2);
 }
 
-/* Inject into device 0 a GetResp to @req, from @slid, of class @cls. */
-static void ks_respond_from(struct kt_fix *f, struct kmad_send_buf *req,
-			    u16 slid, u8 cls, u8 class_version)
+/*
+ * Inject into device @dev a GetResp to @req, from @slid, of class @cls;
+ * fire the event and settle.
+ */
+static void ks_respond_from(struct kt_fix *f, unsigned int dev,
+			    struct kmad_send_buf *req, u16 slid, u8 cls,
+			    u8 class_version)
 {
 	struct kmad_mad resp = *req->mad;
 
 	resp.mad_hdr.mgmt_class = cls;
 	resp.mad_hdr.class_version = class_version;
 	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, dev, KT_QPN, &resp,
 						 sizeof(resp), slid, KT_QPN),
 			0);
-	kt_event(f, KT_DEV0);
+	kt_event(f, dev);
 }
 
 /*
@@ -527,7 +531,8 @@ static void send_response_from_any_lid(struct kunit *test)
 		buf->dest.dlid = rows[i].dlid;
 		kt_post(f, buf);
 		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-		ks_respond_from(f, buf, rows[i].slid, KT_CLASS, KT_VERSION);
+		ks_respond_from(f, KT_DEV0, buf, rows[i].slid, KT_CLASS,
+				KT_VERSION);
 		KUNIT_ASSERT_EQ_MSG(test, kt_events(f), 2 * (i + 1),
 				    "request to LID %u, response from %u",
 				    rows[i].dlid, rows[i].slid);
@@ -539,7 +544,7 @@ static void send_response_from_any_lid(struct kunit *test)
 	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 30, 1000, 0);
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	ks_respond_from(f, buf, lid, KMAD_MGMT_CLASS_PERF_MGMT,
+	ks_respond_from(f, KT_DEV0, buf, lid, KMAD_MGMT_CLASS_PERF_MGMT,
 			KMAD_PMA_CLASS_VERSION);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
@@ -561,21 +566,14 @@ static void send_response_on_other_port_not_matched(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_port *p1 = f->port[KT_DEV1];
 	struct kmad_send_buf *buf;
-	struct kmad_mad resp;
 	s64 unmatched;
 
 	buf = kt_request(f, f->agent, KMAD_METHOD_GET, 40, 1000, 0);
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	resp = *buf->mad;
-	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
 	unmatched = atomic64_read(&p1->stats[KMAD_PSTAT_RESP_UNMATCHED]);
-	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, &resp,
-					      sizeof(resp),
-					      kmad_port_lid(f->port[KT_DEV0]),
-					      KT_QPN), 0);
-	kt_event(f, KT_DEV1);
-	kt_settle(f);
+	ks_respond_from(f, KT_DEV1, buf, kmad_port_lid(f->port[KT_DEV0]),
+			KT_CLASS, KT_VERSION);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	KUNIT_EXPECT_EQ(test,
@@ -584,7 +582,8 @@ static void send_response_on_other_port_not_matched(struct kunit *test)
 	KUNIT_EXPECT_EQ(test,
 			atomic64_read(&p1->stats[KMAD_PSTAT_RESP_MATCHED]), 0);
 
-	ks_respond_from(f, buf, kmad_port_lid(p1), KT_CLASS, KT_VERSION);
+	ks_respond_from(f, KT_DEV0, buf, kmad_port_lid(p1), KT_CLASS,
+			KT_VERSION);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
 	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
@@ -602,7 +601,6 @@ static void send_late_response_to_unregistered_agent(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *old, *buf;
 	struct kmad_agent *a, *b;
-	struct kmad_mad resp;
 	u32 a_hi;
 
 	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
@@ -612,12 +610,9 @@ static void send_late_response_to_unregistered_agent(struct kunit *test)
 	old = kt_request(f, a, KMAD_METHOD_GET, 7, 1000, 0);
 	kt_post(f, old);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	resp = *old->mad;
-	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
 	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(a), 0);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, old, KMAD_SEND_FLUSHED);
-	kmad_free_send_buf(old);
 
 	b = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
 				kt_send_handler, kt_recv_handler, f);
@@ -626,11 +621,10 @@ static void send_late_response_to_unregistered_agent(struct kunit *test)
 	buf = kt_request(f, b, KMAD_METHOD_GET, 7, 1000, 0);
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
-					      sizeof(resp),
-					      kmad_port_lid(f->port[KT_DEV1]),
-					      KT_QPN), 0);
-	kt_event(f, KT_DEV0);
+	/* a's response, late: its buffer still holds a's MAD and TID. */
+	ks_respond_from(f, KT_DEV0, old, kmad_port_lid(f->port[KT_DEV1]),
+			KT_CLASS, KT_VERSION);
+	kmad_free_send_buf(old);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(b), 0);
