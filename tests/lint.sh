@@ -16,6 +16,17 @@ kdir=$("$root/tests/qemu/kernel.sh" debug | tail -n 1)
 ksrc=$(readlink -f "$kdir/source")
 fail=0
 
+# A throwaway copy of the tree's files (tracked and new, not ignored), for
+# builds against other kernels than the debug one; prints its directory.
+tree_copy() {
+	local tmp
+
+	tmp=$(mktemp -d)
+	(cd "$root" && git ls-files -co --exclude-standard -z) |
+		(cd "$root" && xargs -0 cp --parents -t "$tmp")
+	echo "$tmp"
+}
+
 mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
 	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'samples/*.c' 'samples/*.h' \
 	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' \
@@ -74,9 +85,7 @@ else
 	stock=/usr/src/$hdr_pkg
 	if [ -n "$hdr_pkg" ] && grep -qs '^CONFIG_INFINIBAND=[ym]' "$stock/.config"; then
 		echo ">> sparse (C=2) and W=1 build of kmad_ib against $stock"
-		tmp=$(mktemp -d)
-		(cd "$root" && git ls-files -co --exclude-standard -z) |
-			(cd "$root" && xargs -0 cp --parents -t "$tmp")
+		tmp=$(tree_copy)
 		log=$(mktemp)
 		if ! { make -C "$tmp" KDIR="$stock" modules C=2 W=1 &&
 		       { [ ! -f "$tmp/tests/interop/kmad_interop.c" ] ||
@@ -97,9 +106,9 @@ fi
 # Other targets, as the kernel's build bots would try: W=1 builds of the
 # modules of the top-level Kbuild (kmad and its providers, clients,
 # samples, benchmark and KUnit modules; not the test modules of
-# tests/interop, tests/bench/rxe, tests/fakeib and tests/diags) against a 32-bit x86 tree (gcc) and
-# an x86_64 tree built with clang, both only prepared
-# (tests/qemu/prep.sh).  Any compiler warning fails, any modpost warning
+# tests/interop, tests/bench/rxe, tests/fakeib and tests/diags) against
+# a 32-bit x86 tree (gcc) and an x86_64 tree built with clang, both only
+# prepared (tests/qemu/prep.sh).  Any compiler warning fails, any modpost warning
 # too, and so does a 64-bit division compiled into a libgcc call: a
 # 32-bit kernel has none of them, so the module would not load there.
 # With no Module.symvers the kernel's exports are unknown, so modpost's
@@ -113,9 +122,7 @@ for flavor in i386 clang; do
 	mapfile -t prep <<< "$out"
 	read -r -a kargs <<< "${prep[-2]}"
 	echo ">> W=1 build against the $flavor tree ${prep[-1]}"
-	tmp=$(mktemp -d)
-	(cd "$root" && git ls-files -co --exclude-standard -z) |
-		(cd "$root" && xargs -0 cp --parents -t "$tmp")
+	tmp=$(tree_copy)
 	log=$(mktemp)
 	if ! make -C "$tmp" KDIR="${prep[-1]}" "${kargs[@]}" W=1 \
 		KBUILD_MODPOST_WARN=1 modules > "$log" 2>&1; then

@@ -925,8 +925,7 @@ static void rmpp_recv_alloc_fails_single_and_abort(struct kunit *test)
 	rt_send_seg(rt, RT_METHOD, RT_TID + 1, 1);
 	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1, 1, 5);
 	kt_fail_allocs(KMAD_ALLOC_RMPP_CTL, 1);
-	kmad_sim_advance_clock(rt->f->fab, RT_IDLE_MS);
-	kt_settle(rt->f);
+	kt_advance(rt->f, RT_IDLE_MS);
 	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_RMPP_CTL), 1);
 	rt_expect_quiet(rt);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_TIMEOUTS), 1);
