@@ -89,8 +89,8 @@ else
 fi
 kernel_check
 say "$kernel kernel $kver: $vmlinuz, build tree $kdir"
-# The ABI test also runs as a 32-bit process where the kernel runs those:
-# Debian's does (IA32_EMULATION); the debug and kcsan test kernels do not.
+# The ABI test also runs as a 32-bit process where the kernel runs those
+# (IA32_EMULATION): Debian's and the debug and kcsan test kernels do.
 abi32=0
 grep -qs '^CONFIG_IA32_EMULATION=y' "$kdir/.config" && abi32=1
 
