@@ -824,8 +824,13 @@ static bool fz_predict_valid(struct fz_fix *f, struct fz_input *in,
 		f->bexp.dispatched++;
 		return false;
 	}
-	/* On QP0 the class and version are the SMA's, never unsupported. */
-	if (class_known)
+	/* On QP0 the class and version are the SMA's, never unsupported,
+	 * and so are Get and Set: what those lack is the attribute.
+	 */
+	if (kmad_qpt_is_smi(in->qp) && (h->method == KMAD_METHOD_GET ||
+					h->method == KMAD_METHOD_SET))
+		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	else if (class_known)
 		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
 	else if (kmad_qpt_is_smi(in->qp))
 		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;

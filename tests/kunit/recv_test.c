@@ -277,6 +277,60 @@ static void recv_unsupported_method(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
+/*
+ * On QP0 a Get or Set no agent takes is answered 0x000C (unsupported
+ * method/attribute) also when an agent has the SMP class for other
+ * methods (an SM's Trap receiver): every port's SMA serves Get and Set,
+ * what it lacks is the attribute, as ib_mad answers.  Before, such an
+ * agent made the answer 0x0008 (unsupported method).  A Report of the
+ * class, a method the SMA does not serve, still gets 0x0008.
+ */
+static void recv_qp0_get_with_class_known(struct kunit *test)
+{
+	static const u8 methods[] = { KMAD_METHOD_GET, KMAD_METHOD_REPORT };
+	static const u16 status[] = { KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR,
+				      KMAD_MAD_STATUS_UNSUPPORTED_METHOD };
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct kt_fix *f = test->priv;
+	struct kmad_mad mad, seen;
+	struct kmad_agent *a;
+	int i;
+
+	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
+	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_SMI, &req,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	for (i = 0; i < ARRAY_SIZE(methods); i++) {
+		kt_mad(&mad, KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1, methods[i]);
+		mad.mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_SM_INFO);
+		KUNIT_ASSERT_EQ(test, kmad_sim_inject(f->fab, KT_DEV1, 0, &mad,
+						      sizeof(mad),
+						      kmad_port_lid(f->port[KT_DEV0]),
+						      0), 0);
+		kmad_sim_fire_cq_event(f->fab, KT_DEV1, 0, false);
+		kt_settle(f);
+		KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, 0),
+				1U);
+		KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV1, 0, 0,
+							 &seen, sizeof(seen)),
+				(int)sizeof(seen));
+		KUNIT_EXPECT_EQ(test, seen.mad_hdr.method,
+				KMAD_METHOD_GET_RESP);
+		KUNIT_EXPECT_EQ(test, be16_to_cpu(seen.mad_hdr.status),
+				status[i]);
+		KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV1, 0,
+							     0, KMAD_WC_SUCCESS,
+							     false), 0);
+		kmad_sim_fire_cq_event(f->fab, KT_DEV1, 0, false);
+		kt_settle(f);
+	}
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kmad_unregister_agent(a);
+}
+
 /* Responses, traps and trap represses are never answered. */
 static void recv_never_answers_non_requests(struct kunit *test)
 {
@@ -789,6 +843,7 @@ static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_sa_response_sm_key_zero),
 	KUNIT_CASE(recv_unsupported_rmpp),
 	KUNIT_CASE(recv_unsupported_method),
+	KUNIT_CASE(recv_qp0_get_with_class_known),
 	KUNIT_CASE(recv_never_answers_non_requests),
 	KUNIT_CASE(recv_malformed_dropped),
 	KUNIT_CASE(recv_unmatched_response),
