@@ -597,8 +597,12 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	u32 paylen;
 
 	lockdep_assert_held(&agent->lock);
-	/* A response to no outstanding request: one MAD, unmatched. */
+	/* A response to no outstanding request: one MAD, unmatched; its
+	 * sender gets ABORT T2L rather than wait for an ACK that never comes
+	 * (see rmpp_continue()).
+	 */
 	if (rmpp_unmatched_response(agent, recv)) {
+		rmpp_refuse(port, out, KMAD_RMPP_STATUS_T2L);
 		out->done = out->recv;
 		out->recv = NULL;
 		return;
@@ -694,12 +698,15 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 	}
 	/*
 	 * A response whose request ended meanwhile (timed out, canceled):
-	 * the rest of it would match nothing, so the transfer ends here,
-	 * unanswered (ib_mad drops such segments), and counts as one
-	 * unmatched response.
+	 * the rest of it would match nothing, so the transfer ends here and
+	 * counts as one unmatched response.  Its sender gets ABORT T2L (its
+	 * answer came too late), which ends its send at once; unanswered, it
+	 * would wait for ACKs and resend until its retries ran out (ib_mad
+	 * takes the whole message, ACKed, and drops it at the end).
 	 */
 	if (rmpp_unmatched_response(agent, out->recv)) {
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
+		rmpp_refuse(port, out, KMAD_RMPP_STATUS_T2L);
 		rmpp_unlink(agent, rr, &out->ended);
 		return;
 	}

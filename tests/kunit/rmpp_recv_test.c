@@ -1058,9 +1058,11 @@ static void rmpp_recv_response_matched(struct kunit *test)
 /*
  * The request's deadline is not moved by the segments of its response
  * (as in ib_mad): if it passes mid-transfer the request times out, and
- * the next segment ends the transfer, unanswered, as one unmatched
- * response; the segments after it belong to no transfer and are dropped.
- * (The transfer used to go on, ACKed, to a message dropped whole.)
+ * the next segment ends the transfer, as one unmatched response, with
+ * ABORT T2L to its sender; the segments after it belong to no transfer
+ * and are dropped.  (The transfer used to go on, ACKed, to a message
+ * dropped whole; then it ended unanswered, and the sender went on waiting
+ * for ACKs and resending until its retries ran out.)
  */
 static void rmpp_recv_response_after_timeout(struct kunit *test)
 {
@@ -1082,7 +1084,10 @@ static void rmpp_recv_response_after_timeout(struct kunit *test)
 	kt_settle(rt->f);
 	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
 	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_RESP_TIMEOUT);
-	for (seg = 3; seg <= RT_SEGS; seg++)
+	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 3);
+	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
+		      KMAD_RMPP_STATUS_T2L, 0, 0);
+	for (seg = 4; seg <= RT_SEGS; seg++)
 		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
 	rt_expect_quiet(rt);
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
@@ -1096,7 +1101,8 @@ static void rmpp_recv_response_after_timeout(struct kunit *test)
 }
 
 /* The first segment of a response to no outstanding request starts no
- * transfer and is not ACKed: it is an unmatched response.
+ * transfer and is not ACKed: it is an unmatched response, and its sender
+ * gets ABORT T2L (before, nothing: it waited for an ACK and resent).
  */
 static void rmpp_recv_response_unsolicited(struct kunit *test)
 {
@@ -1107,6 +1113,8 @@ static void rmpp_recv_response_unsolicited(struct kunit *test)
 	rt_register(rt, true);
 	tid = (u64)rt->agent->hi_tid << 32 | 0x99;
 	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 1);
+	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
+		      KMAD_RMPP_STATUS_T2L, 0, 0);
 	rt_expect_quiet(rt);
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
