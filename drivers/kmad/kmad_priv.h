@@ -658,8 +658,9 @@ enum kmad_send_state {
  *	failed list, to be completed by the drain), not yet given to the
  *	provider.
  * @KMAD_HW_POSTED: the provider holds it; a CQE will come.
- * @KMAD_HW_CANCELED: the provider holds it, and it was canceled or flushed
- *	meanwhile (its send state is %KMAD_SS_CANCELED): its CQE ends it,
+ * @KMAD_HW_CANCELED: the provider holds it, and its outcome was decided
+ *	meanwhile: canceled or flushed (its send state is %KMAD_SS_CANCELED),
+ *	or its response matched (%KMAD_SS_EARLY_RESP): its CQE ends it,
  *	even a flush after a QP error, which is not replayed.  Set under A
  *	and Q by kmad_qp_cancel(), so the CQ drain, which holds only Q,
  *	sees it.

@@ -274,10 +274,11 @@ void kmad_qp_ah_resolved(struct kmad_qp_info *qpi, struct kmad_ah *ah,
 }
 
 /**
- * kmad_qp_cancel() - a send was canceled or flushed: take it back if the
- * provider does not hold it yet, else mark it so that its CQE ends it.
+ * kmad_qp_cancel() - a send's outcome was decided before its send
+ * completion (canceled, flushed, or its response matched): take it back if
+ * the provider does not hold it yet, else mark it so that its CQE ends it.
  * @qpi: its QP.
- * @wr: the send, just made %KMAD_SS_CANCELED.
+ * @wr: the send, just made %KMAD_SS_CANCELED or %KMAD_SS_EARLY_RESP.
  *
  * A send the provider holds is marked %KMAD_HW_CANCELED: if the QP goes
  * to error, its flushed CQE completes it instead of putting it on the

@@ -685,6 +685,16 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	if (wr->state == KMAD_SS_SENDING) {
 		send_set_state(wr, KMAD_SS_EARLY_RESP);
 		wr->early_resp = recv;
+		/* The outcome is decided: a flush of the send must not put it
+		 * on the wire again after a recovery, and a retry still
+		 * waiting for a slot (which the hardware never held) is not
+		 * sent at all but ends now.
+		 */
+		if (kmad_qp_cancel(agent->qpi, wr)) {
+			send_put_ref(wr);		/* send completion */
+			send_set_state(wr, KMAD_SS_DONE);
+			send_defer_done(wr);
+		}
 	} else {
 		send_set_state(wr, KMAD_SS_DONE);
 		wr->early_resp = recv;

@@ -123,6 +123,37 @@ static void qp_send_flush_while_running(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->ev[0].status, KMAD_SEND_RESP_TIMEOUT);
 }
 
+/*
+ * A response that arrived before its request's send completion decides
+ * the outcome: a flush of that send on a running QP ends it (OK, the
+ * response delivered, as after a send error) instead of sending it again
+ * after the recovery.  Before, the request went on the wire a second time
+ * and its callback waited for the recovery and for that completion.
+ */
+static void qp_early_response_flush_not_replayed(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 1000, 0);
+
+	kt_post(f, buf);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	kt_expect_state(f, buf, KMAD_SS_EARLY_RESP, 1);
+	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	/* The receives' flushes raise completion events, fired here. */
+	KUNIT_EXPECT_TRUE(test, kt_events_until(f, kt_qp_run(qpi) ==
+						KMAD_QP_RUNNING));
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_qp_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	kmad_free_send_buf(buf);
+}
+
 /* Recovery retries a QP reset that failed: a modify_qp failure costs one
  * retry, after which the QP is back in RTS with its receive buffers, and
  * its flushed sends are posted again.
@@ -418,6 +449,7 @@ static void qp_refill_retried_when_empty(struct kunit *test)
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
 	KUNIT_CASE(qp_send_flush_while_running),
+	KUNIT_CASE(qp_early_response_flush_not_replayed),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
 	KUNIT_CASE(qp_recovery_tries_per_recovery),

@@ -198,6 +198,42 @@ static void send_retry_response_before_completion(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * A late response to a request whose retry still waits for a send queue
+ * slot ends the request at once: the retry, which the hardware never
+ * held, is taken back and never sent.  Before, it waited for a slot, went
+ * on the wire and the callback came only at its send completion.
+ */
+static void send_response_to_retry_waiting_for_slot(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	unsigned int depth = KMAD_DEFAULT_SQ_DEPTH, i;
+	struct kmad_send_buf *req;
+
+	f->free_on_send = true;
+	req = kt_request(f, f->agent, KMAD_METHOD_GET, 50, 100, 1);
+	kt_post(f, req);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	for (i = 0; i < depth; i++)
+		kt_post(f, kt_request(f, f->agent, KMAD_METHOD_SET, 200 + i,
+				      0, 0));
+	kt_advance(f, 100);
+	/* Retried: SENDING again, behind the full send queue. */
+	kt_expect_state(f, req, KMAD_SS_SENDING, 2);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			depth);
+	kt_respond(f, req, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, req, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, req, KMAD_SEND_OK);
+	for (i = 0; i < depth; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2 + (int)depth);
+}
+
 /* Seed rules on a retry: cancel before the retry's send completion drops
  * the response reference, and the callback waits for that completion.
  */
@@ -1114,6 +1150,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_timeout_retries_keep_tid),
 	KUNIT_CASE(send_retry_response_before_completion),
 	KUNIT_CASE(send_retry_cancel_before_completion),
+	KUNIT_CASE(send_response_to_retry_waiting_for_slot),
 	KUNIT_CASE(send_early_response_then_send_error),
 	KUNIT_CASE(send_response_after_timeout_unmatched),
 	KUNIT_CASE(send_stats_timeout_lateness),
