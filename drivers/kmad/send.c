@@ -679,6 +679,12 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	}
 
 	trace_kmad_resp_match(wr);
+	/* Counted before the callback is queued: the agent's work may run
+	 * its handlers as soon as the lock is dropped, and a handler reading
+	 * kmad_agent_get_stats() sees its own response counted.
+	 */
+	agent_stat_inc(agent, KMAD_ASTAT_RESP_MATCHED);
+	kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MATCHED);
 	send_put_ref(wr);				/* response */
 	wr->status = KMAD_SEND_OK;
 	/* Parked once out of the wheel, whose entry shares its memory. */
@@ -701,9 +707,6 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 		send_defer_done(wr);
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
-
-	agent_stat_inc(agent, KMAD_ASTAT_RESP_MATCHED);
-	kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MATCHED);
 }
 
 /**
@@ -1517,9 +1520,11 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
  * whose sgid_index is not an entry of the port's GID table,
  * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, an RMPP
- * buffer whose class is not one it was allocated for; -EBUSY if
- * another outstanding request of the agent has
- * the same TID, or (an RMPP request, with or without a timeout) another
+ * buffer whose class is not one it was allocated for; -EBUSY if the
+ * send is a request (with or without a timeout) and a request of the agent
+ * that waits for its response (posted with a timeout, its outcome not yet
+ * decided) has the same TID, or (an RMPP request, with or without a
+ * timeout) another
  * posted RMPP send of the agent has the same TID and class and goes to
  * the same peer (their ACKs could not be told apart); -ESHUTDOWN if the
  * agent is unregistering or its port is going away.  An RMPP response is
@@ -1588,7 +1593,8 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	if (!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(wr) &&
 	    !agent->internal)
 		tid = (u64)agent->agent.hi_tid << 32 | (tid & 0xffffffffULL);
-	if ((expects_resp && kmad_tid_find(&agent->tids, tid)) ||
+	if ((!kmad_mad_is_response(hdr) && !send_is_rmpp_ctl(wr) &&
+	     kmad_tid_find(&agent->tids, tid)) ||
 	    (wr->rmpp && !kmad_mad_is_response(hdr) &&
 	     kmad_rmpp_send_busy(wr, tid))) {
 		ret = -EBUSY;
@@ -1702,11 +1708,11 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  * keeps no copy.  A send that a @timeout_ms of 0 cancels gets 0 there
  * too; one it cannot cancel keeps its timeout.
  *
- *
  * Context: any but hard interrupt, interrupts possibly disabled (see
  * <kmad/mad.h>); does not sleep.
  * Return: 0; -EINVAL if @timeout_ms is above %KMAD_MAX_TIMEOUT_MS, or the
- * send is not posted or waits for no response (posted without a timeout,
+ * send is not posted, or @timeout_ms is not 0 and the send waits for no
+ * response (posted without a timeout,
  * or a response: an RMPP response's timeout is its ACK timeout, which
  * this does not change); -EALREADY if its outcome is already decided.
  */

@@ -221,9 +221,10 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  *	kmad_alloc_send_buf_rmpp() are segmented and sent in windows,
  *	RMPP-active DATA segments it receives are reassembled and handed to
  *	recv_handler as one buffer (&kmad_recv_wc.mad_len), and the ACK,
- *	STOP and ABORT packets of its transfers are kmad's.  Only for classes
- *	with an RMPP header (kmad_mgmt_class_has_rmpp()), or a send-only
- *	agent (@mgmt_class 0); any other value, or class, is -EINVAL.
+ *	STOP and ABORT packets of its transfers are kmad's.  Only on QP1
+ *	(no SMP class has the RMPP header), for classes with an RMPP header
+ *	(kmad_mgmt_class_has_rmpp()) or a send-only agent (@mgmt_class 0);
+ *	any other value, class or QP is -EINVAL.
  */
 struct kmad_reg_req {
 	u8 mgmt_class;
@@ -558,10 +559,12 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
  * - kmad_post_send(): 0, and send_handler will run once; else nothing is
  *   sent, no callback runs and the MAD is left as it was.  -EINVAL for a
  *   bad buffer, one already posted (until its send_handler has run), a
- *   bad address or timeout (&kmad_dest, %KMAD_MAX_TIMEOUT_MS); -EBUSY if
- *   another outstanding request of the agent has the same TID (a
- *   response could not tell them apart: give each request its own TID;
- *   ib_mad takes the second and matches the response to either), or an
+ *   bad address or timeout (&kmad_dest, %KMAD_MAX_TIMEOUT_MS); -EBUSY for
+ *   a request (with or without a timeout) with the TID of another request
+ *   of the agent that still waits for its response (a response could not
+ *   tell them apart: give each request its own TID; ib_mad takes the
+ *   second and matches the response to either; kmad does not check
+ *   against requests posted without a timeout, which wait for none), or an
  *   RMPP request whose transfer another one to the same peer has;
  *   -ESHUTDOWN if the agent is unregistering or its port going away.
  * - kmad_cancel_send(): 0 if this call ended it (its callback follows with
@@ -569,8 +572,9 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
  *   response matched, it timed out, failed, was canceled or flushed, even
  *   if its callback has not run yet); -EINVAL if it is not posted (never,
  *   or its callback has run).
- * - kmad_modify_send(): 0; -EINVAL if it is not posted, or waits for no
- *   response (posted without a timeout: there is no timeout to change,
+ * - kmad_modify_send(): 0; -EINVAL if it is not posted, or (@timeout_ms
+ *   not 0) waits for no response (posted without a timeout: there is no
+ *   timeout to change,
  *   where ib_modify_mad() returns 0 and changes nothing), or for a
  *   @timeout_ms above %KMAD_MAX_TIMEOUT_MS; -EALREADY as for cancel.
  *   With @timeout_ms 0 it is kmad_cancel_send().
