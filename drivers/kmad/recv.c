@@ -537,25 +537,21 @@ static struct kmad_recv_priv *recv_rmpp(struct kmad_agent_priv *agent,
 
 /*
  * The status of kmad's answer to a valid request no agent takes.  On QP0
- * every port's SMA serves the SMP class at its one version, Get and Set
- * included: what a Get or Set no agent takes lacks is its attribute
- * (SMInfo at a port with no SM), 0x000C (unsupported method/attribute),
- * as ib_mad and the qib SMA answer, even where an agent has the class
- * for other methods (an SM's Trap receiver).  Else 0x0008 (unsupported
- * method) if an agent has its class and version; else 0x000C on QP0 and
- * 0x0004 (unsupported class/version) on QP1.
+ * (where only Get and Set get this far: validation answers the SMP
+ * class's other methods) 0x000C (unsupported method/attribute): every
+ * port's SMA serves the SMP class at its one version, Get and Set
+ * included, so what it lacks is the attribute (SMInfo at a port with no
+ * SM), as ib_mad and the qib SMA answer, even where an agent has the
+ * class for other methods (an SM's Trap receiver).  On QP1 0x0008
+ * (unsupported method) if an agent has the class and version, else 0x0004
+ * (unsupported class/version).
  */
-static u16 unclaimed_status(const struct kmad_qp_info *qpi, u8 method,
-			    bool class_known)
+static u16 unclaimed_status(const struct kmad_qp_info *qpi, bool class_known)
 {
-	bool smi = kmad_qpt_is_smi(qpi->qpt);
-
-	if (smi && (method == KMAD_METHOD_GET || method == KMAD_METHOD_SET))
+	if (kmad_qpt_is_smi(qpi->qpt))
 		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
 	if (class_known)
 		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
-	if (smi)
-		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
 	return KMAD_MAD_STATUS_BAD_VERSION;
 }
 
@@ -597,8 +593,7 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 					   KMAD_PSTAT_REQ_BACKLOG_DROPPED);
 		return;
 	}
-	answer_unsupported(qpi, recv,
-			   unclaimed_status(qpi, hdr->method, class_known),
+	answer_unsupported(qpi, recv, unclaimed_status(qpi, class_known),
 			   KMAD_MAD_VERDICT_OK);
 	kmad_recv_free(recv);
 }

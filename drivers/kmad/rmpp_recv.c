@@ -68,13 +68,15 @@
  *
  * A response is reassembled only if its TID belongs to one of the agent's
  * outstanding requests when its first segment arrives (else it goes on as
- * one MAD, to be counted unmatched); the whole message is matched to the
+ * one MAD, to be counted unmatched, and its sender gets ABORT T2L); the
+ * whole message is matched to the
  * request afterwards, by kmad_send_response(), as a single MAD is.  The
  * request's deadline is not moved by the segments (ib_mad does not move it
  * either): its timeout must cover the whole transfer.  If it expires
  * first, the request retries (its TID stays, and so does the transfer)
- * or ends as any other; then the transfer's next segment ends it,
- * unanswered, counted as one unmatched response (rmpp_continue()).
+ * or ends as any other; then the transfer's next segment ends it, counted
+ * as one unmatched response, with ABORT T2L to its sender
+ * (rmpp_continue()).
  *
  * Locking and lifetimes: an agent's transfers are on its rmpp_recvs list,
  * under its lock (A).  Everything about a transfer is read and written

@@ -645,8 +645,10 @@ static bool resp_same_addr(struct kmad_port *port,
  * LID of its LMC range, which the requester cannot know, and ib_mad does
  * not compare the responder's LID either (see
  * Documentation/send-lifecycle.rst).  A response that fails the address
- * check is unmatched (and counted as misaddressed too).  A response that arrives before the
- * send completion is parked on the send until the send completion.
+ * check is unmatched (and counted as misaddressed too).  A response that
+ * arrives before the send completion is parked on the send until the send
+ * completion, or ends it at once if the hardware does not hold it (it
+ * waits on one of the QP's lists: kmad_qp_cancel() takes it back).
  */
 void kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv)

@@ -59,10 +59,14 @@
  * - Cancel drops the response reference only if a timeout was set; from
  *   then on no response matches the send.
  * - send_handler runs exactly once per successfully posted send, and never
- *   before the hardware has completed the send.
+ *   before the hardware has completed the send.  A send the hardware does
+ *   not hold (it waits for a send queue slot or an address handle, or to
+ *   be sent again after a QP error) and that is canceled, flushed or
+ *   answered meanwhile ends at once, never sent (again).
  * - A response that arrives before the send completion waits for it: the
  *   ULP sees recv_handler for the response, then send_handler, both after
- *   the send completion.
+ *   the send completion (or at once, if the hardware does not hold the
+ *   send, as above).
  * - A response matches an outstanding request of the agent by TID and
  *   management class, and only if it came back to the address the request
  *   left from (ib_mad's rule): a request sent with a GRH is matched only by
@@ -216,7 +220,11 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  *	mask with every bit set (bitmap_fill()) takes every method.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single
- *	256-byte MADs, RMPP header and all.  %KMAD_RMPP_VERSION: kmad does
+ *	256-byte MADs, RMPP header and all (a multi-segment response to one
+ *	of its requests completes the request with its first segment; the
+ *	later ones match nothing and are dropped, counted unmatched, where
+ *	ib_mad hands them to such an agent's recv_handler as unsolicited,
+ *	for it to do RMPP itself).  %KMAD_RMPP_VERSION: kmad does
  *	RMPP (IBTA 13.6, Documentation/rmpp.rst) for the agent: sends from
  *	kmad_alloc_send_buf_rmpp() are segmented and sent in windows,
  *	RMPP-active DATA segments it receives are reassembled and handed to

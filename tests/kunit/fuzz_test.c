@@ -824,16 +824,14 @@ static bool fz_predict_valid(struct fz_fix *f, struct fz_input *in,
 		f->bexp.dispatched++;
 		return false;
 	}
-	/* On QP0 the class and version are the SMA's, never unsupported,
-	 * and so are Get and Set: what those lack is the attribute.
+	/* On QP0 the class, version and method (Get or Set: validation
+	 * answers the others) are the SMA's: what is missing is the
+	 * attribute.
 	 */
-	if (kmad_qpt_is_smi(in->qp) && (h->method == KMAD_METHOD_GET ||
-					h->method == KMAD_METHOD_SET))
+	if (kmad_qpt_is_smi(in->qp))
 		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
 	else if (class_known)
 		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD;
-	else if (kmad_qpt_is_smi(in->qp))
-		*status = KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
 	else
 		*status = KMAD_MAD_STATUS_BAD_VERSION;
 	return true;

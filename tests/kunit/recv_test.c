@@ -282,8 +282,9 @@ static void recv_unsupported_method(struct kunit *test)
  * method/attribute) also when an agent has the SMP class for other
  * methods (an SM's Trap receiver): every port's SMA serves Get and Set,
  * what it lacks is the attribute, as ib_mad answers.  Before, such an
- * agent made the answer 0x0008 (unsupported method).  A Report of the
- * class, a method the SMA does not serve, still gets 0x0008.
+ * agent made the answer 0x0008 (unsupported method).  A Report, a method
+ * the SMP class does not define, gets 0x0008 from validation, as without
+ * the agent.
  */
 static void recv_qp0_get_with_class_known(struct kunit *test)
 {

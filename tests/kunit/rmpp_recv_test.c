@@ -1069,6 +1069,7 @@ static void rmpp_recv_response_after_timeout(struct kunit *test)
 	struct rt *rt = rt_of(test);
 	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
 	s64 dropped = rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED);
+	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
 	struct kmad_send_buf *req;
 	u32 seg;
 	u64 tid;
@@ -1095,6 +1096,7 @@ static void rmpp_recv_response_after_timeout(struct kunit *test)
 			unmatched + 1);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
 			dropped + RT_SEGS - 3);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
 	KUNIT_EXPECT_TRUE(test,
 			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
 	kmad_free_send_buf(req);
@@ -1108,6 +1110,7 @@ static void rmpp_recv_response_unsolicited(struct kunit *test)
 {
 	struct rt *rt = rt_of(test);
 	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
+	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
 	u64 tid;
 
 	rt_register(rt, true);
@@ -1119,6 +1122,7 @@ static void rmpp_recv_response_unsolicited(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
 			unmatched + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
 	KUNIT_EXPECT_TRUE(test,
 			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 0);
