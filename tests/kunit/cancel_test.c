@@ -78,6 +78,42 @@ static void cancel_while_waiting_for_response(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * Seed rule: a send canceled while it waits for its response ends then,
+ * once: its deadline goes with it, so time passing the old deadline (and
+ * a retry's) brings no second callback and no resend.  The same for a
+ * cancel made by modify to 0.
+ */
+static void cancel_waiting_no_callback_at_deadline(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     14, 100, 1);
+	struct kmad_send_buf *b = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     15, 100, 1);
+
+	kt_post(f, a);
+	kt_post(f, b);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kt_expect_state(f, a, KMAD_SS_WAIT_RESP, 1);
+	kt_expect_state(f, b, KMAD_SS_WAIT_RESP, 1);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(a), 0);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 0), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
+	kt_expect_send(f, 1, b, KMAD_SEND_CANCELED);
+
+	kt_advance(f, 100);
+	kt_advance(f, 1000);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(a);
+	kmad_free_send_buf(b);
+}
+
 /* Once the response matched, the outcome is decided: cancel says so and
  * the ULP still gets the response, then success.
  */
@@ -214,6 +250,33 @@ static void cancel_modify_after_outcome(struct kunit *test)
 	kmad_free_send_buf(b);
 }
 
+/*
+ * Modify to 0 is a cancel, and a response parked until the send
+ * completion has decided the outcome: it is refused (-EALREADY) and
+ * changes nothing, not even the buffer's timeout (only a send it cancels
+ * gets 0); the ULP still gets the response, then OK.
+ */
+static void cancel_modify_zero_after_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *b = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     16, 1000, 0);
+
+	kt_post(f, b);
+	kt_respond(f, b, 0);
+	kt_event(f, KT_DEV0);
+	kt_expect_state(f, b, KMAD_SS_EARLY_RESP, 1);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 0), -EALREADY);
+	KUNIT_EXPECT_EQ(test, b->timeout_ms, 1000U);
+	kt_expect_state(f, b, KMAD_SS_EARLY_RESP, 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, b, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, b, KMAD_SEND_OK);
+	kmad_free_send_buf(b);
+}
+
 /* Modify to 0 is cancel, and leaves the send a timeout of 0, as
  * ib_modify_mad() does; modify of a send without a timeout is refused.
  */
@@ -273,6 +336,7 @@ static struct kunit_case cancel_cases[] = {
 	KUNIT_CASE(cancel_before_send_completion),
 	KUNIT_CASE(cancel_without_timeout_keeps_reference),
 	KUNIT_CASE(cancel_while_waiting_for_response),
+	KUNIT_CASE(cancel_waiting_no_callback_at_deadline),
 	KUNIT_CASE(cancel_after_response),
 	KUNIT_CASE(cancel_twice),
 	KUNIT_CASE(cancel_then_late_response),
@@ -280,6 +344,7 @@ static struct kunit_case cancel_cases[] = {
 	KUNIT_CASE(cancel_modify_shortens),
 	KUNIT_CASE(cancel_modify_on_the_wire),
 	KUNIT_CASE(cancel_modify_after_outcome),
+	KUNIT_CASE(cancel_modify_zero_after_response),
 	KUNIT_CASE(cancel_modify_zero_and_invalid),
 	KUNIT_CASE(cancel_queued_send),
 	{}

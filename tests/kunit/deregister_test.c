@@ -507,6 +507,40 @@ static void dereg_port_removal_flushes(struct kunit *test)
 }
 
 /*
+ * Port removal keeps an outcome decided before it: a send whose response
+ * is parked (EARLY_RESP) and one canceled, both still held by the
+ * hardware, end at their flushed completions as OK (its response
+ * delivered first) and CANCELED, not FLUSHED.
+ */
+static void dereg_port_removal_keeps_decided_outcomes(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *early, *canceled;
+
+	early = kt_request(f, f->agent, KMAD_METHOD_GET, 1, 1000, 0);
+	canceled = kt_request(f, f->agent, KMAD_METHOD_GET, 2, 1000, 0);
+	kt_post(f, early);
+	kt_post(f, canceled);
+	kt_respond(f, early, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kmad_cancel_send(canceled), 0);
+	kt_expect_state(f, early, KMAD_SS_EARLY_RESP, 1);
+	kt_expect_state(f, canceled, KMAD_SS_CANCELED, 1);
+	KUNIT_ASSERT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			2U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+
+	kmad_sim_remove_device(f->fab, KT_DEV0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 3);
+	kt_expect_recv(f, 0, early, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, early, KMAD_SEND_OK);
+	kt_expect_send(f, 2, canceled, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(early);
+	kmad_free_send_buf(canceled);
+}
+
+/*
  * Port removal ends a send the QP never took (the overflow list: the send
  * queue was full) as FLUSHED, like those it took: without a timeout the
  * status is the send completion's, and that send never had one.
@@ -826,6 +860,7 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_idle_then_late_response),
 	KUNIT_CASE(dereg_concurrent_agents),
 	KUNIT_CASE(dereg_port_removal_flushes),
+	KUNIT_CASE(dereg_port_removal_keeps_decided_outcomes),
 	KUNIT_CASE(dereg_backlog_not_sent_when_slot_freed),
 	KUNIT_CASE(dereg_port_removal_flushes_overflow),
 	KUNIT_CASE(dereg_unregister_inside_port_flush),

@@ -154,6 +154,168 @@ static void qp_early_response_flush_not_replayed(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* Whether @buf is on @qpi's replay list, read under the QP's lock. */
+static bool kt_on_replay(struct kmad_qp_info *qpi, struct kmad_send_buf *buf)
+{
+	struct kmad_send_wr *wr = kmad_send_wr(buf), *pos;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&qpi->lock, flags);
+	list_for_each_entry(pos, &qpi->replay, qp_entry)
+		if (pos == wr)
+			found = true;
+	spin_unlock_irqrestore(&qpi->lock, flags);
+	return found;
+}
+
+/*
+ * Post a GET with a 1000 ms timeout and have the hardware flush it while
+ * the QP runs: kmad puts it on the replay list and starts a recovery.  On
+ * return the QP is RECOVERING, and stays so until the test fires device
+ * 0's CQ events; the send is SENDING with both its references, on the
+ * replay list, on no wire, and nothing was called.
+ *
+ * The recovery's first move to the error state is made to fail: without
+ * that, the recovery work (unbound, queued by the drain that reaps the
+ * flush) could move the QP to error while that drain still polls, which
+ * would then reap the receives' flushes, finish the recovery and put the
+ * send back on the wire before this returns.  Failed once, the move is
+ * tried again KMAD_QP_RECOVER_BACKOFF_MS later (real time), and the
+ * receives it flushes wait in the CQ behind an event nobody fires.
+ */
+static struct kmad_send_buf *kt_replay_waiting(struct kt_fix *f)
+{
+	struct kunit *test = f->test;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 1000, 0);
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, 1), 0);
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
+	/* The recovery ran once, failed and waits for its retry. */
+	KUNIT_ASSERT_EQ(test, READ_ONCE(qpi->recover_tries), 1U);
+	KUNIT_ASSERT_EQ(test, kt_qp_run(qpi), KMAD_QP_RECOVERING);
+	KUNIT_ASSERT_TRUE(test, kt_on_replay(qpi, buf));
+	KUNIT_ASSERT_EQ(test, kt_qp_wire(f), 0U);
+	kt_expect_state(f, buf, KMAD_SS_SENDING, 2);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	return buf;
+}
+
+/*
+ * A send flushed on a running QP waits on the replay list, which the
+ * hardware does not hold: cancel ends it at once, CANCELED, with no send
+ * completion to wait for (the QP is still RECOVERING when the callback
+ * has come), and the recovery does not send it again.
+ */
+static void qp_replay_send_canceled_at_once(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = kt_replay_waiting(f);
+
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	KUNIT_EXPECT_PTR_NE(test, f->ev[0].task, current);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RECOVERING);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), -EINVAL);
+	/* The receives' flushes raise completion events, fired here. */
+	KUNIT_EXPECT_TRUE(test, kt_events_until(f, kt_qp_run(qpi) ==
+						KMAD_QP_RUNNING));
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_qp_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * A response to a send waiting on the replay list (the hardware flushed
+ * it, the QP recovers) ends it at once, OK, with its response: the
+ * hardware does not hold it, so it is taken back and not sent again after
+ * the recovery.  The flush and the response are reaped by one drain, the
+ * response behind the flush; the recovery's first move to the error state
+ * fails, so the QP is still recovering when the callbacks have come.
+ */
+static void qp_replay_send_taken_back_by_response(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       1, 1000, 0);
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, 1), 0);
+	kt_post(f, buf);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+						     KMAD_WC_FLUSH_ERR, false),
+			0);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	/* The receives' flushes raise completion events, fired here. */
+	KUNIT_EXPECT_TRUE(test, kt_events_until(f, kt_qp_run(qpi) ==
+						KMAD_QP_RUNNING));
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_qp_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * Unregister with a send on the replay list of a recovering QP: the send
+ * never reached the hardware, so unregister ends it at once, FLUSHED,
+ * and returns without waiting for the recovery (which only the test's
+ * events move on) with its one callback delivered; the recovery then
+ * sends nothing.  (An unregister that waited for the send's completion
+ * would hang here: the hung task detector panics the guest.)
+ */
+static void qp_replay_send_flushed_by_unregister(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *buf = kt_replay_waiting(f);
+
+	kmad_unregister_agent(f->agent);
+	f->agent = NULL;
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_RECOVERING);
+	/* The receives' flushes raise completion events, fired here. */
+	KUNIT_EXPECT_TRUE(test, kt_events_until(f, kt_qp_run(qpi) ==
+						KMAD_QP_RUNNING));
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_qp_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * Port removal with a send on the replay list of a recovering QP: the
+ * stop ends it FLUSHED, once, though the recovery never finished and
+ * the send never went back to the hardware.
+ */
+static void qp_replay_send_flushed_by_port_removal(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_replay_waiting(f);
+	struct kt_remover *r;
+
+	r = kt_remove_start(f, KT_DEV0);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_TRUE_MSG(test, kt_remove_wait(f, r, 20 * HZ),
+			      "the removal did not end within 20 s");
+	kt_settle(f);
+	kt_expect_only_send(f, buf, KMAD_SEND_FLUSHED);
+	kmad_free_send_buf(buf);
+}
+
 /* Recovery retries a QP reset that failed: a modify_qp failure costs one
  * retry, after which the QP is back in RTS with its receive buffers, and
  * its flushed sends are posted again.
@@ -450,6 +612,10 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
 	KUNIT_CASE(qp_send_flush_while_running),
 	KUNIT_CASE(qp_early_response_flush_not_replayed),
+	KUNIT_CASE(qp_replay_send_canceled_at_once),
+	KUNIT_CASE(qp_replay_send_taken_back_by_response),
+	KUNIT_CASE(qp_replay_send_flushed_by_unregister),
+	KUNIT_CASE(qp_replay_send_flushed_by_port_removal),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
 	KUNIT_CASE(qp_recovery_tries_per_recovery),

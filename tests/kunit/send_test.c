@@ -89,6 +89,44 @@ static void send_early_response_waits(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * Seed rule: a response decides a send once.  A second response to a send
+ * whose first is parked (EARLY_RESP) matches nothing and is counted
+ * unmatched; at the send completion the ULP gets the first response,
+ * then OK, and nothing else.
+ */
+static void send_second_early_response_unmatched(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       45, 1000, 0);
+	s64 unmatched = atomic64_read(&f->port[KT_DEV0]->stats
+				      [KMAD_PSTAT_RESP_UNMATCHED]);
+	s64 matched = atomic64_read(&f->port[KT_DEV0]->stats
+				    [KMAD_PSTAT_RESP_MATCHED]);
+
+	kt_post(f, buf);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	kt_expect_state(f, buf, KMAD_SS_EARLY_RESP, 1);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	kt_expect_state(f, buf, KMAD_SS_EARLY_RESP, 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f->port[KT_DEV0]->stats
+					    [KMAD_PSTAT_RESP_UNMATCHED]),
+			unmatched + 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f->port[KT_DEV0]->stats
+					    [KMAD_PSTAT_RESP_MATCHED]),
+			matched + 1);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
 /* Seed rule: a send without a timeout holds 1 reference and ends at its
  * send completion.
  */
@@ -358,6 +396,36 @@ static void send_error_fails_only_that_send(struct kunit *test)
 	kt_expect_send(f, 1, good, KMAD_SEND_OK);
 	kmad_free_send_buf(bad);
 	kmad_free_send_buf(good);
+}
+
+/*
+ * A send the hardware fails ends LOCAL_ERROR at that completion, once,
+ * for good: its timeout and retries are dropped (no resend, no timeout
+ * callback), and a response that comes afterwards matches nothing.
+ */
+static void send_error_then_late_response_unmatched(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       46, 1000, 2);
+	s64 unmatched;
+
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV0, KMAD_WC_LOC_ERR, false);
+	kt_expect_only_send(f, buf, KMAD_SEND_LOCAL_ERROR);
+	unmatched = atomic64_read(&f->port[KT_DEV0]->stats
+				  [KMAD_PSTAT_RESP_UNMATCHED]);
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f->port[KT_DEV0]->stats
+					    [KMAD_PSTAT_RESP_UNMATCHED]),
+			unmatched + 1);
+	kt_advance(f, 3000);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(buf);
 }
 
 /* kmad puts the agent's hi_tid in the upper 32 bits of a request's TID. */
@@ -1145,6 +1213,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_request_response),
 	KUNIT_CASE(send_response_one_work_run),
 	KUNIT_CASE(send_early_response_waits),
+	KUNIT_CASE(send_second_early_response_unmatched),
 	KUNIT_CASE(send_without_timeout),
 	KUNIT_CASE(send_timeout_starts_at_completion),
 	KUNIT_CASE(send_timeout_retries_keep_tid),
@@ -1155,6 +1224,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_response_after_timeout_unmatched),
 	KUNIT_CASE(send_stats_timeout_lateness),
 	KUNIT_CASE(send_error_fails_only_that_send),
+	KUNIT_CASE(send_error_then_late_response_unmatched),
 	KUNIT_CASE(send_request_carries_hi_tid),
 	KUNIT_CASE(send_duplicate_tid_busy),
 	KUNIT_CASE(send_bad_arguments),
