@@ -11,28 +11,6 @@
 
 #include "kmad_test.h"
 
-/* Inject @mad into device 1's QP1, as device 0 would send it; settle. */
-static void kc_inject1(struct kt_fix *f, const struct kmad_mad *mad)
-{
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, mad,
-						 sizeof(*mad),
-						 kmad_port_lid(f->port[KT_DEV0]),
-						 KT_QPN), 0);
-	kmad_sim_fire_cq_event(f->fab, KT_DEV1, KT_QPN, false);
-	kt_settle(f);
-}
-
-static void kc_mad(struct kmad_mad *mad, u8 cls, u8 version, u8 method)
-{
-	memset(mad, 0, sizeof(*mad));
-	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
-	mad->mad_hdr.mgmt_class = cls;
-	mad->mad_hdr.class_version = version;
-	mad->mad_hdr.method = method;
-	mad->mad_hdr.tid = cpu_to_be64(0x0000000500000042ULL);
-	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
-}
-
 /* An agent on device 1's QP1 for @methods of (@cls, @version). */
 static struct kmad_agent *kc_register(struct kt_fix *f, u8 cls, u8 version,
 				      const u8 *methods, int n, u8 oui_lo)
@@ -66,26 +44,6 @@ static void kc_expect_answer(struct kt_fix *f, u8 method, u16 status)
 	KUNIT_EXPECT_EQ(f->test, seen.mad_hdr.method, method);
 	KUNIT_EXPECT_EQ(f->test, be16_to_cpu(seen.mad_hdr.status), status);
 	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
-}
-
-/* Inject into device 0 the GetResp to @req, arriving as @rx says. */
-static void kc_respond_rx(struct kt_fix *f, struct kmad_send_buf *req,
-			  struct kmad_sim_rx *rx)
-{
-	struct kmad_mad resp = *req->mad;
-
-	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
-	rx->slid = kmad_port_lid(f->port[KT_DEV1]);
-	rx->src_qpn = KT_QPN;
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject_rx(f->fab, KT_DEV0, KT_QPN,
-						    &resp, sizeof(resp), rx),
-			0);
-	kt_event(f, KT_DEV0);
-}
-
-static s64 kc_pstat(struct kt_fix *f, unsigned int dev, enum kmad_port_stat s)
-{
-	return atomic64_read(&f->port[dev]->stats[s]);
 }
 
 /*
@@ -233,7 +191,7 @@ static void contract_create_response_addresses_requester(struct kunit *test)
 	struct kmad_dest dest;
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
-	kc_mad(&req, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_mad(&req, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
 	req.mad_hdr.attr_id = cpu_to_be16(KMAD_ATTR_CLASS_PORT_INFO);
 	req.mad_hdr.attr_mod = cpu_to_be32(0x1234);
 	req.mad_hdr.status = cpu_to_be16(KMAD_MAD_STATUS_BAD_VERSION);
@@ -313,27 +271,25 @@ static void contract_response_to_request_path_bits(struct kunit *test)
 
 	kc_set_lmc(f, 2);
 	buf = kc_waiting_from_bits(f, 1, 1);
-	mis = kc_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED);
+	mis = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED);
 	rx.dlid_path_bits = 0;
-	kc_respond_rx(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
-	KUNIT_EXPECT_EQ(test, kc_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED),
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED),
 			mis + 1);
 	rx.dlid_path_bits = 1;
-	kc_respond_rx(f, buf, &rx);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kt_respond_rx(f, buf, &rx);
+	kt_expect_answered(f, buf);
 	kmad_free_send_buf(buf);
 
 	buf = kc_waiting_from_bits(f, 2, 5);
 	rx.dlid_path_bits = 4;
-	kc_respond_rx(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 2);
 	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	rx.dlid_path_bits = 1;
-	kc_respond_rx(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 4);
 	kt_expect_send(f, 3, buf, KMAD_SEND_OK);
 	kmad_free_send_buf(buf);
@@ -464,14 +420,14 @@ static void contract_vendor_oui_routes_request(struct kunit *test)
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
-	kc_mad(&mad, 0x31, 1, KMAD_METHOD_GET);
+	kt_mad(&mad, 0x31, 1, KMAD_METHOD_GET);
 	vmad->oui[2] = 0x02;
-	kc_inject1(f, &mad);
+	kt_inject1(f, &mad);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_recv(f, 0, NULL, KMAD_METHOD_GET);
 	KUNIT_EXPECT_PTR_EQ(test, f->ev[0].agent, b);
 	vmad->oui[2] = 0x03;
-	kc_inject1(f, &mad);
+	kt_inject1(f, &mad);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
 	kc_expect_answer(f, KMAD_METHOD_GET_RESP, KMAD_MAD_STATUS_BAD_VERSION);
 	kmad_unregister_agent(b);
@@ -496,10 +452,10 @@ static void contract_method_mask_routes_request(struct kunit *test)
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
 	KUNIT_ASSERT_FALSE(test, IS_ERR(s));
-	kc_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_SET);
-	kc_inject1(f, &mad);
-	kc_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
-	kc_inject1(f, &mad);
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_SET);
+	kt_inject1(f, &mad);
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_recv(f, 0, NULL, KMAD_METHOD_SET);
 	KUNIT_EXPECT_PTR_EQ(test, f->ev[0].agent, s);
@@ -532,8 +488,8 @@ static void contract_send_only_gets_no_unsolicited(struct kunit *test)
 	a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &req,
 				kt_send_handler, kt_recv_handler, f);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
-	kc_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
-	kc_inject1(f, &mad);
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 	kc_expect_answer(f, KMAD_METHOD_GET_RESP, KMAD_MAD_STATUS_BAD_VERSION);
 	kmad_unregister_agent(a);
@@ -552,7 +508,7 @@ static void contract_null_pointers(struct kunit *test)
 	struct kmad_mad mad;
 	struct kmad_recv_wc wc = { .mad = &mad, .mad_len = KMAD_MAD_SIZE };
 
-	kc_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
 	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(NULL), 0);
 	kmad_free_send_buf(NULL);
 	kmad_free_recv(NULL);
@@ -679,7 +635,7 @@ static void contract_recv_wc_describes_arrival(struct kunit *test)
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	f->keep_recv = true;
-	kc_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
 	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(f->fab, KT_DEV1, KT_QPN, &mad,
 						 sizeof(mad), &rx), 0);
 	kmad_sim_fire_cq_event(f->fab, KT_DEV1, KT_QPN, false);
@@ -715,7 +671,7 @@ static void contract_no_timeout_request_matches_no_response(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
 					       9, 0, 0);
-	s64 unmatched = kc_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED);
+	s64 unmatched = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED);
 
 	kt_post(f, buf);
 	kt_respond(f, buf, 0);
@@ -726,7 +682,7 @@ static void contract_no_timeout_request_matches_no_response(struct kunit *test)
 	kt_respond(f, buf, 0);
 	kt_event(f, KT_DEV0);
 	kt_expect_only_send(f, buf, KMAD_SEND_OK);
-	KUNIT_EXPECT_EQ(test, kc_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED),
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED),
 			unmatched + 2);
 	kmad_free_send_buf(buf);
 }

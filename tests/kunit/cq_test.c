@@ -6,12 +6,6 @@
 
 #include "kmad_test.h"
 
-static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
-		    enum kmad_port_stat s)
-{
-	return atomic64_read(&f->port[dev]->stats[s]);
-}
-
 /* The two notification behaviours, for cases that must hold under both. */
 static const enum kmad_sim_notify kt_notify_modes[] = {
 	KMAD_SIM_NOTIFY_IBTA,

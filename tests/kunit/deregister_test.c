@@ -30,7 +30,12 @@ static int kt_unreg_fn(void *arg)
 	return 0;
 }
 
-/* Start unregistering @agent in a kthread; return once it is DYING. */
+/*
+ * Start unregistering @agent in a kthread; return once it is DYING.  Only
+ * for an agent with a send the hardware holds (the test completes it
+ * later): an unregister that returned at once would free the agent under
+ * the poll of its state.
+ */
 static void kt_unreg_start(struct kt_fix *f, struct kt_unreg *u,
 			   struct kmad_agent *agent)
 {

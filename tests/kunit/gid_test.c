@@ -89,26 +89,6 @@ static struct kmad_send_buf *gt_request(struct kt_fix *f, bool grh,
 	return buf;
 }
 
-/* Inject into device 0 the response to @req, arriving as @rx says. */
-static void gt_respond(struct kt_fix *f, struct kmad_send_buf *req,
-		       struct kmad_sim_rx *rx)
-{
-	struct kmad_mad resp = *req->mad;
-
-	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
-	rx->slid = kmad_port_lid(f->port[KT_DEV1]);
-	rx->src_qpn = KT_QPN;
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject_rx(f->fab, KT_DEV0, KT_QPN,
-						    &resp, sizeof(resp), rx),
-			0);
-	kt_event(f, KT_DEV0);
-}
-
-static s64 gt_pstat(struct kt_fix *f, unsigned int dev, enum kmad_port_stat s)
-{
-	return atomic64_read(&f->port[dev]->stats[s]);
-}
-
 static struct kmad_agent *gt_register_get(struct kt_fix *f, unsigned int dev)
 {
 	struct kmad_reg_req req = {
@@ -548,7 +528,7 @@ static void gt_expect_misaddressed(struct kt_fix *f, struct kmad_send_buf *buf,
 	KUNIT_EXPECT_EQ(f->test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
 	KUNIT_EXPECT_EQ(f->test, kt_events(f), 0);
 	KUNIT_EXPECT_EQ(f->test,
-			gt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED),
+			kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED),
 			before + 1);
 }
 
@@ -559,7 +539,7 @@ static void gid_match_rejects_no_grh(struct kunit *test)
 	struct kmad_send_buf *buf = gt_waiting_request(f, true);
 	struct kmad_sim_rx rx = {};
 
-	gt_respond(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	gt_expect_misaddressed(f, buf, 0);
 	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
 	kt_settle(f);
@@ -576,7 +556,7 @@ static void gid_match_rejects_grh(struct kunit *test)
 		.sgid = gt_gid(f, KT_DEV1), .dgid = gt_gid(f, KT_DEV0),
 	};
 
-	gt_respond(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	gt_expect_misaddressed(f, buf, 0);
 	KUNIT_EXPECT_EQ(test, kmad_cancel_send(buf), 0);
 	kt_settle(f);
@@ -595,10 +575,10 @@ static void gid_match_dgid(struct kunit *test)
 		.sgid = gt_gid(f, KT_DEV1), .dgid = gt_gid(f, KT_DEV1),
 	};
 
-	gt_respond(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	gt_expect_misaddressed(f, buf, 0);
 	rx.dgid = gt_gid(f, KT_DEV0);
-	gt_respond(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
 	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
@@ -631,10 +611,10 @@ static void gid_match_path_bits(struct kunit *test)
 
 	gt_set_lmc(f, 2);
 	buf = gt_waiting_request(f, false);
-	gt_respond(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	gt_expect_misaddressed(f, buf, 0);
 	rx.dlid_path_bits = 4;
-	gt_respond(f, buf, &rx);
+	kt_respond_rx(f, buf, &rx);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
 	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
 	kmad_free_send_buf(buf);
@@ -682,7 +662,7 @@ static void gid_ah_failure(struct kunit *test)
 	kt_settle(f);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, buf, KMAD_SEND_LOCAL_ERROR);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_FAILURES), 1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_FAILURES), 1);
 	kt_post(f, buf);
 	KUNIT_EXPECT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
 					== 1));
@@ -704,13 +684,13 @@ static void gid_ah_wait_survives_qp_recovery(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
 	struct kmad_send_buf *buf = gt_request(f, false, 0);
-	s64 recoveries = gt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
+	s64 recoveries = kt_pstat(f, KT_DEV0, KMAD_PSTAT_QP_RECOVERIES);
 
 	kt_post(f, buf);
 	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
 					== 1));
 	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error(f->fab, KT_DEV0, KT_QPN), 0);
-	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_pstat(f, KT_DEV0,
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kt_pstat(f, KT_DEV0,
 						    KMAD_PSTAT_QP_RECOVERIES) >
 					    recoveries &&
 					    kt_qp_run(qpi) == KMAD_QP_RUNNING));
@@ -821,8 +801,8 @@ static void gid_ah_cache_reuse(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 4));
 	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
 	KUNIT_EXPECT_EQ(test, st.created, 1ULL);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS), 3);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_MISSES), 1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS), 3);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_MISSES), 1);
 }
 
 /* A port change forgets the cache: an unused handle is destroyed, and the
@@ -1098,7 +1078,7 @@ static void gid_ah_hash_collision(struct kunit *test)
 		gt_send_to(f, buf, 100 + i);
 	KUNIT_ASSERT_TRUE(test, gt_ah_collision(f, &dlid[0], &dlid[1]));
 	KUNIT_ASSERT_NE(test, dlid[0], dlid[1]);
-	hits = gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS);
+	hits = kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS);
 	for (i = 0; i < 2; i++) {
 		buf->dest.dlid = dlid[i];
 		kt_post(f, buf);
@@ -1108,7 +1088,7 @@ static void gid_ah_hash_collision(struct kunit *test)
 	}
 	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
 	KUNIT_EXPECT_EQ(test, st.created, (u64)n);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS),
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS),
 			hits + 2);
 	KUNIT_EXPECT_EQ(test, f->port[KT_DEV0]->ah.count, n);
 	kmad_free_send_buf(buf);
@@ -1267,11 +1247,11 @@ static void gid_ah_cache_limit(struct kunit *test)
 	count = c->count;
 	spin_unlock_irqrestore(&c->lock, flags);
 	KUNIT_EXPECT_EQ(test, count, (unsigned int)KMAD_AH_CACHE_LIMIT);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED),
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED),
 			(s64)n);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV1, KMAD_PSTAT_AH_MISSES),
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_AH_MISSES),
 			(s64)KMAD_AH_CACHE_LIMIT);
-	KUNIT_EXPECT_EQ(test, gt_pstat(f, KT_DEV1, KMAD_PSTAT_AH_FAILURES),
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_AH_FAILURES),
 			20);
 	KUNIT_EXPECT_EQ(test, kmad_sim_ah_pending(f->fab, KT_DEV1), 1U);
 	kmad_free_send_buf(req);

@@ -542,6 +542,63 @@ static inline void kt_expect_state(struct kt_fix *f, struct kmad_send_buf *buf,
 	KUNIT_EXPECT_EQ(f->test, r, refs);
 }
 
+/* Device @dev's port counter @s. */
+static inline s64 kt_pstat(struct kt_fix *f, unsigned int dev,
+			   enum kmad_port_stat s)
+{
+	return atomic64_read(&f->port[dev]->stats[s]);
+}
+
+/* Inject @mad into device 1's QP1 as if device 0 had sent it; settle. */
+static inline void kt_inject1(struct kt_fix *f, const struct kmad_mad *mad)
+{
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, mad,
+						 sizeof(*mad),
+						 kmad_port_lid(f->port[KT_DEV0]),
+						 KT_QPN), 0);
+	kmad_sim_fire_cq_event(f->fab, KT_DEV1, KT_QPN, false);
+	kt_settle(f);
+}
+
+/* A request of (@cls, @version, @method) with a fixed TID and attribute. */
+static inline void kt_mad(struct kmad_mad *mad, u8 cls, u8 version,
+			  u8 method)
+{
+	memset(mad, 0, sizeof(*mad));
+	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = cls;
+	mad->mad_hdr.class_version = version;
+	mad->mad_hdr.method = method;
+	mad->mad_hdr.tid = cpu_to_be64(0x0000000500000042ULL);
+	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
+}
+
+/* Inject into device 0 the response to @req, arriving as @rx says (its
+ * SLID and source QP are set here: device 1's); fire the event.
+ */
+static inline void kt_respond_rx(struct kt_fix *f, struct kmad_send_buf *req,
+				 struct kmad_sim_rx *rx)
+{
+	struct kmad_mad resp = *req->mad;
+
+	resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+	rx->slid = kmad_port_lid(f->port[KT_DEV1]);
+	rx->src_qpn = KT_QPN;
+	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject_rx(f->fab, KT_DEV0, KT_QPN,
+						    &resp, sizeof(resp), rx),
+			0);
+	kt_event(f, KT_DEV0);
+}
+
+/* Expect the log to hold just @buf's response, then its OK. */
+static inline void kt_expect_answered(struct kt_fix *f,
+				      struct kmad_send_buf *buf)
+{
+	KUNIT_ASSERT_EQ(f->test, kt_events(f), 2);
+	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
+	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+}
+
 /*
  * @buf, the only send, is still on the wire: its response arrives first
  * and is parked (EARLY_RESP, 1 reference, no callback); at the send
@@ -556,9 +613,7 @@ static inline void kt_expect_early_response(struct kt_fix *f,
 	kt_expect_state(f, buf, KMAD_SS_EARLY_RESP, 1);
 	KUNIT_EXPECT_EQ(f->test, kt_events(f), 0);
 	kt_complete(f, KT_DEV0, wc_status, false);
-	KUNIT_ASSERT_EQ(f->test, kt_events(f), 2);
-	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kt_expect_answered(f, buf);
 }
 
 #endif /* KMAD_TEST_H */

@@ -6,34 +6,6 @@
 
 #include "kmad_test.h"
 
-/* Inject @mad into device 1's QP1 as if device 0 had sent it; settle. */
-static void kt_inject1(struct kt_fix *f, const struct kmad_mad *mad)
-{
-	KUNIT_ASSERT_EQ(f->test, kmad_sim_inject(f->fab, KT_DEV1, KT_QPN, mad,
-						 sizeof(*mad),
-						 kmad_port_lid(f->port[KT_DEV0]),
-						 KT_QPN), 0);
-	kmad_sim_fire_cq_event(f->fab, KT_DEV1, KT_QPN, false);
-	kt_settle(f);
-}
-
-static void kt_mad(struct kmad_mad *mad, u8 cls, u8 version, u8 method)
-{
-	memset(mad, 0, sizeof(*mad));
-	mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
-	mad->mad_hdr.mgmt_class = cls;
-	mad->mad_hdr.class_version = version;
-	mad->mad_hdr.method = method;
-	mad->mad_hdr.tid = cpu_to_be64(0x0000000500000042ULL);
-	mad->mad_hdr.attr_id = cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS);
-}
-
-static s64 kt_pstat(struct kt_fix *f, unsigned int dev,
-		    enum kmad_port_stat s)
-{
-	return atomic64_read(&f->port[dev]->stats[s]);
-}
-
 /* An agent on device 1 for Get of the test class, with these handlers. */
 static struct kmad_agent *kt_register_get_with(struct kt_fix *f,
 					       kmad_send_handler send,

@@ -121,9 +121,7 @@ static void send_second_early_response_unmatched(struct kunit *test)
 			matched + 1);
 
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_recv(f, 0, buf, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, buf, KMAD_SEND_OK);
+	kt_expect_answered(f, buf);
 	kmad_free_send_buf(buf);
 }
 
@@ -262,9 +260,7 @@ static void send_response_to_retry_waiting_for_slot(struct kunit *test)
 			depth);
 	kt_respond(f, req, 0);
 	kt_event(f, KT_DEV0);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
-	kt_expect_recv(f, 0, req, KMAD_METHOD_GET_RESP);
-	kt_expect_send(f, 1, req, KMAD_SEND_OK);
+	kt_expect_answered(f, req);
 	for (i = 0; i < depth; i++)
 		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
