@@ -69,8 +69,8 @@
  * A response is reassembled only if its TID belongs to one of the agent's
  * outstanding requests when its first segment arrives (else it goes on as
  * one MAD, to be counted unmatched, and its sender gets ABORT T2L); the
- * whole message is matched to the
- * request afterwards, by kmad_send_response(), as a single MAD is.  The
+ * whole message is matched to the request afterwards, by
+ * kmad_send_response(), as a single MAD is.  The
  * request's deadline is not moved by the segments (ib_mad does not move it
  * either): its timeout must cover the whole transfer.  If it expires
  * first, the request retries (its TID stays, and so does the transfer)

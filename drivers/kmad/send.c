@@ -1526,13 +1526,12 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * send is a request (with or without a timeout) and a request of the agent
  * that waits for its response (posted with a timeout, its outcome not yet
  * decided) has the same TID, or (an RMPP request, with or without a
- * timeout) another
- * posted RMPP send of the agent has the same TID and class and goes to
- * the same peer (their ACKs could not be told apart); -ESHUTDOWN if the
- * agent is unregistering or its port is going away.  An RMPP response is
- * not refused so: a responder answers a request the requester sent again
- * with the same TID while the first answer is still on its way, as
- * ib_mad's do.
+ * timeout) another posted RMPP send of the agent has the same TID and
+ * class and goes to the same peer (their ACKs could not be told apart);
+ * -ESHUTDOWN if the agent is unregistering or its port is going away.  An
+ * RMPP response is not refused so: a responder answers a request the
+ * requester sent again with the same TID while the first answer is still
+ * on its way, as ib_mad's do.
  */
 int kmad_post_send(struct kmad_send_buf *buf)
 {
@@ -1714,9 +1713,9 @@ EXPORT_SYMBOL_GPL(kmad_cancel_send);
  * <kmad/mad.h>); does not sleep.
  * Return: 0; -EINVAL if @timeout_ms is above %KMAD_MAX_TIMEOUT_MS, or the
  * send is not posted, or @timeout_ms is not 0 and the send waits for no
- * response (posted without a timeout,
- * or a response: an RMPP response's timeout is its ACK timeout, which
- * this does not change); -EALREADY if its outcome is already decided.
+ * response (posted without a timeout, or a response: an RMPP response's
+ * timeout is its ACK timeout, which this does not change); -EALREADY if
+ * its outcome is already decided.
  */
 int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 {

@@ -582,8 +582,8 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
  *   or its callback has run).
  * - kmad_modify_send(): 0; -EINVAL if it is not posted, or (@timeout_ms
  *   not 0) waits for no response (posted without a timeout: there is no
- *   timeout to change,
- *   where ib_modify_mad() returns 0 and changes nothing), or for a
+ *   timeout to change, where ib_modify_mad() returns 0 and changes
+ *   nothing), or for a
  *   @timeout_ms above %KMAD_MAX_TIMEOUT_MS; -EALREADY as for cancel.
  *   With @timeout_ms 0 it is kmad_cancel_send().
  *
