@@ -227,20 +227,6 @@ static void contract_create_response_addresses_requester(struct kunit *test)
 	kmad_unregister_agent(a);
 }
 
-/* Give device 0's port LMC @lmc in kmad's view. */
-static void kc_set_lmc(struct kt_fix *f, u8 lmc)
-{
-	struct kmad_port_attr attr = {
-		.lid = kmad_port_lid(f->port[KT_DEV0]),
-		.lmc = lmc,
-		.sm_lid = kmad_port_sm_lid(f->port[KT_DEV0]),
-	};
-
-	KUNIT_ASSERT_EQ(f->test,
-			kmad_device_port_changed(kmad_sim_device(f->fab, KT_DEV0),
-						 1, &attr), 0);
-}
-
 /* A request with @path_bits and a 10 s timeout, sent, waiting. */
 static struct kmad_send_buf *kc_waiting_from_bits(struct kt_fix *f, u32 tid,
 						  u8 path_bits)
@@ -269,7 +255,7 @@ static void contract_response_to_request_path_bits(struct kunit *test)
 	struct kmad_send_buf *buf;
 	s64 mis;
 
-	kc_set_lmc(f, 2);
+	kt_set_lmc(f, 2);
 	buf = kc_waiting_from_bits(f, 1, 1);
 	mis = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_MISADDRESSED);
 	rx.dlid_path_bits = 0;

@@ -585,20 +585,6 @@ static void gid_match_dgid(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
-/* Give device 0's port LMC 2 in kmad's view. */
-static void gt_set_lmc(struct kt_fix *f, u8 lmc)
-{
-	struct kmad_port_attr attr = {
-		.lid = kmad_port_lid(f->port[KT_DEV0]),
-		.lmc = lmc,
-		.sm_lid = kmad_port_sm_lid(f->port[KT_DEV0]),
-	};
-
-	KUNIT_ASSERT_EQ(f->test,
-			kmad_device_port_changed(kmad_sim_device(f->fab, KT_DEV0),
-						 1, &attr), 0);
-}
-
 /* With LMC 2 a response to path bits 1 is unmatched (the request left
  * from the base LID: dest.src_path_bits 0); one to path bits 4 (outside
  * the LMC) matches.
@@ -609,7 +595,7 @@ static void gid_match_path_bits(struct kunit *test)
 	struct kmad_send_buf *buf;
 	struct kmad_sim_rx rx = { .dlid_path_bits = 1 };
 
-	gt_set_lmc(f, 2);
+	kt_set_lmc(f, 2);
 	buf = gt_waiting_request(f, false);
 	kt_respond_rx(f, buf, &rx);
 	gt_expect_misaddressed(f, buf, 0);
@@ -817,7 +803,7 @@ static void gid_ah_flush_on_port_change(struct kunit *test)
 	kt_post(f, buf);
 	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
-	gt_set_lmc(f, 0);
+	kt_set_lmc(f, 0);
 	KUNIT_ASSERT_TRUE(test, gt_wait(f, (kmad_sim_get_ah_stats(f->fab,
 								  KT_DEV0, &st),
 					    st.destroyed == 1)));
@@ -942,7 +928,7 @@ static void gid_ah_destroyed_after_cqe(struct kunit *test)
 
 	kt_post(f, buf);
 	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
-	gt_set_lmc(f, 0);
+	kt_set_lmc(f, 0);
 	gt_wait(f, false);
 	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
 	KUNIT_EXPECT_EQ(test, st.destroyed, 0ULL);

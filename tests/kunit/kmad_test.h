@@ -542,6 +542,20 @@ static inline void kt_expect_state(struct kt_fix *f, struct kmad_send_buf *buf,
 	KUNIT_EXPECT_EQ(f->test, r, refs);
 }
 
+/* Give device 0's port LMC @lmc in kmad's view (its LID and SM LID kept). */
+static inline void kt_set_lmc(struct kt_fix *f, u8 lmc)
+{
+	struct kmad_port_attr attr = {
+		.lid = kmad_port_lid(f->port[KT_DEV0]),
+		.lmc = lmc,
+		.sm_lid = kmad_port_sm_lid(f->port[KT_DEV0]),
+	};
+
+	KUNIT_ASSERT_EQ(f->test,
+			kmad_device_port_changed(kmad_sim_device(f->fab, KT_DEV0),
+						 1, &attr), 0);
+}
+
 /* Device @dev's port counter @s. */
 static inline s64 kt_pstat(struct kt_fix *f, unsigned int dev,
 			   enum kmad_port_stat s)
