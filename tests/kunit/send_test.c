@@ -303,25 +303,34 @@ static void send_early_response_then_send_error(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * A response to @buf, whose outcome is decided and delivered, matches
+ * nothing: it is counted unmatched, and the log still holds @events.
+ */
+static void ks_expect_late_response_unmatched(struct kt_fix *f,
+					      struct kmad_send_buf *buf,
+					      int events)
+{
+	s64 unmatched = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED);
+
+	kt_respond(f, buf, 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_EXPECT_EQ(f->test, kt_events(f), events);
+	KUNIT_EXPECT_EQ(f->test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + 1);
+}
+
 /* A response after the timeout callback matches nothing. */
 static void send_response_after_timeout_unmatched(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
 					       43, 100, 0);
-	s64 unmatched;
 
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
 	kt_expect_timeout_in(f, buf, 100);
-	unmatched = atomic64_read(&f->port[KT_DEV0]->stats
-				  [KMAD_PSTAT_RESP_UNMATCHED]);
-	kt_respond(f, buf, 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&f->port[KT_DEV0]->stats
-					    [KMAD_PSTAT_RESP_UNMATCHED]),
-			unmatched + 1);
+	ks_expect_late_response_unmatched(f, buf, 1);
 	kmad_free_send_buf(buf);
 }
 
@@ -404,19 +413,11 @@ static void send_error_then_late_response_unmatched(struct kunit *test)
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
 					       46, 1000, 2);
-	s64 unmatched;
 
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV0, KMAD_WC_LOC_ERR, false);
 	kt_expect_only_send(f, buf, KMAD_SEND_LOCAL_ERROR);
-	unmatched = atomic64_read(&f->port[KT_DEV0]->stats
-				  [KMAD_PSTAT_RESP_UNMATCHED]);
-	kt_respond(f, buf, 0);
-	kt_event(f, KT_DEV0);
-	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&f->port[KT_DEV0]->stats
-					    [KMAD_PSTAT_RESP_UNMATCHED]),
-			unmatched + 1);
+	ks_expect_late_response_unmatched(f, buf, 1);
 	kt_advance(f, 3000);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
