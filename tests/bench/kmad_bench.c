@@ -135,7 +135,7 @@ static const unsigned int scale_n[] = { 16, 256, 4096, 65536 };
 static const unsigned int scale_n_quick[] = { 16, 256, 4096 };
 static const unsigned int rtt_agents[] = { 1, 2, 4 };
 
-#define BENCH_NSTATUS		(KMAD_SEND_LOCAL_ERROR + 1)
+#define BENCH_NSTATUS		(KMAD_SEND_REMOTE_ABORT + 1)
 
 /* The fabric and its two ports, and the responder on the second. */
 struct bench {
@@ -179,8 +179,16 @@ struct bench_responder {
 	spinlock_t lock;		/* guards stash and n */
 	struct kmad_recv_wc *stash[SCALE_K_BIG];
 	unsigned int n;
-	wait_queue_head_t wq;		/* woken for every stashed request */
-	atomic64_t errors;		/* responses that failed */
+	wait_queue_head_t wq;		/* woken for every stashed request
+					 * and every send callback
+					 */
+	atomic_t inflight;		/* responses posted, callback not
+					 * yet run
+					 */
+	atomic64_t status[BENCH_NSTATUS];	/* send callbacks by status */
+	atomic64_t errors;		/* responses not posted, requests
+					 * past the stash
+					 */
 };
 
 static void bench_max(atomic64_t *v, s64 x)
@@ -444,14 +452,13 @@ static void resp_send_handler(struct kmad_agent *agent,
 {
 	struct bench_responder *r = agent->context;
 
-	/*
-	 * FLUSHED comes only from the responder's own unregister at the end
-	 * (responder_destroy()): an answer to a request the requester sent
-	 * again after a loss, still on its way then.  Not a failure.
-	 */
-	if (wc->status != KMAD_SEND_OK && wc->status != KMAD_SEND_FLUSHED)
+	if (wc->status < BENCH_NSTATUS)
+		atomic64_inc(&r->status[wc->status]);
+	else
 		atomic64_inc(&r->errors);
 	kmad_free_send_buf(wc->send_buf);
+	if (atomic_dec_and_test(&r->inflight))
+		wake_up(&r->wq);
 }
 
 static void resp_answer(struct bench_responder *r, struct kmad_recv_wc *wc)
@@ -463,7 +470,9 @@ static void resp_answer(struct bench_responder *r, struct kmad_recv_wc *wc)
 		atomic64_inc(&r->errors);
 		return;
 	}
+	atomic_inc(&r->inflight);
 	if (kmad_post_send(buf)) {
+		atomic_dec(&r->inflight);
 		atomic64_inc(&r->errors);
 		kmad_free_send_buf(buf);
 	}
@@ -520,16 +529,31 @@ static int responder_create(struct bench *b)
 	return 0;
 }
 
+/*
+ * Every response the responder posted ends OK: a UD send the fabric took
+ * is complete, whether or not its receiver had room.  Its last answers
+ * (to requests the requester sent again after a loss) may still be on
+ * their way when the benchmarks end: wait for them before the unregister,
+ * which would flush them.
+ */
 static void responder_destroy(struct bench *b)
 {
 	struct bench_responder *r = b->resp;
 	unsigned int i;
 
+	if (!wait_event_timeout(r->wq, !atomic_read(&r->inflight),
+				BENCH_WAIT_S * HZ))
+		bench_error(b, "responder: %d responses still outstanding after %ds",
+			    atomic_read(&r->inflight), BENCH_WAIT_S);
 	kmad_unregister_agent(r->agent);
 	for (i = 0; i < r->n; i++)
 		kmad_free_recv(r->stash[i]);
+	for (i = KMAD_SEND_OK + 1; i < BENCH_NSTATUS; i++)
+		if (atomic64_read(&r->status[i]))
+			bench_error(b, "responder: %lld answers ended with status %u",
+				    atomic64_read(&r->status[i]), i);
 	if (atomic64_read(&r->errors))
-		bench_error(b, "responder: %lld failed responses",
+		bench_error(b, "responder: %lld responses not posted or requests past its stash",
 			    atomic64_read(&r->errors));
 	kfree(r);
 	b->resp = NULL;
