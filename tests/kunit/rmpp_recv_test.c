@@ -1128,6 +1128,34 @@ static void rmpp_recv_response_unsolicited(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 0);
 }
 
+/* A response of one segment (First and Last) to no outstanding request:
+ * the same as the first segment of a longer one, unmatched and its sender
+ * told ABORT T2L; not ACKed as the last segment of a transfer would be.
+ */
+static void rmpp_recv_single_response_unsolicited(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
+	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
+	struct kmad_mad mad;
+	u64 tid;
+
+	rt_register(rt, true);
+	tid = (u64)rt->agent->hi_tid << 32 | 0x9a;
+	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
+		      KMAD_RMPP_STATUS_T2L, 0, 0);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 0);
+}
+
 /* Unregistering with transfers in progress frees them (kmemleak and
  * KASAN watch); nothing is delivered.
  */
@@ -1348,6 +1376,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_response_matched),
 	KUNIT_CASE(rmpp_recv_response_after_timeout),
 	KUNIT_CASE(rmpp_recv_response_unsolicited),
+	KUNIT_CASE(rmpp_recv_single_response_unsolicited),
 	KUNIT_CASE(rmpp_recv_unregister_in_progress),
 	KUNIT_CASE(rmpp_recv_port_removal),
 	KUNIT_CASE(rmpp_recv_two_senders_same_tid),
