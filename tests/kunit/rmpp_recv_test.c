@@ -78,8 +78,10 @@ static void rt_recv_handler(struct kmad_agent *agent,
 /* The kmad_test.h fixture, with the receiver's state riding on it:
  * test->priv is the &struct rt, whose @f is the fixture.
  */
-static int rt_setup(struct kunit *test, enum kmad_sim_mode mode)
+static int rt_setup_rq(struct kunit *test, enum kmad_sim_mode mode,
+		       u32 rq_depth)
 {
+	struct kmad_sim_config cfg;
 	struct rt *rt;
 	int ret;
 
@@ -88,12 +90,19 @@ static int rt_setup(struct kunit *test, enum kmad_sim_mode mode)
 		return -ENOMEM;
 	spin_lock_init(&rt->lock);
 	test->priv = NULL;
-	ret = kt_fix_setup(test, mode, KMAD_SIM_NOTIFY_IBTA);
+	kt_fix_config(&cfg, mode);
+	cfg.rq_depth = rq_depth;
+	ret = kt_fix_setup_cfg(test, &cfg);
 	if (ret)
 		return ret;
 	rt->f = test->priv;
 	test->priv = rt;
 	return 0;
+}
+
+static int rt_setup(struct kunit *test, enum kmad_sim_mode mode)
+{
+	return rt_setup_rq(test, mode, KT_RQ_DEPTH);
 }
 
 static int rt_init(struct kunit *test)
@@ -793,6 +802,55 @@ static void rmpp_recv_bad_last_segment(struct kunit *test)
 			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
 }
 
+/*
+ * The Last flag must be on the segment PayloadLength makes the last, and
+ * only there: segment 7 of 7 without it, or segment 3 of 7 with it (and
+ * the last segment's PayloadLength), is ABORT BAD_LEN and ends the
+ * transfer, nothing copied.  Taken, the first would copy a whole segment
+ * past the end of the reassembly buffer, the second the rest of the
+ * message out of one 256-byte MAD (KASAN watches both).
+ */
+static void rmpp_recv_last_flag_mismatch(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
+	struct kmad_rmpp_mad m;
+	u32 seg;
+
+	rt_register(rt, false);
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	for (seg = 2; seg < RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID, RT_SEGS, RT_SEGS,
+	       RT_PAYLEN);
+	m.rmpp_hdr.rmpp_rtime_flags &= ~KMAD_RMPP_FLAG_LAST;
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_LEN, 0, 0);
+	rt_send_seg(rt, RT_METHOD, RT_TID, RT_SEGS);
+	rt_expect_quiet(rt);
+
+	rt_send_seg(rt, RT_METHOD, RT_TID + 1, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1, 1, 5);
+	rt_send_seg(rt, RT_METHOD, RT_TID + 1, 2);
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID + 1, 3, RT_SEGS,
+	       RT_PAYLEN);
+	m.rmpp_hdr.rmpp_rtime_flags |= KMAD_RMPP_FLAG_LAST;
+	m.rmpp_hdr.paylen_newwin =
+		cpu_to_be32(RT_PAYLEN - (RT_SEGS - 1) * RT_SEG_PAY);
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID + 1,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_LEN, 0, 0);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 2);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_REASSEMBLED), 0);
+}
+
 /* rmpp_max_recvs transfers at once; the next is refused with STOP RESX
  * and counted; once one finishes, a new one is taken.
  */
@@ -1368,6 +1426,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_above_kmalloc_max),
 	KUNIT_CASE(rmpp_recv_free_vmalloc_irqs_off),
 	KUNIT_CASE(rmpp_recv_bad_last_segment),
+	KUNIT_CASE(rmpp_recv_last_flag_mismatch),
 	KUNIT_CASE(rmpp_recv_limit),
 	KUNIT_CASE(rmpp_recv_idle_timeout),
 	KUNIT_CASE(rmpp_recv_alloc_fails),
@@ -1441,7 +1500,54 @@ static struct kunit_suite rmpp_recv_async_suite = {
 	.test_cases = rmpp_recv_async_cases,
 };
 
-kunit_test_suites(&rmpp_recv_suite, &rmpp_recv_async_suite);
+/* A receive queue of 4: an eighth of it is 0, the window 1 segment. */
+static int rt_small_init(struct kunit *test)
+{
+	return rt_setup_rq(test, KMAD_SIM_STEP, 4);
+}
+
+/*
+ * The window is an eighth of the receive queue but at least one segment
+ * (as ib_mad's window_size()): with a queue of 4 every segment but the
+ * last is acknowledged with the next as the window's end.  A window of 0
+ * would acknowledge only the first and the last, and the sender would
+ * wait out a timeout for every segment between.
+ */
+static void rmpp_recv_small_queue_window(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_EQ(test, rt->f->port[KT_DEV0]->qpi[KMAD_QPT_GSI].rq_depth,
+			4U);
+	rt_register(rt, false);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, 3, 500);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 2);
+	rt_seg(&mad, RT_METHOD, RT_TID, 2, 3, 500);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 2, 3);
+	rt_seg(&mad, RT_METHOD, RT_TID, 3, 3, 500);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 3, 3);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 1);
+}
+
+static struct kunit_case rmpp_recv_small_cases[] = {
+	KUNIT_CASE(rmpp_recv_small_queue_window),
+	{}
+};
+
+static struct kunit_suite rmpp_recv_small_suite = {
+	.name = "kmad_rmpp_recv_small",
+	.init = rt_small_init,
+	.exit = rt_exit,
+	.test_cases = rmpp_recv_small_cases,
+};
+
+kunit_test_suites(&rmpp_recv_suite, &rmpp_recv_async_suite,
+		  &rmpp_recv_small_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's RMPP receiving side");
 MODULE_LICENSE("GPL");
