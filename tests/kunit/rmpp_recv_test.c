@@ -618,6 +618,46 @@ static void rmpp_recv_sender_ends(struct kunit *test)
 			0U);
 }
 
+/*
+ * A STOP and an ABORT of RMPPVersion 2 about no transfer, sent or
+ * received: the STOP is refused with ABORT (UNV), as ib_mad's nack_recv()
+ * does; the ABORT is dropped and counted (rmpp_recv_dropped), never
+ * answered: IBTA answers no ABORT, and two ends must not bounce ABORTs.
+ */
+static void rmpp_recv_abort_bad_version_dropped(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_rmpp_mad m;
+	s64 dropped, aborts;
+
+	rt_register(rt, false);
+	dropped = rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED);
+	aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
+	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID, 1, RT_SEGS, RT_PAYLEN);
+	m.rmpp_hdr.rmpp_version = 2;
+	m.rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_STOP;
+	m.rmpp_hdr.rmpp_status = KMAD_RMPP_STATUS_RESX;
+	m.rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE;
+	m.rmpp_hdr.seg_num = 0;
+	m.rmpp_hdr.paylen_newwin = 0;
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_UNV, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED), dropped);
+
+	m.rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_ABORT;
+	m.rmpp_hdr.rmpp_status = KMAD_RMPP_STATUS_UNSPEC;
+	rt_inject(rt, (struct kmad_mad *)&m);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 1);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+}
+
 /* One bad packet and what kmad answers it with. */
 struct rt_bad_row {
 	const char *name;
@@ -1422,6 +1462,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_done_capped_finish_order),
 	KUNIT_CASE(rmpp_recv_out_of_order),
 	KUNIT_CASE(rmpp_recv_sender_ends),
+	KUNIT_CASE(rmpp_recv_abort_bad_version_dropped),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
 	KUNIT_CASE(rmpp_recv_above_kmalloc_max),
 	KUNIT_CASE(rmpp_recv_free_vmalloc_irqs_off),

@@ -168,11 +168,12 @@ static void rt_tx(struct kt_fix *f, struct kmad_send_buf *buf, u32 seg,
 
 /*
  * Inject the receiver's @type packet about the transfer @seg1 (a segment
- * of it as sent) into device 0, as device 1 sends it: the Method's
+ * of it as sent) into device 0, arriving as @rx says: the Method's
  * response bit flipped, as ib_mad does.
  */
-static void rt_ctl(struct kt_fix *f, const struct kmad_mad *seg1, u8 type,
-		   u8 status, u32 seg, u32 newwin)
+static void rt_ctl_rx(struct kt_fix *f, const struct kmad_mad *seg1, u8 type,
+		      u8 status, u32 seg, u32 newwin,
+		      const struct kmad_sim_rx *rx)
 {
 	struct kmad_mad mad = *seg1;
 	struct kmad_rmpp_mad *r = (struct kmad_rmpp_mad *)&mad;
@@ -185,11 +186,21 @@ static void rt_ctl(struct kt_fix *f, const struct kmad_mad *seg1, u8 type,
 	r->rmpp_hdr.paylen_newwin = cpu_to_be32(newwin);
 	memset(r->data, 0, sizeof(r->data));
 	KUNIT_ASSERT_EQ(f->test,
-			kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &mad,
-					sizeof(mad),
-					kmad_port_lid(f->port[KT_DEV1]),
-					KT_QPN), 0);
+			kmad_sim_inject_rx(f->fab, KT_DEV0, KT_QPN, &mad,
+					   sizeof(mad), rx), 0);
 	kt_event(f, KT_DEV0);
+}
+
+/* rt_ctl_rx() from device 1's LID and QP1, without a GRH. */
+static void rt_ctl(struct kt_fix *f, const struct kmad_mad *seg1, u8 type,
+		   u8 status, u32 seg, u32 newwin)
+{
+	struct kmad_sim_rx rx = {
+		.slid = kmad_port_lid(f->port[KT_DEV1]),
+		.src_qpn = KT_QPN,
+	};
+
+	rt_ctl_rx(f, seg1, type, status, seg, newwin, &rx);
 }
 
 static void rt_ack(struct kt_fix *f, const struct kmad_mad *seg1, u32 seg,
@@ -210,7 +221,11 @@ static void rt_two_acked(struct kt_fix *f, struct kmad_send_buf *buf,
 	rt_ack(f, seg1, 2, 2);
 }
 
-/* The packet on the wire is kmad's ABORT with @status about @seg1. */
+/*
+ * The packet on the wire is kmad's ABORT with @status about @seg1: its
+ * SegmentNumber and NewWindowLast 0, as ib_mad's nack_recv() sends them
+ * (reserved in an ABORT), whatever the packet it answers carried there.
+ */
 static void rt_expect_abort(struct kt_fix *f, const struct kmad_mad *seg1,
 			    u8 status)
 {
@@ -221,6 +236,8 @@ static void rt_expect_abort(struct kt_fix *f, const struct kmad_mad *seg1,
 	r = rt_peek(f, 0, &mad);
 	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_type, KMAD_RMPP_TYPE_ABORT);
 	KUNIT_EXPECT_EQ(f->test, r->rmpp_hdr.rmpp_status, status);
+	KUNIT_EXPECT_EQ(f->test, be32_to_cpu(r->rmpp_hdr.seg_num), 0U);
+	KUNIT_EXPECT_EQ(f->test, be32_to_cpu(r->rmpp_hdr.paylen_newwin), 0U);
 	KUNIT_EXPECT_TRUE(f->test, r->rmpp_hdr.rmpp_rtime_flags &
 			  KMAD_RMPP_FLAG_ACTIVE);
 	KUNIT_EXPECT_EQ(f->test, be64_to_cpu(r->mad_hdr.tid),
@@ -472,6 +489,80 @@ static void rmpp_stale_ack_ignored(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * A reordered ACK with the segment of the last one taken but a smaller
+ * window is older, and not taken: the window stays 4, so the resend after
+ * the lost ACK of segments 3 and 4 goes on from 3 to 4.  (Taken, it shrank
+ * the window to 3, and the resend stopped at 3 to wait for an ACK.)
+ */
+static void rmpp_stale_window_kept_on_resend(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 42, 800, 0, 1);
+	struct kmad_mad seg1, mad;
+
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_seg_count(buf), 4U);
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 2);
+	rt_tx(f, buf, 2, &mad);
+	rt_ack(f, &seg1, 2, 4);
+	rt_tx(f, buf, 3, &mad);
+	rt_tx(f, buf, 4, &mad);
+	rt_ack(f, &seg1, 2, 3);		/* sent before (2, 4), came after */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	/* The ACK of 3 and 4 is lost: the 2 s ACK wait from 4's completion. */
+	kt_advance(f, 1999);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kt_advance(f, 1);
+	rt_tx(f, buf, 3, &mad);
+	rt_tx(f, buf, 4, &mad);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_ack(f, &seg1, 4, 4);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * An ACK that acknowledges more without opening the window (all of it was
+ * sent) starts the ACK wait again: the resend comes 2 s after that ACK,
+ * not 2 s after the last segment's send completion.
+ */
+static void rmpp_ack_progress_restarts_wait(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 43, 1000, 0, 1);
+	struct kmad_mad seg1, mad;
+	u32 n;
+
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_seg_count(buf), 5U);
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 5);
+	for (n = 2; n <= 5; n++)
+		rt_tx(f, buf, n, &mad);
+	kt_advance(f, 1500);
+	rt_ack(f, &seg1, 3, 5);		/* more acknowledged, same window */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kt_advance(f, 600);		/* past the first wait's end */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kt_advance(f, 1399);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_advance(f, 1);		/* 2 s after the second ACK */
+	rt_tx(f, buf, 4, &mad);
+	rt_tx(f, buf, 5, &mad);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	rt_ack(f, &seg1, 5, 5);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
 /* An ACK of a segment never sent: kmad sends ABORT (S2B) and the send
  * ends REMOTE_ABORT; later ACKs do not match it.
  */
@@ -492,6 +583,33 @@ static void rmpp_ack_beyond_sent_aborts(struct kunit *test)
 	rt_ack(f, &seg1, 1, 3);
 	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * The ABORT kmad would answer a bad ACK with cannot be allocated: the
+ * send still ends REMOTE_ABORT, nothing goes on the wire, and the ABORT
+ * not sent is counted (rmpp_recv_dropped), as the receiving side counts
+ * an answer it could not send.
+ */
+static void rmpp_abort_alloc_fails_counted(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 44, 600, 0, 0);
+	s64 dropped = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RMPP_DROPPED);
+	struct kmad_mad seg1;
+
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	kt_fail_allocs(KMAD_ALLOC_RMPP_CTL, 1);
+	rt_ack(f, &seg1, 2, 3);			/* S2B */
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_RMPP_CTL), 1);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 1);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
 	kmad_free_send_buf(buf);
 }
 
@@ -645,6 +763,52 @@ static void rmpp_abort_bad_status_answered(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
 	kmad_free_send_buf(buf);
+}
+
+/*
+ * The statuses a STOP and an ABORT may carry: a STOP only ResX, an ABORT
+ * 118 (T2L) to 127 (unspecified), both ends included.  Each ends the send
+ * REMOTE_ABORT; one with a status its type does not have is answered with
+ * ABORT (BadStatus), one with a valid status is not answered.
+ */
+static void rmpp_stop_abort_status_range(struct kunit *test)
+{
+	static const struct {
+		u8 type, status, answer;
+	} rows[] = {
+		{ KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_RESX, 0 },
+		{ KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_T2L,
+		  KMAD_RMPP_STATUS_BAD_STATUS },
+		{ KMAD_RMPP_TYPE_STOP, KMAD_RMPP_STATUS_SUCCESS,
+		  KMAD_RMPP_STATUS_BAD_STATUS },
+		{ KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_ABORT_MIN - 1,
+		  KMAD_RMPP_STATUS_BAD_STATUS },
+		{ KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_ABORT_MIN, 0 },
+		{ KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_ABORT_MAX, 0 },
+		{ KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_ABORT_MAX + 1,
+		  KMAD_RMPP_STATUS_BAD_STATUS },
+	};
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf;
+	struct kmad_mad seg1;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		buf = rt_buf(f, rt_req_agent, KMAD_METHOD_GET_MULTI, 70 + i,
+			     600, 0, 0);
+		kt_post(f, buf);
+		rt_tx(f, buf, 1, &seg1);
+		rt_ctl(f, &seg1, rows[i].type, rows[i].status, 0, 0);
+		KUNIT_EXPECT_EQ_MSG(test, rt_wire(f), rows[i].answer ? 1U : 0U,
+				    "row %u: type %d status %d", i,
+				    rows[i].type, rows[i].status);
+		if (rows[i].answer)
+			rt_expect_abort(f, &seg1, rows[i].answer);
+		KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+		KUNIT_ASSERT_EQ(test, kt_events(f), (int)i + 1);
+		kt_expect_send(f, i, buf, KMAD_SEND_REMOTE_ABORT);
+		kmad_free_send_buf(buf);
+	}
 }
 
 /* Cancel mid-window: CANCELED at the send completion of the segment in
@@ -967,6 +1131,58 @@ static void rmpp_ack_from_other_peer(struct kunit *test)
 	kt_settle(f);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, buf, KMAD_SEND_CANCELED);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * A send by GID takes the ACKs that come with a GRH from the GID it was
+ * sent to: they move its window and end it.  An ACK with its TID and class
+ * from another source GID (at the same LID and QP), or from its peer's LID
+ * without a GRH, is no ACK of it: dropped, counted (rmpp_recv_dropped), the
+ * window not moved.
+ */
+static void rmpp_grh_acks_by_sgid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 45, 400, 0, 0);
+	struct kmad_sim_rx rx = {
+		.slid = kmad_port_lid(f->port[KT_DEV1]),
+		.src_qpn = KT_QPN,
+		.grh_present = true,
+		.hop_limit = 1,
+	};
+	s64 dropped = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RMPP_DROPPED);
+	struct kmad_mad seg1, mad;
+
+	KUNIT_ASSERT_EQ(test, kmad_port_query_gid(f->port[KT_DEV1], 0,
+						  &buf->dest.grh.dgid), 0);
+	KUNIT_ASSERT_EQ(test, kmad_port_query_gid(f->port[KT_DEV0], 0,
+						  &rx.dgid), 0);
+	buf->dest.grh_present = true;
+	buf->dest.grh.sgid_index = 0;
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+
+	rx.sgid = buf->dest.grh.dgid;
+	rx.sgid.global.interface_id ^= cpu_to_be64(1);
+	rt_ctl_rx(f, &seg1, KMAD_RMPP_TYPE_ACK, 0, 1, 2, &rx);
+	rt_ack(f, &seg1, 1, 2);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf, NULL), KMAD_SS_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 2);
+
+	rx.sgid = buf->dest.grh.dgid;
+	rt_ctl_rx(f, &seg1, KMAD_RMPP_TYPE_ACK, 0, 1, 2, &rx);
+	rt_tx(f, buf, 2, &mad);
+	rt_ctl_rx(f, &seg1, KMAD_RMPP_TYPE_ACK, 0, 2, 2, &rx);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 2);
 	kmad_free_send_buf(buf);
 }
 
@@ -1576,13 +1792,17 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_retries_exhausted),
 	KUNIT_CASE(rmpp_ack_progress_restores_retries),
 	KUNIT_CASE(rmpp_stale_ack_ignored),
+	KUNIT_CASE(rmpp_stale_window_kept_on_resend),
+	KUNIT_CASE(rmpp_ack_progress_restarts_wait),
 	KUNIT_CASE(rmpp_ack_beyond_sent_aborts),
+	KUNIT_CASE(rmpp_abort_alloc_fails_counted),
 	KUNIT_CASE(rmpp_ctl_bad_version_aborts),
 	KUNIT_CASE(rmpp_ctl_broken_type_and_done),
 	KUNIT_CASE(rmpp_window_too_small_aborts),
 	KUNIT_CASE(rmpp_stop_from_receiver),
 	KUNIT_CASE(rmpp_abort_from_receiver),
 	KUNIT_CASE(rmpp_abort_bad_status_answered),
+	KUNIT_CASE(rmpp_stop_abort_status_range),
 	KUNIT_CASE(rmpp_cancel_mid_window),
 	KUNIT_CASE(rmpp_unregister_mid_transfer),
 	KUNIT_CASE(rmpp_port_removal_mid_transfer),
@@ -1595,6 +1815,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_same_tid_after_cancel),
 	KUNIT_CASE(rmpp_response_send),
 	KUNIT_CASE(rmpp_ack_from_other_peer),
+	KUNIT_CASE(rmpp_grh_acks_by_sgid),
 	KUNIT_CASE(rmpp_same_tid_two_peers),
 	KUNIT_CASE(rmpp_one_mib),
 	KUNIT_CASE(rmpp_api_einval),
