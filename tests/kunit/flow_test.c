@@ -116,6 +116,179 @@ static void flow_limit_backlogs_next(struct kunit *test)
 	fl_free_rest_on_exit(f);
 }
 
+/*
+ * Remove the fabric, then unregister @agent, another agent the test
+ * registered: the removal flushes what @agent left on the (step-mode)
+ * wire, so that its unregister does not wait for send completions that
+ * never come; the callbacks free the buffers.
+ */
+static void fl_unregister_after_removal(struct kt_fix *f,
+					struct kmad_agent *agent)
+{
+	f->free_on_send = true;
+	kmad_sim_destroy(f->fab);
+	f->fab = NULL;
+	KUNIT_EXPECT_EQ(f->test, kmad_unregister_agent(agent), 0);
+}
+
+/*
+ * The CM class is solicited (flow.c) as the SA's is: a CM agent at its
+ * limit backlogs its next request with a timeout, off the wire.
+ */
+static void flow_cm_limit_backlogs_next(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_CM,
+		.class_version = 2,
+	};
+	struct kmad_send_buf *b[3];
+	struct kmad_agent *cm;
+	unsigned int refs;
+	int i;
+
+	__set_bit(KMAD_METHOD_SEND, req.method_mask);
+	cm = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &req,
+				 kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cm));
+	kmad_agent_set_flow_limit(cm, 2);
+	for (i = 0; i < 3; i++) {
+		b[i] = kt_request(f, cm, KMAD_METHOD_SEND, 0x110 + i, 1000, 0);
+		b[i]->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_CM;
+		b[i]->mad->mad_hdr.class_version = 2;
+		KUNIT_EXPECT_EQ(test, kmad_post_send(b[i]), 0);
+	}
+	KUNIT_EXPECT_EQ(test, kt_state(b[0], NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_state(b[1], NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_state(b[2], &refs), KMAD_SS_BACKLOG);
+	KUNIT_EXPECT_EQ(test, refs, 2U);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, fl_wire(f), 2U);
+	fl_expect_counts(test, cm, 2, 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	fl_unregister_after_removal(f, cm);
+}
+
+/* A Get NodeInfo SMP from @smi to device 1 with a timeout: LID-routed, or
+ * directed-route out of port 1 (@dr).
+ */
+static struct kmad_send_buf *fl_smp(struct kt_fix *f, struct kmad_agent *smi,
+				    u32 tid, bool dr)
+{
+	static const u8 path[] = { 1 };
+	struct kmad_dest dest = { };
+	struct kmad_send_buf *buf;
+
+	if (!dr)
+		dest.dlid = kmad_port_lid(f->port[KT_DEV1]);
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(f->test, IS_ERR(buf));
+	if (dr)
+		KUNIT_EXPECT_EQ(f->test,
+				kmad_send_buf_set_dr_path(buf, path, 1), 0);
+	else
+		buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_GET;
+	buf->mad->mad_hdr.tid = cpu_to_be64(tid);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	buf->timeout_ms = 1000;
+	return buf;
+}
+
+/*
+ * Both SMP classes are solicited (flow.c): with a limit of 1, a
+ * LID-routed SMP takes the slot, and a directed-route one and another
+ * LID-routed one wait BACKLOG, off QP0's wire.
+ */
+static void flow_smp_limit_backlogs_next(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *b[3];
+	struct kmad_agent *smi;
+	unsigned int refs;
+	int i;
+
+	smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, NULL,
+				  kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+	kmad_agent_set_flow_limit(smi, 1);
+	b[0] = fl_smp(f, smi, 0x120, false);
+	b[1] = fl_smp(f, smi, 0x121, true);
+	b[2] = fl_smp(f, smi, 0x122, false);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kmad_post_send(b[i]), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(b[0], NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_state(b[1], &refs), KMAD_SS_BACKLOG);
+	KUNIT_EXPECT_EQ(test, refs, 2U);
+	KUNIT_EXPECT_EQ(test, kt_state(b[2], NULL), KMAD_SS_BACKLOG);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, 0), 1U);
+	fl_expect_counts(test, smi, 1, 2);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	fl_unregister_after_removal(f, smi);
+}
+
+/*
+ * RMPP has its own window (flow.c): an RMPP request with a timeout
+ * (kmad_alloc_send_buf_rmpp()), and an RMPP-active MAD of an agent kmad
+ * does RMPP for, are not solicited.  Both go out at once, past a full
+ * backlog, and take no slot.
+ */
+static void flow_rmpp_never_backlogged(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req reg = { .rmpp_version = KMAD_RMPP_VERSION };
+	struct kmad_dest dest = {
+		.dlid = kmad_port_lid(f->port[KT_DEV1]),
+		.remote_qpn = KT_QPN,
+		.remote_qkey = KMAD_QP1_QKEY,
+	};
+	struct kmad_send_buf *b[2], *rmpp, *active;
+	struct kmad_rmpp_mad *r;
+	struct kmad_agent *a;
+	int i;
+
+	a = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_GSI, &reg,
+				kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kmad_agent_set_flow_limit(a, 1);
+	for (i = 0; i < 2; i++) {
+		b[i] = kt_request(f, a, KMAD_METHOD_GET, 0x130 + i, 1000, 0);
+		KUNIT_EXPECT_EQ(test, kmad_post_send(b[i]), 0);
+	}
+	rmpp = kmad_alloc_send_buf_rmpp(a, &dest, KMAD_SA_MAD_HDR_SIZE, 100,
+					GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(rmpp));
+	rmpp->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	rmpp->mad->mad_hdr.mgmt_class = KT_CLASS;
+	rmpp->mad->mad_hdr.class_version = KT_VERSION;
+	rmpp->mad->mad_hdr.method = KMAD_METHOD_GET_MULTI;
+	rmpp->mad->mad_hdr.tid = cpu_to_be64(0x132);
+	rmpp->timeout_ms = 1000;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(rmpp), 0);
+	active = kt_request(f, a, KMAD_METHOD_GET, 0x133, 1000, 0);
+	r = (struct kmad_rmpp_mad *)active->mad;
+	r->rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_DATA;
+	r->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE |
+				       KMAD_RMPP_FLAG_FIRST |
+				       KMAD_RMPP_FLAG_LAST;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(active), 0);
+
+	KUNIT_EXPECT_EQ(test, kt_state(b[0], NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_state(b[1], NULL), KMAD_SS_BACKLOG);
+	KUNIT_EXPECT_EQ(test, kt_state(rmpp, NULL), KMAD_SS_SENDING);
+	KUNIT_EXPECT_EQ(test, kt_state(active, NULL), KMAD_SS_SENDING);
+	kt_settle(f);
+	/* b[0], the RMPP request's segment 1 and the active MAD. */
+	KUNIT_EXPECT_EQ(test, fl_wire(f), 3U);
+	fl_expect_counts(test, a, 1, 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	fl_unregister_after_removal(f, a);
+}
+
 /* Each response frees the slot, and the oldest backlogged send goes out:
  * the wire sees A, B, C in posting order, one at a time.
  */
@@ -469,12 +642,16 @@ static void flow_backlogged_tid_reserved_unmatched(struct kunit *test)
 	fl_free_rest_on_exit(f);
 }
 
-/* Registration gives each class its default limit (flow.c). */
+/* Registration gives each class its default limit (flow.c); an SMP
+ * class registers on QP0.
+ */
 static void flow_default_limits(struct kunit *test)
 {
 	static const struct { u8 cls; u8 ver; unsigned int limit; } rows[] = {
 		{ KMAD_MGMT_CLASS_SUBN_ADM, 2, 16 },
 		{ KMAD_MGMT_CLASS_CM, 2, 128 },
+		{ KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1, 128 },
+		{ KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE, 1, 128 },
 		{ KMAD_MGMT_CLASS_DEVICE_MGMT, 1, 0 },
 	};
 	struct kt_fix *f = test->priv;
@@ -487,7 +664,9 @@ static void flow_default_limits(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		req.mgmt_class = rows[i].cls;
 		req.class_version = rows[i].ver;
-		a = kmad_register_agent(f->port[KT_DEV1], KMAD_QPT_GSI, &req,
+		a = kmad_register_agent(f->port[KT_DEV1],
+					kmad_is_smp_class(rows[i].cls) ?
+					KMAD_QPT_SMI : KMAD_QPT_GSI, &req,
 					kt_send_handler, kt_recv_handler, f);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 		KUNIT_EXPECT_EQ_MSG(test, kmad_agent_priv(a)->flow.limit,
@@ -526,6 +705,9 @@ static void flow_debugfs_counts(struct kunit *test)
 
 static struct kunit_case flow_cases[] = {
 	KUNIT_CASE(flow_limit_backlogs_next),
+	KUNIT_CASE(flow_cm_limit_backlogs_next),
+	KUNIT_CASE(flow_smp_limit_backlogs_next),
+	KUNIT_CASE(flow_rmpp_never_backlogged),
 	KUNIT_CASE(flow_response_drains_fifo),
 	KUNIT_CASE(flow_early_response_frees_slot),
 	KUNIT_CASE(flow_timeout_frees_slot),

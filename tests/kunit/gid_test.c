@@ -1039,6 +1039,32 @@ static void gt_ah_set_idle(struct kt_fix *f, unsigned int ms)
 	spin_unlock_irqrestore(&c->lock, flags);
 }
 
+/* Set device 0's idle time in jiffies, for a test that runs the expiry
+ * itself (gid_ah_hit_renews_idle()).
+ */
+static void gt_ah_set_idle_jiffies(struct kt_fix *f, unsigned long idle)
+{
+	struct kmad_ah_cache *c = &f->port[KT_DEV0]->ah;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	c->idle_jiffies = idle;
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/* How many entries device 0's cache holds. */
+static unsigned int gt_ah_count(struct kt_fix *f)
+{
+	struct kmad_ah_cache *c = &f->port[KT_DEV0]->ah;
+	unsigned long flags;
+	unsigned int count;
+
+	spin_lock_irqsave(&c->lock, flags);
+	count = c->count;
+	spin_unlock_irqrestore(&c->lock, flags);
+	return count;
+}
+
 static u64 gt_ah_destroyed(struct kt_fix *f)
 {
 	struct kmad_sim_ah_stats st;
@@ -1161,6 +1187,122 @@ static void gid_ah_expiry_spares_held(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/* Longer than any stall of a loaded TCG guest between setting the idle
+ * time and the expiry work's run (it runs at once, flush_delayed_work()).
+ */
+#define GT_IDLE_MARGIN_MS	2000
+
+/*
+ * A cache hit renews its entry's idle time: an address in use is not
+ * expired an idle time after its handle was created, however often it
+ * was used since.  The handle is created, then hit GT_IDLE_MARGIN_MS
+ * later; the expiry then runs at once (flush_delayed_work()) with an
+ * idle time the hit is within and the creation is not.  The entry stays,
+ * and the next send to the address hits it: one creation in all.  The
+ * test runs the expiry itself rather than wait for it, so that no stall
+ * of its own thread can decide the outcome.
+ */
+static void gid_ah_hit_renews_idle(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_ah_cache *c = &f->port[KT_DEV0]->ah;
+	unsigned long margin = msecs_to_jiffies(GT_IDLE_MARGIN_MS);
+	struct kmad_send_buf *buf = gt_request(f, false, 0);
+	u16 dlid = kmad_port_lid(f->port[KT_DEV1]);
+	struct kmad_sim_ah_stats st;
+	unsigned long created, hit;
+
+	kt_post(f, buf);
+	created = jiffies;		/* not before the creating lookup */
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	while (time_before(jiffies, created + margin))
+		msleep(20);
+	hit = jiffies;			/* not after the hit's lookup */
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS), 1);
+	KUNIT_ASSERT_EQ(test, gt_ah_count(f), 1U);
+
+	/* Armed by the miss, an idle time (60 s) from then: run it now with
+	 * an idle time longer than the time since the hit by the margin, and
+	 * at most the time since the creation.
+	 */
+	KUNIT_ASSERT_TRUE(test, delayed_work_pending(&c->expire));
+	gt_ah_set_idle_jiffies(f, jiffies - hit + margin);
+	flush_delayed_work(&c->expire);
+	gt_ah_set_idle(f, KMAD_AH_IDLE_MS);
+	KUNIT_EXPECT_TRUE(test, gt_ah_cached(f, dlid));
+
+	kt_post(f, buf);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.destroyed, 0ULL);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS), 2);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_MISSES), 1);
+	kmad_free_send_buf(buf);
+}
+
+/*
+ * The cache filled to KMAD_AH_CACHE_LIMIT by sends that each held a
+ * handle of their own, all completed since: the next new address evicts
+ * the released entries (down to KMAD_AH_CACHE_MAX, then one more for its
+ * own) and gets its handle.  It does not fail as if the cache were still
+ * full of entries in use (gid_ah_cache_limit()).
+ */
+static void gid_ah_limit_evicts_released(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const unsigned int n = KMAD_AH_CACHE_LIMIT;
+	struct kmad_sim_ah_stats st;
+	struct kmad_send_buf *buf;
+	unsigned int i;
+
+	f->free_on_send = true;
+	for (i = 0; i < n; i++) {
+		buf = kt_request(f, f->agent, KMAD_METHOD_GET, i, 0, 0);
+		buf->dest.dlid = 100 + i;
+		kt_post(f, buf);
+	}
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, (kmad_sim_get_ah_stats(f->fab,
+								  KT_DEV0, &st),
+					    st.created == n)));
+	KUNIT_ASSERT_EQ(test, gt_ah_count(f), n);
+	/* Complete every send, a send queue's worth at a time. */
+	while (gt_wire(f)) {
+		while (!kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+					       KMAD_WC_SUCCESS, false))
+			;
+		kt_event(f, KT_DEV0);
+	}
+	KUNIT_ASSERT_EQ(test, atomic_read(&f->sends), (int)n);
+	/* Released, but nothing evicts them until the next miss. */
+	KUNIT_ASSERT_EQ(test, gt_ah_count(f), n);
+	KUNIT_ASSERT_EQ(test, gt_ah_destroyed(f), 0ULL);
+
+	buf = kt_request(f, f->agent, KMAD_METHOD_GET, n, 0, 0);
+	buf->dest.dlid = 100 + n;
+	kt_post(f, buf);
+	gt_wait(f, gt_wire(f) == 1 || atomic_read(&f->sends) > n);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_FAILURES), 0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_MISSES),
+			(s64)n + 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)n);
+	KUNIT_ASSERT_EQ(test, gt_wire(f), 1U);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, gt_ah_destroyed(f) ==
+					   n - KMAD_AH_CACHE_MAX + 1));
+	KUNIT_EXPECT_EQ(test, gt_ah_count(f), (unsigned int)KMAD_AH_CACHE_MAX);
+	KUNIT_EXPECT_TRUE(test, gt_ah_cached(f, 100 + n));
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, (u64)n + 1);
+	KUNIT_EXPECT_EQ(test, st.destroyed_busy, 0ULL);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), (int)n + 1);
+}
+
 static struct kunit_case gid_ib_cases[] = {
 	KUNIT_CASE(gid_sim_port_gid0),
 	KUNIT_CASE(gid_debugfs_hw_qpn),
@@ -1197,6 +1339,54 @@ static struct kunit_suite gid_eth_suite = {
 	.exit = kt_fix_exit,
 	.test_cases = gid_eth_cases,
 };
+
+/*
+ * A second send to an address whose handle is still being created waits
+ * for it as the first does: the entry is not ready, so it is a miss too
+ * (counted in AH_MISSES, not AH_HITS) and nothing goes out without its
+ * handle.  Once the one creation ends, both go out, in posting order.
+ */
+static void gid_ah_second_send_waits(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf[2];
+	struct kmad_sim_ah_stats st;
+	struct kmad_mad mad;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		buf[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 1 + i, 0, 0);
+	kt_post(f, buf[0]);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, kmad_sim_ah_pending(f->fab, KT_DEV0)
+					== 1));
+	kt_post(f, buf[1]);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_sim_ah_pending(f->fab, KT_DEV0), 1U);
+	KUNIT_EXPECT_EQ(test, gt_wire(f), 0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_MISSES), 2);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_AH_HITS), 0);
+	KUNIT_EXPECT_EQ(test, kt_state(buf[1], NULL), KMAD_SS_SENDING);
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_ah(f->fab, KT_DEV0, 0, 0), 0);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 2));
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, kmad_sim_peek_send(f->fab, KT_DEV0, KT_QPN,
+							 i, &mad, sizeof(mad)),
+				(int)sizeof(mad));
+		KUNIT_EXPECT_EQ(test, (u32)be64_to_cpu(mad.mad_hdr.tid),
+				(u32)(1 + i));
+	}
+	KUNIT_EXPECT_EQ(test, kmad_sim_ah_pending(f->fab, KT_DEV0), 0U);
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_EQ(test, st.created, 1ULL);
+	for (i = 0; i < 2; i++)
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 2);
+	for (i = 0; i < 2; i++) {
+		kt_expect_send(f, i, buf[i], KMAD_SEND_OK);
+		kmad_free_send_buf(buf[i]);
+	}
+}
 
 /*
  * A peer's requests, to a class nobody takes, each with its own flow label:
@@ -1251,6 +1441,7 @@ static struct kunit_case gid_ah_hold_cases[] = {
 	KUNIT_CASE(gid_ah_unregister_waiting),
 	KUNIT_CASE(gid_ah_port_removal_waiting),
 	KUNIT_CASE(gid_ah_cache_limit),
+	KUNIT_CASE(gid_ah_second_send_waits),
 	{}
 };
 
@@ -1272,6 +1463,8 @@ static struct kunit_case gid_ah_auto_cases[] = {
 	KUNIT_CASE(gid_ah_evicts_least_recent),
 	KUNIT_CASE(gid_ah_expires_idle),
 	KUNIT_CASE(gid_ah_expiry_spares_held),
+	KUNIT_CASE(gid_ah_hit_renews_idle),
+	KUNIT_CASE(gid_ah_limit_evicts_released),
 	{}
 };
 

@@ -1168,6 +1168,71 @@ static void send_expire_in_batches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, timeouts, KS_EXPIRE_N - 1);
 }
 
+#define KS_RESIZE_N	300
+
+/* Forget the handler calls logged so far (the log holds KT_MAX_EVENTS). */
+static void ks_clear_events(struct kt_fix *f)
+{
+	spin_lock(&f->lock);
+	f->n = 0;
+	spin_unlock(&f->lock);
+}
+
+/*
+ * Requests outstanding when the agent's TID table grows are found in it
+ * afterwards: 300 waiting requests take the table from 2^6 buckets (more
+ * than 128 entries: 2^7; more than 256: 2^8, tid.c) and the agent's work
+ * moves them to the buckets of the new size.  Each response then matches
+ * its request: recv_handler, then OK, and none is unmatched.
+ */
+static void send_tid_resize_keeps_matching(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *agent = kmad_agent_priv(f->agent);
+	struct kmad_send_buf **bufs;
+	unsigned long flags;
+	unsigned int bits;
+	s64 unmatched;
+	int i;
+
+	bufs = kunit_kcalloc(test, KS_RESIZE_N, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	kmad_agent_set_flow_limit(f->agent, 0);
+	f->free_on_send = true;
+	for (i = 0; i < KS_RESIZE_N; i++) {
+		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 3000 + i,
+				     10000, 0);
+		kt_post(f, bufs[i]);
+	}
+	while (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN)) {
+		while (!kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+					       KMAD_WC_SUCCESS, false))
+			;
+		kt_event(f, KT_DEV0);
+	}
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	spin_lock_irqsave(&agent->lock, flags);
+	bits = agent->tids.bits;
+	spin_unlock_irqrestore(&agent->lock, flags);
+	KUNIT_ASSERT_EQ(test, bits, KMAD_TID_MIN_BITS + 2U);
+
+	unmatched = kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED);
+	for (i = 0; i < KS_RESIZE_N; i++) {
+		KUNIT_ASSERT_EQ(test, kt_state(bufs[i], NULL),
+				KMAD_SS_WAIT_RESP);
+		ks_clear_events(f);
+		kt_respond(f, bufs[i], 0);
+		kt_event(f, KT_DEV0);
+		KUNIT_ASSERT_EQ_MSG(test, kt_events(f), 2, "request %d", i);
+		kt_expect_recv(f, 0, bufs[i], KMAD_METHOD_GET_RESP);
+		kt_expect_send(f, 1, bufs[i], KMAD_SEND_OK);
+	}
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->recvs), KS_RESIZE_N);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->sends), KS_RESIZE_N);
+}
+
 /*
  * When a timer queued with @delay fires at the latest, in ticks from now,
  * by the rule of Linux 6.1's timer wheel (kernel/time/timer.c,
@@ -1239,6 +1304,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_timeout_range),
 	KUNIT_CASE(send_clock_jump),
 	KUNIT_CASE(send_expire_in_batches),
+	KUNIT_CASE(send_tid_resize_keeps_matching),
 	KUNIT_CASE(send_timer_delay_by_deadline),
 	{}
 };
