@@ -30,15 +30,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <endian.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <rdma/ib_user_mad.h>
 
 #define HDR		sizeof(struct ib_user_mad_hdr)
+#define OLD_HDR		sizeof(struct ib_user_mad_hdr_old)
 #define MAD		256
 #define NO_LID		999
 
 static int n_ok, n_failed;
 static char umad_path[64], issm_path[64], cap_path[128], lid_path[128];
-static char dropped_path[128];
+static char dropped_path[128], gid_path[128];
 static int peer_lid;
 
 static void result(const char *name, const char *fmt, ...)
@@ -102,6 +105,19 @@ static unsigned int read_hex(const char *path)
 	return v;
 }
 
+static long long read_ll(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 struct pkt {
 	struct ib_user_mad_hdr hdr;
 	uint8_t mad[MAD];
@@ -131,15 +147,52 @@ static void make_get(struct pkt *p, int id, int lid, int class, int attr,
 	}
 }
 
-static int wait_read(int fd, struct pkt *p, int timeout_ms)
+static int wait_read_buf(int fd, void *buf, size_t len, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int n;
 
 	if (poll(&pfd, 1, timeout_ms) != 1)
 		return -ETIMEDOUT;
-	n = read(fd, p, sizeof(*p));
+	n = read(fd, buf, len);
 	return n < 0 ? -errno : n;
+}
+
+static int wait_read(int fd, struct pkt *p, int timeout_ms)
+{
+	return wait_read_buf(fd, p, sizeof(*p), timeout_ms);
+}
+
+static uint32_t tid_low(const uint8_t *mad)
+{
+	return be64toh(*(const uint64_t *)(mad + 8)) & 0xffffffff;
+}
+
+/*
+ * Wait until the request in @req (a umad header and a 256-byte MAD, just
+ * written to @fd) has ended in kmad_umad: its answer went through the
+ * file's recv_handler (queued or dropped) and its send_handler took it
+ * off the file's send list.  Without reading the file: a copy of it to
+ * NO_LID, the same TID, is refused as a duplicate (EINVAL) until then; it
+ * waits for no answer and the file's close takes it back.
+ */
+static int wait_answered(int fd, const void *req)
+{
+	struct pkt probe;
+	int i;
+
+	memcpy(&probe, req, HDR + MAD);
+	probe.hdr.lid = htobe16(NO_LID);
+	probe.hdr.timeout_ms = 0xffffffff;
+	probe.hdr.retries = 0;
+	for (i = 0; i < 500; i++) {
+		if (write(fd, &probe, HDR + MAD) == HDR + MAD)
+			return 0;
+		if (errno != EINVAL && errno != EBUSY)
+			return -errno;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
 }
 
 static void t_sysfs(void)
@@ -275,6 +328,77 @@ static void t_register2(void)
 	close(fd);
 }
 
+/*
+ * The header size of read() and write(), as ib_umad's hdr_size(): a file
+ * that registers with REGISTER_AGENT and never asks ENABLE_PKEY uses the
+ * old 56-byte struct ib_user_mad_hdr_old (older libibumad, and any
+ * program that registers before it could enable it); REGISTER_AGENT2
+ * implies the 64-byte one.  A local NodeInfo SMP each way: the write of
+ * header and MAD is taken whole, the answer read back is header and MAD,
+ * and the header's length says so.  A file on the wrong size reads the
+ * MAD shifted by 8 bytes (a class-0 "SMP", refused) and writes 8 bytes
+ * more or fewer.
+ */
+static void t_hdr_sizes(void)
+{
+	struct ib_user_mad_reg_req2 req2;
+	struct {
+		struct ib_user_mad_hdr_old hdr;	/* 56 bytes */
+		unsigned char mad[MAD];
+		unsigned char spare[8];
+	} o;
+	struct pkt p;
+	int fd, id, n;
+
+	fd = open(umad_path, O_RDWR | O_NONBLOCK);
+	CHECK("old_header_io", fd >= 0, "open: %m");
+	id = reg(fd, 0, 0x81, 1, 0);
+	CHECK("old_header_io", id == 0, "register: %d", id);
+	make_get(&p, id, 0xffff, 0x81, 0x11, 0x1301, 1000, 1);
+	memset(&o, 0, sizeof(o));
+	memcpy(&o.hdr, &p.hdr, OLD_HDR);	/* the same first 56 bytes */
+	memcpy(o.mad, p.mad, MAD);
+	n = write(fd, &o, OLD_HDR + MAD);
+	CHECK("old_header_io", n == (int)(OLD_HDR + MAD),
+	      "write 56 + 256 bytes: %d %m", n);
+	memset(&o, 0, sizeof(o));
+	n = wait_read_buf(fd, &o, sizeof(o), 5000);
+	CHECK("old_header_io", n == (int)(OLD_HDR + MAD) &&
+	      o.hdr.length == OLD_HDR + MAD && o.hdr.status == 0 &&
+	      o.mad[3] == 0x81 && tid_low(o.mad) == 0x1301 &&
+	      o.mad[64 + 2] == 1,
+	      "read %d (want %zu) length %u method %#x tid %#x node type %u",
+	      n, OLD_HDR + MAD, o.hdr.length, o.mad[3], tid_low(o.mad),
+	      o.mad[64 + 2]);
+	result("old_header_io", NULL);
+	close(fd);
+
+	fd = open(umad_path, O_RDWR | O_NONBLOCK);
+	CHECK("register2_header_io", fd >= 0, "open: %m");
+	memset(&req2, 0, sizeof(req2));
+	req2.qpn = 0;
+	req2.mgmt_class = 0x81;
+	req2.mgmt_class_version = 1;
+	CHECK("register2_header_io",
+	      !ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req2) && req2.id == 0,
+	      "REGISTER_AGENT2: %m, id %u", req2.id);
+	make_get(&p, req2.id, 0xffff, 0x81, 0x11, 0x1302, 1000, 1);
+	n = write(fd, &p, HDR + MAD);
+	CHECK("register2_header_io", n == (int)(HDR + MAD),
+	      "write 64 + 256 bytes: %d %m", n);
+	memset(&p, 0, sizeof(p));
+	n = wait_read(fd, &p, 5000);
+	CHECK("register2_header_io", n == (int)(HDR + MAD) &&
+	      p.hdr.length == HDR + MAD && p.hdr.status == 0 &&
+	      p.mad[3] == 0x81 && tid_low(p.mad) == 0x1302 &&
+	      p.mad[64 + 2] == 1,
+	      "read %d (want %zu) length %u method %#x tid %#x node type %u",
+	      n, HDR + MAD, p.hdr.length, p.mad[3], tid_low(p.mad),
+	      p.mad[64 + 2]);
+	result("register2_header_io", NULL);
+	close(fd);
+}
+
 static void t_write_errors(void)
 {
 	int fd = open_port(), smi, gsi;
@@ -356,9 +480,10 @@ static void t_write_errors(void)
 
 static void t_read(void)
 {
-	int fd = open_port(), smi;
+	int fd = open_port(), smi, i;
 	struct pollfd pfd;
 	struct pkt p, r;
+	long long before;
 	uint64_t tid;
 	ssize_t n;
 
@@ -395,6 +520,32 @@ static void t_read(void)
 	      r.hdr.status, r.mad[3], (unsigned long long)tid, r.hdr.length,
 	      r.mad[64 + 2]);
 	result("local_smp_nodeinfo", NULL);
+
+	/*
+	 * The packet the short read put back was counted back in: the file's
+	 * queue holds nothing now, so two more round trips are each queued
+	 * and read, none dropped.  Were it not counted, the full read took
+	 * the count below zero (it wraps), and the queue would look full to
+	 * every later MAD of this file.
+	 */
+	before = read_ll(dropped_path);
+	CHECK("read_requeue_then_more", before >= 0, "read %s: %m",
+	      dropped_path);
+	for (i = 0; i < 2; i++) {
+		make_get(&p, smi, 0xffff, 0x81, 0x11, 0x1235 + i, 1000, 1);
+		n = write(fd, &p, HDR + MAD);
+		CHECK("read_requeue_then_more", n == HDR + MAD,
+		      "write %d: %zd %m", i, n);
+		memset(&r, 0, sizeof(r));
+		n = wait_read(fd, &r, 5000);
+		CHECK("read_requeue_then_more", n == HDR + MAD &&
+		      r.mad[3] == 0x81 && tid_low(r.mad) == 0x1235 + (unsigned int)i,
+		      "round trip %d: read %zd (want %zu) method %#x tid %#x",
+		      i, n, HDR + MAD, r.mad[3], tid_low(r.mad));
+	}
+	CHECK("read_requeue_then_more", read_ll(dropped_path) == before,
+	      "recv_dropped grew by %lld", read_ll(dropped_path) - before);
+	result("read_requeue_then_more", NULL);
 	close(fd);
 }
 
@@ -480,6 +631,82 @@ static void t_unsolicited(void)
 	close(cli);
 }
 
+/* Entry 0 of the port's GID table (sysfs, as "%pI6"); 0 or -1. */
+static int read_gid0(unsigned char gid[16])
+{
+	char buf[64] = "";
+	FILE *f = fopen(gid_path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = !!fgets(buf, sizeof(buf), f);
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return ok && inet_pton(AF_INET6, buf, gid) == 1 ? 0 : -1;
+}
+
+/*
+ * A request that carries a GRH (kmad_sim's InfiniBand links carry them),
+ * to the port's own LID and GID: the reader learns the address to answer
+ * at, as ib_umad gives it (ib_init_ah_attr_from_wc()): the sender's GID,
+ * the index of the port's GID it was sent to (0, the only one kmad_sim
+ * has without an SM), hop limit 0xff (not the 7 it came with), its
+ * traffic class and flow label.  Written back as read, the answer goes by
+ * GID and reaches the requester, with a GRH.
+ */
+static void t_grh(void)
+{
+	int srv = open_port(), cli = open_port(), sid, cid, n;
+	unsigned char gid[16];
+	struct pkt p, r;
+
+	CHECK("grh_recv_header", srv >= 0 && cli >= 0, "open: %m");
+	CHECK("grh_recv_header", !read_gid0(gid), "read %s: %m", gid_path);
+	sid = reg(srv, 1, 0x09, 1, 0x01);
+	cid = reg(cli, 1, 0x09, 1, 0);
+	CHECK("grh_recv_header", sid == 0 && cid == 0, "register %d %d", sid,
+	      cid);
+	make_get(&p, cid, read_hex(lid_path), 0x09, 0x10, 0x58, 1000, 1);
+	p.hdr.grh_present = 1;
+	p.hdr.gid_index = 0;
+	p.hdr.hop_limit = 7;
+	p.hdr.traffic_class = 0x2a;
+	p.hdr.flow_label = htobe32(0x12345);
+	memcpy(p.hdr.gid, gid, 16);
+	CHECK("grh_recv_header", write(cli, &p, HDR + MAD) == HDR + MAD,
+	      "write: %m");
+	memset(&r, 0, sizeof(r));
+	n = wait_read(srv, &r, 5000);
+	CHECK("grh_recv_header", n == HDR + MAD && r.mad[3] == 0x01 &&
+	      tid_low(r.mad) == 0x58, "read %d method %#x tid %#x", n,
+	      r.mad[3], tid_low(r.mad));
+	CHECK("grh_recv_header", r.hdr.grh_present == 1 &&
+	      !memcmp(r.hdr.gid, gid, 16) && r.hdr.gid_index == 0 &&
+	      r.hdr.hop_limit == 0xff && r.hdr.traffic_class == 0x2a &&
+	      be32toh(r.hdr.flow_label) == 0x12345,
+	      "grh_present %u gid %s, gid_index %u hop_limit %#x (want 0xff) traffic_class %#x (want 0x2a) flow_label %#x (want 0x12345)",
+	      r.hdr.grh_present,
+	      memcmp(r.hdr.gid, gid, 16) ? "differs" : "ok", r.hdr.gid_index,
+	      r.hdr.hop_limit, r.hdr.traffic_class, be32toh(r.hdr.flow_label));
+	result("grh_recv_header", NULL);
+
+	r.mad[3] = 0x81;
+	r.hdr.id = sid;
+	CHECK("grh_response", write(srv, &r, HDR + MAD) == HDR + MAD,
+	      "write: %m");
+	memset(&p, 0, sizeof(p));
+	n = wait_read(cli, &p, 5000);
+	CHECK("grh_response", n == HDR + MAD && p.mad[3] == 0x81 &&
+	      p.hdr.status == 0 && tid_low(p.mad) == 0x58 &&
+	      p.hdr.grh_present == 1 && !memcmp(p.hdr.gid, gid, 16),
+	      "read %d method %#x status %u tid %#x grh_present %u", n,
+	      p.mad[3], p.hdr.status, tid_low(p.mad), p.hdr.grh_present);
+	result("grh_response", NULL);
+	close(srv);
+	close(cli);
+}
+
 /* Register SA (class 3, version 2) with @rmpp and up to two methods. */
 static int reg_sa(int fd, int rmpp, int m1, int m2)
 {
@@ -553,9 +780,10 @@ static int sa_data_ok(const uint8_t *m, size_t len, int seed)
 static void t_rmpp(void)
 {
 	size_t big = HDR + SA_HDR + RMPP_DATA_LEN;
-	int srv = open_port(), cli = open_port(), sid, cid, n, lid;
+	int srv = open_port(), cli = open_port(), sid, cid, n, lid, i;
 	uint8_t *w = calloc(1, big + 64), *r = calloc(1, big + 64);
 	struct ib_user_mad_hdr *rh = (struct ib_user_mad_hdr *)r;
+	long long before;
 	struct pkt p;
 
 	CHECK("rmpp_register", srv >= 0 && cli >= 0 && w && r, "open: %m");
@@ -614,6 +842,44 @@ static void t_rmpp(void)
 	      n > 0 && sa_data_ok(r + HDR, n - HDR, 3) ? "ok" : "differs");
 	result("rmpp_response", NULL);
 
+	/*
+	 * The short read above (-ENOSPC, as libibumad's umad_recv() does for
+	 * every RMPP message) put the message back: its count and its bytes
+	 * must go back with it, or the full read takes them below zero and
+	 * they wrap.  A wrapped count makes the queue look full to the next
+	 * MAD, wrapped bytes to the next one that finds another waiting: so
+	 * two answers are kept waiting together, the second arriving after
+	 * the first is queued.  kmad answers each SA Get itself (no agent
+	 * has the method); wait_answered() waits for each without a read.
+	 */
+	before = read_ll(dropped_path);
+	CHECK("rmpp_requeue_then_two_queued", before >= 0, "read %s: %m",
+	      dropped_path);
+	for (i = 0; i < 2; i++) {
+		make_sa(w, MAD, cid, lid, 0x01, 0x65 + i, 0, 0);
+		CHECK("rmpp_requeue_then_two_queued",
+		      write(cli, w, HDR + MAD) == HDR + MAD, "write Get %d: %m",
+		      i);
+		n = wait_answered(cli, w);
+		CHECK("rmpp_requeue_then_two_queued", !n,
+		      "answer %d never handled: %d", i, n);
+	}
+	for (i = 0; i < 2; i++) {
+		n = read(cli, r, big + 64);
+		CHECK("rmpp_requeue_then_two_queued", n == (int)(HDR + MAD) &&
+		      r[HDR + 3] == 0x81 && tid_low(r + HDR) == 0x65 + (unsigned int)i,
+		      "answer %d: read %d %s(want %zu) method %#x tid %#x", i,
+		      n, n < 0 ? strerror(errno) : "", HDR + MAD, r[HDR + 3],
+		      tid_low(r + HDR));
+	}
+	n = read(cli, r, big + 64);
+	CHECK("rmpp_requeue_then_two_queued", n < 0 && errno == EAGAIN,
+	      "third read %d: %m (want EAGAIN)", n);
+	CHECK("rmpp_requeue_then_two_queued",
+	      read_ll(dropped_path) == before, "recv_dropped grew by %lld",
+	      read_ll(dropped_path) - before);
+	result("rmpp_requeue_then_two_queued", NULL);
+
 	/* A 25-segment request (GetMulti) the other way. */
 	make_sa(w, SA_HDR + RMPP_DATA_LEN, cid, lid, 0x14, 0x62, 1, 5);
 	w[HDR + 26] = 0x07;
@@ -634,19 +900,6 @@ static void t_rmpp(void)
 	free(r);
 	close(srv);
 	close(cli);
-}
-
-static long long read_ll(const char *path)
-{
-	long long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static int write_str(const char *path, const char *val)
@@ -1003,6 +1256,8 @@ int main(int argc, char **argv)
 		 "/sys/class/infiniband/%s/ports/1/lid", dev);
 	snprintf(dropped_path, sizeof(dropped_path),
 		 "/sys/class/infiniband_mad/umad%s/recv_dropped", argv[1]);
+	snprintf(gid_path, sizeof(gid_path),
+		 "/sys/class/infiniband/%s/ports/1/gids/0", dev);
 	peer_lid = atoi(argv[2]);
 
 	if (gone_cmd) {
@@ -1014,10 +1269,12 @@ int main(int argc, char **argv)
 	t_register_limits();
 	t_register_efault();
 	t_register2();
+	t_hdr_sizes();
 	t_write_errors();
 	t_read();
 	t_timeout();
 	t_unsolicited();
+	t_grh();
 	t_rmpp();
 	t_recv_queue_bytes();
 	t_close_outstanding();
