@@ -411,7 +411,8 @@ struct kmad_recv_grh {
  *	kmad_rmpp_hdr_len() of the class on), contiguous, ending where the
  *	PayloadLength of the message ends -- the layout ib_umad gives user
  *	space.  An RMPP message of one segment keeps its 256-byte buffer,
- *	but its @mad_len, too, ends where its PayloadLength does.
+ *	but its @mad_len, too, ends where its PayloadLength does (36 +
+ *	PayloadLength; %KMAD_MAD_SIZE for a PayloadLength above 220).
  * @slid: sender's LID (0 on an Ethernet port).
  * @src_qpn: sender's QP.
  * @sl: service level.

@@ -37,7 +37,12 @@
  * count return 0 then, those that fill a structure of counters fill it
  * with zeros, and the void ones (kmad_sim_remove_device(),
  * kmad_sim_advance_clock(), kmad_sim_settle(), kmad_sim_destroy()) do
- * nothing.
+ * nothing.  Removing a device leaves its node in the fabric, links and
+ * all: what reads the node rather than kmad's device -- its GID table
+ * (kmad_sim_port_gid()), its counters (kmad_sim_get_stats(),
+ * kmad_sim_get_port_stats(), kmad_sim_get_ah_stats()), the node and link
+ * queries -- still reads it, the counters as they were at the removal
+ * (nothing reaches the node any more; the flush of its QPs is counted).
  */
 #ifndef KMAD_SIM_H
 #define KMAD_SIM_H
