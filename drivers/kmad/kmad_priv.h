@@ -208,7 +208,10 @@ enum kmad_port_stat {
 					 */
 	KMAD_PSTAT_AH_HITS,		/* sends that found their AH cached */
 	KMAD_PSTAT_AH_MISSES,		/* sends that had to wait for one */
-	KMAD_PSTAT_AH_FAILURES,		/* AH creations that failed */
+	KMAD_PSTAT_AH_FAILURES,		/* AH creations that failed, and
+					 * misses refused: the cache full
+					 * of entries in use
+					 */
 	KMAD_PSTAT_AH_DESTROYED,	/* AHs destroyed (evicted, flushed) */
 	/* RMPP receiving side (rmpp_recv.c, Documentation/rmpp.rst). */
 	KMAD_PSTAT_RMPP_BUFFERS,	/* message buffers allocated for a
