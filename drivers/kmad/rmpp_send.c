@@ -177,7 +177,8 @@ static void rmpp_free(struct kmad_rmpp_send *rs)
  *
  * Context: as kmad_alloc_send_buf().
  * Return: the buffer, or an ERR_PTR: -EINVAL for an agent without an RMPP
- * version, a @hdr_len that is not that of its class, a @data_len above
+ * version, a @hdr_len that is not that of its class (for a send-only
+ * agent: not 40, 56 or 64, an RMPP class's), a @data_len above
  * %KMAD_RMPP_MAX_DATA_LEN; -ENOMEM.
  */
 struct kmad_send_buf *kmad_alloc_send_buf_rmpp(struct kmad_agent *agent,

@@ -1522,13 +1522,15 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
  * whose sgid_index is not an entry of the port's GID table,
  * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, an RMPP
- * buffer whose class is not one it was allocated for; -EBUSY if the
- * send is a request (with or without a timeout) and a request of the agent
- * that waits for its response (posted with a timeout, its outcome not yet
- * decided) has the same TID, or (an RMPP request, with or without a
+ * buffer whose class is not one it was allocated for, a response with a
+ * timeout (but an RMPP one, whose timeout is its ACK timeout); -EBUSY if
+ * the send is a request (with or without a timeout) and a request of the
+ * agent that waits for its response (posted with a timeout, its outcome
+ * not yet decided) has the same TID, or (an RMPP request, with or without a
  * timeout) another posted RMPP send of the agent has the same TID and
  * class and goes to the same peer (their ACKs could not be told apart);
- * -ESHUTDOWN if the agent is unregistering or its port is going away.  An
+ * -ESHUTDOWN once kmad_unregister_agent() has marked the agent (its first
+ * step) or its port's removal has started.  An
  * RMPP response is not refused so: a responder answers a request the
  * requester sent again with the same TID while the first answer is still
  * on its way, as ib_mad's do.

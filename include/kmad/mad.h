@@ -85,9 +85,12 @@
  *   completion of every segment it posted; it ends at the receiver's
  *   final ACK (or at its response after it, for a request with a
  *   timeout), a STOP or ABORT (%KMAD_SEND_REMOTE_ABORT), or as any send.
- * - kmad_unregister_agent() cancels everything outstanding, waits for it,
- *   and every send posted before it returned -- including ones posted while
- *   it ran -- gets its callback; after it returns no handler runs.
+ * - kmad_unregister_agent() first marks the agent unregistering, under
+ *   the agent's lock: every kmad_post_send() from then on fails with
+ *   -ESHUTDOWN.  It then ends every send not ended yet with
+ *   %KMAD_SEND_FLUSHED and waits: every send whose kmad_post_send()
+ *   returned 0 gets its callback before unregister returns; after it
+ *   returns no handler runs.
  */
 #ifndef KMAD_MAD_H
 #define KMAD_MAD_H
@@ -130,11 +133,16 @@ enum kmad_qp_type {
  *	called) or the device's registration as a whole, never one add.
  * @remove: called when a port goes away or the client unregisters.  The
  *	client must unregister its agents on @port before returning.
- * @port_changed: optional; called after the port's LID, LMC or SM LID
- *	changed (the subnet manager assigned them, say): read the new values
- *	with kmad_port_lid(), kmad_port_lmc() and kmad_port_sm_lid().  Runs
- *	in process context on a kmad workqueue, never before @add or after
- *	@remove for the port; may also tell of a change @add already saw.
+ * @port_changed: optional; called after each port event the provider
+ *	reports (kmad_device_port_changed()): a new LID, LMC or SM LID, a
+ *	changed GID or P_Key table, or an event that changed none of these
+ *	(kmad_ib: port active or down, client reregister).  kmad does not
+ *	say what changed, and reports close together may give one call:
+ *	read the values with kmad_port_lid(), kmad_port_lmc(),
+ *	kmad_port_sm_lid(), kmad_port_query_gid() and
+ *	kmad_port_query_pkey().  Runs in process context on a kmad
+ *	workqueue, never before @add or after @remove for the port; may
+ *	also tell of a change @add already saw.
  * @list: kmad's; do not touch.
  *
  * The three callbacks run under kmad's client lock, serialized with one
@@ -197,6 +205,13 @@ enum kmad_link_layer kmad_port_link_layer(const struct kmad_port *port);
 bool kmad_port_has_smi(const struct kmad_port *port);
 int kmad_port_qp_num(const struct kmad_port *port, enum kmad_qp_type qpt,
 		     u32 *qpn);
+/*
+ * kmad_port_query_gid() and kmad_port_query_pkey() return 0; -ENODEV once
+ * the device is gone (whatever the index); else -EINVAL for an index past
+ * the end of the table (a provider without query_pkey has one P_Key,
+ * 0xffff at index 0; one without query_gid no GID), -EAGAIN for an empty
+ * GID entry, or the provider's error.
+ */
 int kmad_port_query_gid(struct kmad_port *port, unsigned int index,
 			union kmad_gid *gid);
 int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
@@ -293,9 +308,9 @@ struct kmad_grh_attr {
  * @remote_qpn: destination QP: 0 for SMPs, 1 for GMPs (or a redirected QP).
  * @remote_qkey: Q_Key; KMAD_QP1_QKEY for QP1.
  * @pkey_index: P_Key index: an entry of the port's P_Key table
- *	(kmad_port_query_pkey() reads it; kmad_post_send() refuses an index
- *	past its end).  kmad_create_response() sets the index the request
- *	arrived with.
+ *	(kmad_port_query_pkey() reads it; both it and kmad_post_send()
+ *	refuse an index past its end with -EINVAL).  kmad_create_response()
+ *	sets the index the request arrived with.
  * @from_qp1: send from the port's real QP1, through the MAD layer that
  *	owns it, instead of from kmad's own QP (whose number may not be 1,
  *	see kmad_qp_set_hw_num()).  Set by kmad_create_response() (and for
@@ -351,13 +366,17 @@ struct kmad_dest {
  *	buffer: segment 1, see kmad_send_buf_seg()).
  * @dest: destination.
  * @timeout_ms: 0: no response expected; else how long to wait for one
- *	after each transmission, at most %KMAD_MAX_TIMEOUT_MS.
- *	kmad_modify_send() sets it to its new timeout, as ib_modify_mad()
- *	does (to 0 when that cancels the send).  For an RMPP send also
- *	the wait for each ACK (at most 2 s; 2 s when 0),
- *	Documentation/rmpp.rst.
+ *	after each transmission, at most %KMAD_MAX_TIMEOUT_MS.  A response
+ *	(kmad_mad_is_response()) waits for none: kmad_post_send() refuses
+ *	one with a timeout (-EINVAL), except an RMPP response, for which it
+ *	is only the ACK timeout.  kmad_modify_send() sets it to its new
+ *	timeout, as ib_modify_mad() does (to 0 when that cancels the send).
+ *	For an RMPP send also the wait for each ACK (at most 2 s; 2 s when
+ *	0), Documentation/rmpp.rst.
  * @retries: how many times to resend after a timeout (same TID); for an
- *	RMPP send, after an ACK timeout, from the last segment acknowledged.
+ *	RMPP send, after an ACK timeout, from the last segment acknowledged
+ *	(an ACK that acknowledges more gives them back).  Each resend counts
+ *	in &kmad_agent_stats.retries.
  * @context: for the ULP.
  *
  * A posted buffer must not be changed or freed until its send_handler has
@@ -507,7 +526,9 @@ int kmad_unregister_agent(struct kmad_agent *agent);
  * @responses: responses matched to the agent's requests.
  * @unsolicited: unsolicited MADs given to its recv_handler.
  * @timeouts: sends ended with %KMAD_SEND_RESP_TIMEOUT.
- * @retries: resends after a timeout.
+ * @retries: resends after a timeout: one per expiry that resends, also
+ *	an RMPP send's resend after an ACK timeout (whose retries an ACK
+ *	gives back: this counter is never lowered).
  * @canceled: sends ended as %KMAD_SEND_CANCELED.
  * @flushed: sends ended as %KMAD_SEND_FLUSHED.
  * @timeout_late_max_us: the longest delay seen from a send's last
@@ -557,6 +578,11 @@ struct kmad_send_buf *kmad_alloc_send_buf_rmpp(struct kmad_agent *agent,
 					       const struct kmad_dest *dest,
 					       unsigned int hdr_len,
 					       size_t data_len, gfp_t gfp);
+/*
+ * kmad_send_buf_seg_count() is 1 for a buffer from kmad_alloc_send_buf().
+ * kmad_send_buf_seg() returns segment @seg_num, 1 to the count (1 is
+ * &kmad_send_buf.mad), and NULL for 0 or a number past the count.
+ */
 unsigned int kmad_send_buf_seg_count(const struct kmad_send_buf *buf);
 struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
 				   unsigned int seg_num);
@@ -568,14 +594,17 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
  * - kmad_post_send(): 0, and send_handler will run once; else nothing is
  *   sent, no callback runs and the MAD is left as it was.  -EINVAL for a
  *   bad buffer, one already posted (until its send_handler has run), a
- *   bad address or timeout (&kmad_dest, %KMAD_MAX_TIMEOUT_MS); -EBUSY for
+ *   bad address or timeout (&kmad_dest, %KMAD_MAX_TIMEOUT_MS), a response
+ *   with a timeout (not an RMPP one: &kmad_send_buf.timeout_ms); -EBUSY for
  *   a request (with or without a timeout) with the TID of another request
  *   of the agent that still waits for its response (a response could not
  *   tell them apart: give each request its own TID; ib_mad takes the
  *   second and matches the response to either; kmad does not check
  *   against requests posted without a timeout, which wait for none), or an
  *   RMPP request whose transfer another one to the same peer has;
- *   -ESHUTDOWN if the agent is unregistering or its port going away.
+ *   -ESHUTDOWN once kmad_unregister_agent() of the agent has started
+ *   (not one refused with -EDEADLK), or once its port has started going
+ *   away (device removal).
  * - kmad_cancel_send(): 0 if this call ended it (its callback follows with
  *   %KMAD_SEND_CANCELED); -EALREADY if its outcome was decided already (a
  *   response matched, it timed out, failed, was canceled or flushed, even

@@ -287,9 +287,10 @@ struct kmad_sim_ah_stats {
  * struct kmad_sim_faults - fault injection for transmitted MADs (both
  * modes; percentages are 0-100 and drawn per MAD).
  * @drop_pct: the MAD is lost on the wire (the send still completes).
- * @dup_pct: the MAD is delivered twice.
+ * @dup_pct: the MAD is delivered twice (each copy makes the whole trip).
  * @corrupt_pct: one byte of the MAD's header is flipped.
- * @send_err_pct: the send completes with %KMAD_WC_LOC_ERR, nothing sent.
+ * @send_err_pct: the send completes with %KMAD_WC_LOC_ERR, nothing sent:
+ *	counted in &kmad_sim_stats.send_errors, not in &kmad_sim_stats.sent.
  * @delay_us: async mode: extra delivery delay.
  */
 struct kmad_sim_faults {
@@ -302,16 +303,21 @@ struct kmad_sim_faults {
 
 /**
  * struct kmad_sim_stats - per-port simulation counters.
- * @sent: sends transmitted.
+ * @sent: sends of this port's QPs that completed successfully, i.e.
+ *	were transmitted (also if then lost, @dropped_fault); not firmware
+ *	answers, and not sends that completed with an error (@send_errors).
  * @delivered: MADs placed in a receive buffer.
  * @dropped_no_recv: arrived with no receive buffer posted.
  * @dropped_no_route: no port with the destination LID on the link.
  * @dropped_fault: dropped by fault injection, or lost on purpose by
  *	kmad_sim_complete_send() with deliver false.
- * @duplicated: duplicated by fault injection.
+ * @duplicated: sends of this port's QPs that fault injection delivered
+ *	twice (once here; each copy counts where it arrives).
  * @corrupted: corrupted by fault injection.
- * @send_errors: sends completed with an error status: failed by fault
- *	injection or kmad_sim_complete_send(), or flushed by a QP in error.
+ * @send_errors: sends of this port's QPs completed with an error
+ *	status: failed by fault injection or kmad_sim_complete_send(), not
+ *	sendable (no GRH on Ethernet, no GID at the send's sgid_index), or
+ *	flushed by a QP in error (also when posted to one).
  * @cq_events: completion events delivered to kmad (kmad_cq_event() calls).
  * @dropped_bad_qkey: arrived on QP1 with a Q_Key other than
  *	%KMAD_QP1_QKEY.
@@ -336,6 +342,8 @@ struct kmad_sim_faults {
  * @fw_answered: requests answered by this port's firmware (its SMA or
  *	PMA; for a switch, counted on port 0).
  *
+ * @sent, @send_errors, @duplicated and @corrupted count on the port whose
+ * QP the send was posted on (kmad_sim_get_stats(): port 1 only).
  * A MAD that is lost on the way counts on the port that sent it (kmad's
  * send, or the firmware's response): @dropped_fault, @dropped_no_route
  * (no LFT entry, a DLID no port has, a routing loop, or the destination
@@ -396,57 +404,94 @@ void kmad_sim_get_port_stats(struct kmad_sim_fabric *fab, unsigned int node,
  */
 struct kmad_sim_fabric *kmad_sim_default_fabric(void);
 
-/* Both modes. */
+/*
+ * Both modes.  Each control's kernel-doc is in drivers/kmad/sim/ (step.c,
+ * fabric.c, addr.c); in short:
+ */
+/* The notification behaviour of a QP's CQ, from its next CQE or arming. */
 int kmad_sim_set_notify(struct kmad_sim_fabric *fab, unsigned int dev,
 			u32 qpn, enum kmad_sim_notify notify);
+/* Fault injection for every later transmission of the fabric. */
 int kmad_sim_set_faults(struct kmad_sim_fabric *fab,
 			const struct kmad_sim_faults *faults);
+/*
+ * A MAD arrives at a QP as if from the wire (no links, firmware, faults or
+ * Q_Key check): -ENOBUFS without a receive buffer, -EMSGSIZE for a @len
+ * above %KMAD_MAD_SIZE (the receive completes with %KMAD_WC_LOC_ERR).
+ */
 int kmad_sim_inject(struct kmad_sim_fabric *fab, unsigned int dev, u32 qpn,
 		    const void *mad, size_t len, u16 slid, u32 src_qpn);
 int kmad_sim_inject_rx(struct kmad_sim_fabric *fab, unsigned int dev,
 		       u32 qpn, const void *mad, size_t len,
 		       const struct kmad_sim_rx *rx);
+/* Entry @index of an HCA port's GID table, read from the node. */
 int kmad_sim_port_gid(struct kmad_sim_fabric *fab, unsigned int dev, u8 port,
 		      unsigned int index, union kmad_gid *gid);
 void kmad_sim_get_ah_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 			   struct kmad_sim_ah_stats *stats);
+/*
+ * The QP goes to the error state: its sends, then its receives, complete
+ * with %KMAD_WC_FLUSH_ERR; kmad then gets %KMAD_QP_EVENT_FATAL (not with
+ * _no_event).
+ */
 int kmad_sim_qp_error(struct kmad_sim_fabric *fab, unsigned int dev,
 		      u32 qpn);
 int kmad_sim_qp_error_no_event(struct kmad_sim_fabric *fab, unsigned int dev,
 			       u32 qpn);
+/* kmad's next @count moves of the QP to @state fail (-EIO); 0 ends it. */
 int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, enum kmad_qp_state state,
 			    unsigned int count);
+/* kmad's next @count post_recv() calls fail (-ENOMEM); 0 ends it. */
 int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, unsigned int count);
+/* query_gid() calls on the HCA spin until released; returns how many do. */
 int kmad_sim_hold_queries(struct kmad_sim_fabric *fab, unsigned int dev,
 			  bool hold);
+/* The counters of the device's port 1. */
 void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 			struct kmad_sim_stats *stats);
 
 /* Step mode. */
+/* Sends waiting on a QP's wire (in async mode: not yet transmitted). */
 unsigned int kmad_sim_pending_sends(struct kmad_sim_fabric *fab,
 				    unsigned int dev, u32 qpn);
 /* Returns the number of bytes copied (not 0) on success. */
 int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
 		       u32 qpn, unsigned int n, void *mad, size_t len);
+/*
+ * Send @n on the wire (0: the oldest) completes: %KMAD_WC_SUCCESS transmits
+ * it (lost on the wire, counted dropped_fault, if !@deliver), any other
+ * status completes it with that status and transmits nothing.
+ */
 int kmad_sim_complete_send(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn, unsigned int n,
 			   enum kmad_wc_status status, bool deliver);
+/* CQEs of the QP's CQ that kmad has not polled yet. */
 unsigned int kmad_sim_cqes(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn);
+/* The QP's CQ raised an event kmad_sim_fire_cq_event() has not fired. */
 bool kmad_sim_event_pending(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn);
+/*
+ * Deliver the CQ's pending event to kmad (-ENOENT if none); @force: deliver
+ * one even if none is pending (a spurious event), also in async mode.
+ */
 int kmad_sim_fire_cq_event(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn, bool force);
+/* @hook(@arg) runs once, at the start of the CQ's next req_notify_cq(). */
 int kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
 			  u32 qpn, void (*hook)(void *arg), void *arg);
+/* Moves the virtual clock @ms forward and tells kmad. */
 void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms);
 /* KMAD_SIM_AH_HOLD (either mode). */
+/* create_ah() calls of the device the fabric holds. */
 unsigned int kmad_sim_ah_pending(struct kmad_sim_fabric *fab,
 				 unsigned int dev);
+/* Ends held call @n (0: the oldest) with @err (0 creates the handle). */
 int kmad_sim_complete_ah(struct kmad_sim_fabric *fab, unsigned int dev,
 			 unsigned int n, int err);
+/* Waits until no send is in flight and kmad's work is done (sleeps). */
 void kmad_sim_settle(struct kmad_sim_fabric *fab);
 
 /*

@@ -800,8 +800,9 @@ static inline bool kmad_method_is_response(u8 method)
  * the AttributeModifier set (IBTA 16.2).  As in ib_mad's
  * ib_response_mad(), any BM MAD with that bit counts, whatever its
  * method.  This is the rule kmad applies on every path: a response keeps
- * its TID and may not wait for a response when posted, is matched to a
- * request when received, and is never answered.
+ * its TID, is matched to a request when received, and is never answered;
+ * kmad_post_send() refuses one posted with a timeout (-EINVAL), except
+ * an RMPP send, for which the timeout is only its ACK timeout.
  *
  * Return: true for a response.
  */
