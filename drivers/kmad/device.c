@@ -978,6 +978,58 @@ u16 kmad_port_sm_lid(const struct kmad_port *port)
 EXPORT_SYMBOL_GPL(kmad_port_sm_lid);
 
 /**
+ * kmad_port_reregisters() - how many times the subnet manager asked the
+ * port's clients to register with it again.
+ * @port: the port.
+ *
+ * Requests close together may be counted once (a provider may fold them).
+ *
+ * Return: the count since the port was added (0 for a bad port).
+ */
+u32 kmad_port_reregisters(const struct kmad_port *port)
+{
+	if (IS_ERR_OR_NULL(port))
+		return 0;
+	return READ_ONCE(port->reregisters);
+}
+EXPORT_SYMBOL_GPL(kmad_port_reregisters);
+
+/**
+ * kmad_device_port_reregister() - the subnet manager asked a port's
+ * clients to register with it again.
+ * @dev: a registered device.
+ * @port_num: 1..num_ports.
+ *
+ * A PortInfo Set with ClientReregister (IBTA 14.4.11; ib_core's
+ * IB_EVENT_CLIENT_REREGISTER): an SM that lost its state (a new SM, a
+ * failover) asks the port's clients to subscribe to reports (InformInfo)
+ * and join multicast groups again.  kmad counts it (kmad_port_reregisters())
+ * and calls every client's port_changed callback afterwards, from a kmad
+ * workqueue, as kmad_device_port_changed() does; requests close together
+ * may be told in one call.  Same rules of use as kmad_device_port_changed().
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad port or a device not registered.
+ */
+int kmad_device_port_reregister(struct kmad_device *dev, u8 port_num)
+{
+	struct kmad_port *port;
+	unsigned long flags;
+
+	if (!dev || !port_num || port_num > dev->num_ports ||
+	    !READ_ONCE(dev->registered))
+		return -EINVAL;
+	port = &dev->ports[port_num - 1];
+	spin_lock_irqsave(&port->attr_lock, flags);
+	WRITE_ONCE(port->reregisters, port->reregisters + 1);
+	if (!port->change_dead)
+		queue_work(kmad_event_wq, &port->change_work);
+	spin_unlock_irqrestore(&port->attr_lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kmad_device_port_reregister);
+
+/**
  * kmad_device_port_changed() - a port's LID, LMC, SM LID, GIDs or P_Keys
  * changed.
  * @dev: a registered device.

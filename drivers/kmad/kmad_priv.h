@@ -416,6 +416,10 @@ struct kmad_port {
 	 */
 	struct kmad_port_attr attr;
 	spinlock_t attr_lock;		/* attr writes, change_dead */
+	u32 reregisters;		/* @attr_lock writes, READ_ONCE()
+					 * reads: the SM's ClientReregister
+					 * requests since registration
+					 */
 	bool change_dead;		/* @attr_lock: no change work now
 					 * (not registered, or going)
 					 */

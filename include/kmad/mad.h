@@ -134,15 +134,21 @@ enum kmad_qp_type {
  * @remove: called when a port goes away or the client unregisters.  The
  *	client must unregister its agents on @port before returning.
  * @port_changed: optional; called after each port event the provider
- *	reports (kmad_device_port_changed()): a new LID, LMC or SM LID, a
- *	changed GID or P_Key table, or an event that changed none of these
- *	(kmad_ib: port active or down, client reregister).  kmad does not
- *	say what changed, and reports close together may give one call:
- *	read the values with kmad_port_lid(), kmad_port_lmc(),
- *	kmad_port_sm_lid(), kmad_port_query_gid() and
- *	kmad_port_query_pkey().  Runs in process context on a kmad
- *	workqueue, never before @add or after @remove for the port; may
- *	also tell of a change @add already saw.
+ *	reports (kmad_device_port_changed(), kmad_device_port_reregister()):
+ *	a new LID, LMC or SM LID, a changed GID or P_Key table, the subnet
+ *	manager's request that the port's clients register with it again,
+ *	or an event that changed none of these (kmad_ib: port active or
+ *	down).  kmad does not say what changed, and reports close together
+ *	may give one call: read the values with kmad_port_lid(),
+ *	kmad_port_lmc(), kmad_port_sm_lid(), kmad_port_query_gid(),
+ *	kmad_port_query_pkey() and kmad_port_reregisters() (which moves after
+ *	a PortInfo ClientReregister, IBTA 14.4.11: a new SM, or one that
+ *	lost its state; several close together may move it once).  A client
+ *	that subscribed to reports (InformInfo) or joined multicast groups
+ *	keeps the count, LID and SM LID it last saw (from @add on) and does
+ *	so again when one of them has moved, as ib_sa's users do.  Runs in
+ *	process context on a kmad workqueue, never before @add or after
+ *	@remove for the port; may also tell of a change @add already saw.
  * @list: kmad's; do not touch.
  *
  * The three callbacks run under kmad's client lock, serialized with one
@@ -173,6 +179,7 @@ u8 kmad_port_num(const struct kmad_port *port);
 u16 kmad_port_lid(const struct kmad_port *port);
 u8 kmad_port_lmc(const struct kmad_port *port);
 u16 kmad_port_sm_lid(const struct kmad_port *port);
+u32 kmad_port_reregisters(const struct kmad_port *port);
 
 /**
  * union kmad_gid - a 128-bit GID, in network byte order.

@@ -56,7 +56,10 @@
  * - A port whose LID, LMC or SM LID changes after registration (the subnet
  *   manager assigned them) is reported with kmad_device_port_changed(),
  *   also from any context; a changed GID or P_Key table too (kmad then
- *   forgets its cached address handles of that port).
+ *   forgets its cached address handles of that port).  The subnet
+ *   manager's request that the port's clients register again
+ *   (ClientReregister) with kmad_device_port_reregister(), after the new
+ *   attributes.
  * - Receive buffers hold a 40-byte GRH area in front of the MAD, as verbs
  *   UD receives do: the provider writes the GRH there when the packet had
  *   one (and sets %KMAD_WC_GRH), and the MAD at offset 40.
@@ -453,6 +456,7 @@ void kmad_device_unregister(struct kmad_device *dev);
 void kmad_device_free(struct kmad_device *dev);
 int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 			     const struct kmad_port_attr *attr);
+int kmad_device_port_reregister(struct kmad_device *dev, u8 port_num);
 void kmad_device_clock_changed(struct kmad_device *dev);
 void kmad_device_flush(struct kmad_device *dev);
 int kmad_device_bridge_recv(struct kmad_device *dev, u8 port_num,

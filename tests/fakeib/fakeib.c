@@ -76,6 +76,8 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
+#include "fakeib.h"
+
 #define FAKEIB_GUID_BASE	0x0002c90300fa0000ULL
 #define FAKEIB_SUBNET_PREFIX	0xfe80000000000000ULL
 #define FAKEIB_MAX_WR		8192
@@ -1098,6 +1100,36 @@ static void fakeib_free_all(void)
 		}
 	}
 }
+
+/**
+ * kmad_fakeib_port_event() - raise an asynchronous event on port 1 of a
+ * fakeib device, as an HCA driver does when its port changes (a client
+ * reregister from the SM, a LID change ...).
+ * @name: the device's name ("fakeib0").
+ * @type: the event.
+ *
+ * Context: any.  ib_core calls every event handler of the device.
+ * Return: 0, or -ENODEV for no such device.
+ */
+int kmad_fakeib_port_event(const char *name, enum ib_event_type type)
+{
+	struct ib_event event = {};
+	unsigned int i;
+
+	for (i = 0; i < fakeib_ndevs; i++) {
+		struct fakeib_dev *fdev = fakeib_devs[i];
+
+		if (strcmp(dev_name(&fdev->ibdev.dev), name))
+			continue;
+		event.device = &fdev->ibdev;
+		event.event = type;
+		event.element.port_num = 1;
+		ib_dispatch_event(&event);
+		return 0;
+	}
+	return -ENODEV;
+}
+EXPORT_SYMBOL_GPL(kmad_fakeib_port_event);
 
 static int __init fakeib_init(void)
 {

@@ -31,6 +31,11 @@
  *   smi_dr       an agent for directed-route SMPs (class 0x81) fails with
  *                -EOPNOTSUPP; a directed-route SubnGet ends once with
  *                LOCAL_ERROR (kmad_ib carries LID-routed SMPs only).
+ *   rereg        ib_core port events on dev= through kmad_ib (raised by
+ *                kmad_fakeib_port_event()): a LID change calls a kmad
+ *                client's port_changed without moving
+ *                kmad_port_reregisters(); a client reregister moves it by
+ *                one, and the client's next port_changed sees it moved.
  *   hold         leaves hold_sends= SubnGets to LID 9 outstanding
  *                (timeout 60 s) for the harness to unload kmad_ib; at
  *                unload this module prints "hold-exit" with the count of
@@ -40,6 +45,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -47,6 +53,8 @@
 
 #include <kmad/mad.h>
 #include <kmad/wire.h>
+
+#include "fakeib.h"
 
 static char *dev = "fakeib0";
 module_param(dev, charp, 0444);
@@ -690,6 +698,96 @@ static void smi_hold_check(void)
 	kfree(smi_hold_sends);
 }
 
+/* rereg: a kmad client that records its port_changed calls for dev=. */
+static atomic_t smi_cl_calls = ATOMIC_INIT(0);
+static u32 smi_cl_rereg;	/* kmad_port_reregisters() in the last call */
+
+static int smi_cl_add(struct kmad_client *client, struct kmad_port *port,
+		      void **data)
+{
+	*data = NULL;
+	return 0;
+}
+
+static void smi_cl_remove(struct kmad_client *client, struct kmad_port *port,
+			  void *data)
+{
+}
+
+static void smi_cl_changed(struct kmad_client *client, struct kmad_port *port,
+			   void *data)
+{
+	if (port != smi_port)
+		return;
+	WRITE_ONCE(smi_cl_rereg, kmad_port_reregisters(port));
+	atomic_inc(&smi_cl_calls);
+}
+
+static struct kmad_client smi_client = {
+	.name = "kmad_fakeib_smi",
+	.add = smi_cl_add,
+	.remove = smi_cl_remove,
+	.port_changed = smi_cl_changed,
+};
+
+/*
+ * Wait up to 5 s for a port_changed call past @calls that saw the count
+ * @rereg (a reregister may come as a second call, after one for the
+ * attributes read with it).
+ */
+static bool smi_cl_wait(int calls, u32 rereg)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (atomic_read(&smi_cl_calls) <= calls ||
+	       READ_ONCE(smi_cl_rereg) != rereg) {
+		if (time_after(jiffies, end))
+			return false;
+		msleep(20);
+	}
+	return true;
+}
+
+static void smi_case_rereg(const char *name)
+{
+	u32 before = kmad_port_reregisters(smi_port);
+	int ret, calls;
+
+	ret = kmad_register_client(&smi_client);
+	if (ret) {
+		pr_info("%s: FAILED kmad_register_client: %d\n", name, ret);
+		smi_failed++;
+		return;
+	}
+	calls = atomic_read(&smi_cl_calls);
+	ret = kmad_fakeib_port_event(dev, IB_EVENT_LID_CHANGE);
+	if (ret || !smi_cl_wait(calls, before) ||
+	    kmad_port_reregisters(smi_port) != before) {
+		pr_info("%s: FAILED LID change: event %d, %d calls, count %u -> %u\n",
+			name, ret, atomic_read(&smi_cl_calls) - calls, before,
+			kmad_port_reregisters(smi_port));
+		smi_failed++;
+		goto out;
+	}
+	calls = atomic_read(&smi_cl_calls);
+	ret = kmad_fakeib_port_event(dev, IB_EVENT_CLIENT_REREGISTER);
+	if (ret || !smi_cl_wait(calls, before + 1) ||
+	    kmad_port_reregisters(smi_port) != before + 1 ||
+	    READ_ONCE(smi_cl_rereg) != before + 1) {
+		pr_info("%s: FAILED client reregister: event %d, %d calls, count %u -> %u, seen %u\n",
+			name, ret, atomic_read(&smi_cl_calls) - calls, before,
+			kmad_port_reregisters(smi_port),
+			READ_ONCE(smi_cl_rereg));
+		smi_failed++;
+		goto out;
+	}
+	pr_info("%s: ok a LID change left kmad_port_reregisters() at %u, a client reregister moved it to %u, seen by port_changed\n",
+		name, before, before + 1);
+	smi_passed++;
+out:
+	kmad_unregister_client(&smi_client);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(const char *name);
@@ -698,6 +796,7 @@ static const struct {
 	{ "smi_ibmad", smi_case_ibmad },
 	{ "smi_timeout", smi_case_timeout },
 	{ "smi_dr", smi_case_dr },
+	{ "rereg", smi_case_rereg },
 	{ "hold", smi_case_hold },
 };
 

@@ -23,6 +23,7 @@ struct pt_client {
 	atomic_t removed;
 	atomic_t changed[2];		/* port_changed calls, per device */
 	u16 seen_lid[2];		/* kmad_port_lid() inside the call */
+	u32 seen_rereg[2];		/* kmad_port_reregisters() in it */
 	bool gone[2];			/* remove ran for the device's port */
 	bool late;			/* port_changed after remove */
 	bool block;			/* first port_changed waits for... */
@@ -78,6 +79,7 @@ static void pt_changed(struct kmad_client *client, struct kmad_port *port,
 	if (c->gone[dev])
 		c->late = true;
 	c->seen_lid[dev] = kmad_port_lid(port);
+	c->seen_rereg[dev] = kmad_port_reregisters(port);
 	if (dev == 0 && c->cancel_buf) {
 		/* Still running when the test's settle begins. */
 		msleep(300);
@@ -186,6 +188,47 @@ static void port_changed_bad_calls(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(dev, 1, NULL),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 2);
+}
+
+/*
+ * The SM's ClientReregister: counted at once (kmad_port_reregisters()),
+ * for that port only, and told to the clients like a change (two close
+ * together may be told in one call); the port's values stay.  Bad calls
+ * are refused and count nothing.
+ */
+static void port_reregister_tells_clients(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+	struct pt_client *c = pt_client(test);
+	int calls;
+
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(f->port[1]), 0U);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_reregister(NULL, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_reregister(dev, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_reregister(dev, 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(f->port[1]), 0U);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(NULL), 0U);
+
+	KUNIT_ASSERT_EQ(test, kmad_device_port_reregister(dev, 1), 0);
+	KUNIT_ASSERT_EQ(test, kmad_device_port_reregister(dev, 1), 0);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(f->port[1]), 2U);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(f->port[0]), 0U);
+	kmad_device_flush(dev);
+	calls = atomic_read(&c->changed[1]);
+	KUNIT_EXPECT_GE(test, calls, 1);
+	KUNIT_EXPECT_LE(test, calls, 2);
+	KUNIT_EXPECT_EQ(test, c->seen_lid[1], 2);
+	/* Counted before the call: the last one saw both. */
+	KUNIT_EXPECT_EQ(test, c->seen_rereg[1], 2U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[0]), 0);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[1]), 2);
+
+	pt_unregister(c);
+	KUNIT_ASSERT_EQ(test, kmad_device_port_reregister(dev, 1), 0);
+	kmad_device_flush(dev);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->changed[1]), calls);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(f->port[1]), 3U);
 }
 
 struct pt_remover {
@@ -365,6 +408,7 @@ static void port_device_registers_once(struct kunit *test)
 static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_changed_tells_clients),
 	KUNIT_CASE(port_changed_bad_calls),
+	KUNIT_CASE(port_reregister_tells_clients),
 	KUNIT_CASE(port_changed_then_removed),
 	KUNIT_CASE(port_removed_during_query),
 	KUNIT_CASE(port_device_registers_once),

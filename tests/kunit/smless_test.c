@@ -652,10 +652,24 @@ static int sl_changes(struct sn *s, struct sl_client *c)
 	return atomic_read(&c->changed);
 }
 
+/* kmad's count of the SM's ClientReregister requests to HCA 1's port. */
+static u32 sl_reregisters(struct sl_client *c)
+{
+	struct kmad_port *port = kmad_port_get(c->dev, 1);
+	u32 n;
+
+	if (IS_ERR_OR_NULL(port))
+		return U32_MAX;
+	n = kmad_port_reregisters(port);
+	kmad_port_put(port);
+	return n;
+}
+
 /*
  * What an HCA driver reports as a port event reaches kmad's clients:
- * ClientReregister (with nothing else changed), a new GidPrefix, a
- * P_KeyTable Set; a Set that changes none of it does not.
+ * ClientReregister (with nothing else changed; counted by
+ * kmad_port_reregisters()), a new GidPrefix, a P_KeyTable Set; a Set that
+ * changes none of it does not.
  */
 static void smless_port_events(struct kunit *test)
 {
@@ -680,6 +694,7 @@ static void smless_port_events(struct kunit *test)
 			0);
 	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[51] & 0x80, 0);
 	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 1);
+	KUNIT_EXPECT_EQ(test, sl_reregisters(c), 1U);
 	KUNIT_EXPECT_EQ(test, sl_pi_set(s, &to_hca1, 0, 15, 0xff, 0x99, &mad),
 			0);
 	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[15], 0x99);
@@ -687,6 +702,8 @@ static void smless_port_events(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_PKEY_TABLE, 0,
 				    keys, &mad), 0);
 	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 3);
+	/* Only the ClientReregister was one. */
+	KUNIT_EXPECT_EQ(test, sl_reregisters(c), 1U);
 }
 
 static struct kunit_case smless_cases[] = {

@@ -54,7 +54,9 @@ struct kmad_ib_dev;
  * @kdev: our device.
  * @port_num: the ib_core (and kmad) port number.
  * @change_work: reads the port's attributes after an ib_core port event
- *	and reports them with kmad_device_port_changed().
+ *	and reports them with kmad_device_port_changed(), then a client
+ *	reregister (@rereg) with kmad_device_port_reregister().
+ * @rereg: bit 0: an IB_EVENT_CLIENT_REREGISTER not yet reported.
  * @bridge_lock: B, see bridge.c.
  * @bridges: the port's ib_mad agents standing in for kmad agents (B).
  * @bridges_dead: the device is going: no more bridges (B).
@@ -74,6 +76,7 @@ struct kmad_ib_port {
 	struct kmad_ib_dev *kdev;
 	u8 port_num;
 	struct work_struct change_work;
+	unsigned long rereg;
 	struct mutex bridge_lock;	/* B: @bridges, @bridges_dead */
 	struct list_head bridges;
 	bool bridges_dead;

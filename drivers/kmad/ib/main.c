@@ -13,7 +13,8 @@
  *
  * Port events (LID, SM, P_Key, GID changes, port active or down, client
  * reregister) are passed on to kmad with kmad_device_port_changed() from
- * a work item, which reads the port's attributes anew.
+ * a work item, which reads the port's attributes anew; a client
+ * reregister then with kmad_device_port_reregister() too.
  *
  * Removal.  ib_core calls remove() when the device goes (rdma link delete,
  * driver unload) and for every device when this module unloads.  It stops
@@ -96,15 +97,28 @@ static void port_change_work(struct work_struct *work)
 						 change_work);
 	struct kmad_ib_dev *kdev = port->kdev;
 	struct kmad_port_attr attr;
+	bool rereg;
 	int ret;
 
+	/* Taken before the read: a reregister that comes during it queues
+	 * this work again, and is told with what that run reads.
+	 */
+	rereg = test_and_clear_bit(0, &port->rereg);
 	ret = port_attr_read(kdev, port->port_num, &attr);
 	if (ret) {
 		pr_warn("%s port %u: query after a port event failed: %d\n",
 			dev_name(&kdev->ibdev->dev), port->port_num, ret);
+		/* Told with the next event's attributes (ib_core does not
+		 * pass an event on whose query failed either).
+		 */
+		if (rereg)
+			set_bit(0, &port->rereg);
 		return;
 	}
 	kmad_device_port_changed(kdev->dev, port->port_num, &attr);
+	/* After the new SM LID: the clients register with that SM. */
+	if (rereg)
+		kmad_device_port_reregister(kdev->dev, port->port_num);
 }
 
 /* ib_core's asynchronous events; any context. */
@@ -131,6 +145,8 @@ static void kmad_ib_event(struct ib_event_handler *handler,
 		return;
 	pr_debug("%s port %u: %s\n", dev_name(&kdev->ibdev->dev), port_num,
 		 ib_event_msg(event->event));
+	if (event->event == IB_EVENT_CLIENT_REREGISTER)
+		set_bit(0, &kdev->ports[port_num - 1].rereg);
 	queue_work(system_long_wq, &kdev->ports[port_num - 1].change_work);
 }
 

@@ -433,7 +433,7 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	struct sim_pinfo pi = port->pi;
 	struct kmad_port_attr was;
 	const u8 *d = r->data;
-	bool gid_changed;
+	bool gid_changed, rereg;
 	bool ok = true;
 
 	if (sim_endport(port)) {
@@ -491,11 +491,14 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	 * event, and a ClientReregister (IBTA 14.4.11) as one even if
 	 * nothing changed.
 	 */
-	if (gid_changed || (sim_endport(port) && port->node->fab->cfg.no_sm &&
-			    d[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG))
+	rereg = sim_endport(port) && port->node->fab->cfg.no_sm &&
+		d[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG;
+	if (gid_changed || rereg)
 		sma_port_changed(port);
 	else
 		kmad_sim_report_port_locked(port, &was);
+	if (rereg && port->node->state == SIM_DEV_LIVE)
+		kmad_device_port_reregister(port->node->kdev, port->num);
 	sma_set_phys_state(port, phys);
 	/* A Down retrains the link (unless Polling above already did). */
 	if (state == SIM_PS_DOWN && kmad_sim_phys_up(port) &&
