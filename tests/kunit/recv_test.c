@@ -810,8 +810,64 @@ static void recv_local_error_dropped(struct kunit *test)
 			recoveries);
 }
 
+/*
+ * kmad_dest_from_wc(): a GMP that arrived with a GRH is answered by GID
+ * from the GID it was sent to.  On InfiniBand one sent to the SA's
+ * well-known GID (IBTA 15.4.1: the subnet prefix and interface ID
+ * 0x0200000000000002), which is in no port's table, is answered from GID
+ * index 0, as ib_mad answers it; any other GID not in the port's table
+ * has no reply address.
+ */
+static void recv_reply_dest_sa_well_known_gid(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port = f->port[KT_DEV0];
+	struct kmad_recv_wc wc = {};
+	struct kmad_dest dest;
+	union kmad_gid mine, peer;
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_EQ(test, kmad_port_query_gid(port, 0, &mine), 0);
+	KUNIT_ASSERT_EQ(test, kmad_port_query_gid(f->port[KT_DEV1], 0, &peer),
+			0);
+	kt_mad(&mad, KMAD_MGMT_CLASS_SUBN_ADM, 2, KMAD_METHOD_GET);
+	wc.mad = &mad;
+	wc.mad_len = sizeof(mad);
+	wc.slid = kmad_port_lid(f->port[KT_DEV1]);
+	wc.src_qpn = 1;
+	wc.qpt = KMAD_QPT_GSI;
+	wc.grh_present = true;
+	wc.grh.sgid = peer;
+	wc.grh.dgid.global.subnet_prefix = mine.global.subnet_prefix;
+	wc.grh.dgid.global.interface_id =
+		cpu_to_be64(KMAD_SA_WELL_KNOWN_GUID);
+	wc.grh.flow_label = 0x54321;
+	wc.grh.traffic_class = 0x12;
+
+	KUNIT_ASSERT_EQ(test, kmad_dest_from_wc(port, &wc, &dest), 0);
+	KUNIT_EXPECT_TRUE(test, dest.grh_present);
+	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&dest.grh.dgid, &peer, sizeof(peer)), 0);
+	KUNIT_EXPECT_EQ(test, dest.grh.flow_label, 0x54321U);
+	KUNIT_EXPECT_EQ(test, dest.grh.traffic_class, 0x12);
+	KUNIT_EXPECT_EQ(test, dest.grh.hop_limit, KMAD_IB_RESP_HOP_LIMIT);
+	KUNIT_EXPECT_EQ(test, dest.dlid, wc.slid);
+
+	/* The port's own GID 0: index 0 too, found in the table. */
+	wc.grh.dgid = mine;
+	KUNIT_ASSERT_EQ(test, kmad_dest_from_wc(port, &wc, &dest), 0);
+	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 0);
+
+	/* Another interface ID in no table: no reply address. */
+	wc.grh.dgid.global.interface_id =
+		cpu_to_be64(KMAD_SA_WELL_KNOWN_GUID + 1);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(port, &wc, &dest),
+			-EADDRNOTAVAIL);
+}
+
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
+	KUNIT_CASE(recv_reply_dest_sa_well_known_gid),
 	KUNIT_CASE(recv_unsupported_class),
 	KUNIT_CASE(recv_sa_response_sm_key_zero),
 	KUNIT_CASE(recv_unsupported_rmpp),
