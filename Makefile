@@ -131,4 +131,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,34p' Makefile
+	@sed -n '3,35p' Makefile

@@ -59,22 +59,22 @@
 static unsigned int flow_limit_sa = KMAD_FLOW_DEFAULT_SA;
 module_param(flow_limit_sa, uint, 0644);
 MODULE_PARM_DESC(flow_limit_sa,
-		 "Outstanding solicited sends per SA agent (0: no limit; default 16)");
+		 "Outstanding solicited sends per SA agent (0: no limit; default 16; read when an agent registers)");
 
 static unsigned int flow_limit_cm = KMAD_FLOW_DEFAULT;
 module_param(flow_limit_cm, uint, 0644);
 MODULE_PARM_DESC(flow_limit_cm,
-		 "Outstanding solicited sends per CM agent (0: no limit; default 128)");
+		 "Outstanding solicited sends per CM agent (0: no limit; default 128; read when an agent registers)");
 
 static unsigned int flow_limit_smp = KMAD_FLOW_DEFAULT;
 module_param(flow_limit_smp, uint, 0644);
 MODULE_PARM_DESC(flow_limit_smp,
-		 "Outstanding solicited sends per SMP agent (0: no limit; default 128)");
+		 "Outstanding solicited sends per SMP agent (0: no limit; default 128; read when an agent registers)");
 
 static unsigned int flow_limit_send_only = KMAD_FLOW_DEFAULT;
 module_param(flow_limit_send_only, uint, 0644);
 MODULE_PARM_DESC(flow_limit_send_only,
-		 "Outstanding solicited sends per send-only agent (0: no limit; default 128)");
+		 "Outstanding solicited sends per send-only agent (0: no limit; default 128; read when an agent registers)");
 
 /* The limit an agent registering for @agent->reg starts with. */
 static unsigned int flow_default_limit(const struct kmad_agent_priv *agent)

@@ -114,15 +114,47 @@
 /* Payload of a segment after the RMPP header, which PayloadLength counts. */
 #define KMAD_RMPP_SEG_PAYLOAD		KMAD_RMPP_DATA_SIZE
 
+/*
+ * The module parameters' ranges: 0 transfers, or a PayloadLength below
+ * two segments, would refuse every multi-segment message (an SA's
+ * GetTable answers among them); more than the agent's queue of unread
+ * MADs may hold (KMAD_AGENT_RECV_BYTES_MAX) would reassemble messages
+ * only to drop them, and a peer could make kmad allocate that much per
+ * transfer.
+ */
+#define KMAD_RMPP_MAX_RECVS_LIMIT	1024
+#define KMAD_RMPP_MAX_BYTES_MIN		1024
+
+static int rmpp_max_recvs_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KMAD_RMPP_MAX_RECVS_LIMIT);
+}
+
+static const struct kernel_param_ops rmpp_max_recvs_ops = {
+	.set = rmpp_max_recvs_set,
+	.get = param_get_uint,
+};
+
+static int rmpp_max_bytes_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, KMAD_RMPP_MAX_BYTES_MIN,
+				     KMAD_AGENT_RECV_BYTES_MAX);
+}
+
+static const struct kernel_param_ops rmpp_max_bytes_ops = {
+	.set = rmpp_max_bytes_set,
+	.get = param_get_uint,
+};
+
 static unsigned int rmpp_max_recvs = 16;
-module_param(rmpp_max_recvs, uint, 0644);
+module_param_cb(rmpp_max_recvs, &rmpp_max_recvs_ops, &rmpp_max_recvs, 0644);
 MODULE_PARM_DESC(rmpp_max_recvs,
-		 "RMPP transfers an agent may have in reassembly at once; more are refused with STOP/RESX (default 16)");
+		 "RMPP transfers an agent may have in reassembly at once, 1-1024; more are refused with STOP/RESX (default 16)");
 
 static unsigned int rmpp_max_bytes = 2U << 20;
-module_param(rmpp_max_bytes, uint, 0644);
+module_param_cb(rmpp_max_bytes, &rmpp_max_bytes_ops, &rmpp_max_bytes, 0644);
 MODULE_PARM_DESC(rmpp_max_bytes,
-		 "Largest RMPP PayloadLength kmad reassembles; a larger transfer is refused with STOP/RESX (default 2 MiB)");
+		 "Largest RMPP PayloadLength kmad reassembles, 1 KiB-32 MiB; a larger transfer is refused with STOP/RESX (default 2 MiB)");
 
 /**
  * enum rmpp_recv_state - a transfer's life.

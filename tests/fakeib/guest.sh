@@ -172,9 +172,19 @@ for d in fakeib0 fakeib1; do
 	since 1 | grep -q "kmad_ib: $d port 1: kmad's QP1 is UD QP [0-9]" ||
 		bad="$bad no 'kmad_ib: $d port 1: kmad's QP1 is UD QP';"
 done
+# bridge_smp_timeout_ms takes 1 to 2^31 - 1 ms only (0 would take no
+# answer; ib_mad's timeout is an int).
+p=/sys/module/kmad_ib/parameters/bridge_smp_timeout_ms
+for v in 0 2147483648; do
+	if echo "$v" 2>/dev/null > "$p"; then
+		bad="$bad bridge_smp_timeout_ms took $v;"
+	fi
+done
+echo 10000 > "$p" || bad="$bad bridge_smp_timeout_ms refused 10000;"
+[ "$(cat "$p")" = 10000 ] || bad="$bad bridge_smp_timeout_ms reads $(cat "$p");"
 if [ -z "$bad" ]; then
 	qps=$(since 1 | sed -n "s/.*kmad_ib: \(fakeib[0-9]\) port 1: kmad's QP1 is UD QP \([0-9]*\).*/\1 QP \2/p" | tr '\n' ',')
-	result kmad-bind "ok kmad_ib bound fakeib0 and fakeib1 as InfiniBand kmad devices ($qps)"
+	result kmad-bind "ok kmad_ib bound fakeib0 and fakeib1 as InfiniBand kmad devices ($qps); bridge_smp_timeout_ms refused 0 and 2^31"
 else
 	result kmad-bind "FAILED$bad"
 fi

@@ -750,6 +750,31 @@ static int rt_set_param(const char *name, unsigned int val)
 }
 
 /*
+ * The module parameters refuse what would refuse every multi-segment
+ * message (no transfer at once, a PayloadLength limit under 1 KiB) or let
+ * a peer have kmad reassemble more than an agent's queue of unread MADs
+ * holds (KMAD_AGENT_RECV_BYTES_MAX), and take their ends.  Every write is
+ * an EXPECT, so that the defaults are written back whatever happened.
+ */
+static void rmpp_recv_param_ranges(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_recvs", 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_recvs", 1025), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_recvs", 1024), 0);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_recvs", 1), 0);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_recvs", RT_MAX_RECVS), 0);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_bytes", 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_bytes", 1023), -EINVAL);
+	KUNIT_EXPECT_EQ(test,
+			rt_set_param("rmpp_max_bytes",
+				     KMAD_AGENT_RECV_BYTES_MAX + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_bytes",
+					   KMAD_AGENT_RECV_BYTES_MAX), 0);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_bytes", 1024), 0);
+	KUNIT_EXPECT_EQ(test, rt_set_param("rmpp_max_bytes", RT_MAX_BYTES), 0);
+}
+
+/*
  * rmpp_max_bytes raised to 8 MiB takes a 6 MiB transfer: its first
  * segment is ACKed.  The reassembly buffer, allocated in the CQ drain,
  * comes from vmalloc beyond kmalloc's 4 MiB; before, an atomic
@@ -1465,6 +1490,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_abort_bad_version_dropped),
 	KUNIT_CASE_PARAM(rmpp_recv_refused, rt_bad_gen_params),
 	KUNIT_CASE(rmpp_recv_above_kmalloc_max),
+	KUNIT_CASE(rmpp_recv_param_ranges),
 	KUNIT_CASE(rmpp_recv_free_vmalloc_irqs_off),
 	KUNIT_CASE(rmpp_recv_bad_last_segment),
 	KUNIT_CASE(rmpp_recv_last_flag_mismatch),

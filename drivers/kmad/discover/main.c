@@ -34,17 +34,28 @@ static unsigned int timeout_ms = 100;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "response timeout per transmission, ms (default 100)");
 
+/* More would keep a discovery behind a dead link going for hours. */
+static int retries_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 100);
+}
+
+static const struct kernel_param_ops retries_ops = {
+	.set = retries_set,
+	.get = param_get_uint,
+};
+
 static unsigned int retries = 3;
-module_param(retries, uint, 0444);
-MODULE_PARM_DESC(retries, "transmissions after a timeout, per query (default 3)");
+module_param_cb(retries, &retries_ops, &retries, 0444);
+MODULE_PARM_DESC(retries, "transmissions after a timeout, per query, 0-100 (default 3)");
 
 static unsigned int window = 16;
 module_param(window, uint, 0444);
-MODULE_PARM_DESC(window, "queries in flight at most (default 16)");
+MODULE_PARM_DESC(window, "queries in flight at most (default 16; 0 counts as 1)");
 
 static unsigned int max_nodes = 1024;
 module_param(max_nodes, uint, 0444);
-MODULE_PARM_DESC(max_nodes, "nodes to discover at most (default 1024)");
+MODULE_PARM_DESC(max_nodes, "nodes to discover at most (default 1024; 0 counts as 1)");
 
 static unsigned int max_hops = KMAD_SMP_DR_MAX_HOP_CNT;
 module_param(max_hops, uint, 0444);

@@ -233,8 +233,11 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	int ret;
 	u8 p;
 
-	if (!device_usable(ibdev))
+	if (!device_usable(ibdev)) {
+		pr_info("%s: skipped: not every port carries IBTA MADs (iWARP, OPA)\n",
+			name);
 		return -EOPNOTSUPP;
+	}
 	dev = kmad_device_alloc(&kmad_ib_ops, name, num_ports,
 				struct_size(kdev, ports, num_ports));
 	if (!dev) {

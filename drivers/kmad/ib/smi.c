@@ -71,10 +71,23 @@
 
 #include "kmad_ib.h"
 
+/* 1 ms to ib_mad's longest timeout (an int); 0 would take no answer. */
+static int bridge_smp_timeout_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KMAD_MAX_TIMEOUT_MS);
+}
+
+static const struct kernel_param_ops bridge_smp_timeout_ops = {
+	.set = bridge_smp_timeout_set,
+	.get = param_get_uint,
+};
+
 static unsigned int bridge_smp_timeout_ms = 10000;
-module_param(bridge_smp_timeout_ms, uint, 0644);
+module_param_cb(bridge_smp_timeout_ms, &bridge_smp_timeout_ops,
+		&bridge_smp_timeout_ms, 0644);
 MODULE_PARM_DESC(bridge_smp_timeout_ms,
-		 "how long after it leaves a response to a kmad SMP request is still accepted, in ms (default 10000, at most 2147483647); kmad's own timeout and retries still apply");
+		 "how long after it leaves a response to a kmad SMP request is still accepted, in ms, 1-2147483647 (default 10000); kmad's own timeout and retries still apply");
 
 /**
  * struct kmad_ib_smp - a request of the SMI QP lingering in ib_mad.
@@ -285,9 +298,7 @@ static int smi_post_request(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	/* ib_mad's timeout_ms is an int: a larger value would wrap and
 	 * make the copy linger until the port goes.
 	 */
-	sm->msg->timeout_ms = min_t(unsigned int,
-				    READ_ONCE(bridge_smp_timeout_ms),
-				    KMAD_MAX_TIMEOUT_MS) ?: 1;
+	sm->msg->timeout_ms = READ_ONCE(bridge_smp_timeout_ms);
 	sm->msg->retries = 0;
 	sm->msg->context[0] = NULL;
 	sm->msg->context[1] = sm;

@@ -26,6 +26,8 @@
 
 #include <kmad/sim.h>
 
+#include "fabric.h"
+
 /*
  * Built in, kmad_sim makes no fabric at boot unless the command line asks
  * for one (kmad_sim.topology=): a kernel with it is not a test machine.
@@ -119,14 +121,18 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 		       topology);
 		return -EINVAL;
 	}
-	/* hcas and leaves mean something to star and tree only (fattree's
-	 * limits are kmad_sim_create()'s).
+	/* hcas means something to star and tree only, leaves to tree only
+	 * (fattree's limits are kmad_sim_create()'s).
 	 */
 	if ((cfg->topology == KMAD_SIM_TOPO_STAR ||
 	     cfg->topology == KMAD_SIM_TOPO_TREE) &&
-	    (!hcas || hcas > KMAD_SIM_MAX_HCAS || !leaves ||
-	     leaves > KMAD_SIM_MAX_LEAVES)) {
-		pr_err("hcas=%u leaves=%u: out of range\n", hcas, leaves);
+	    (!hcas || hcas > KMAD_SIM_MAX_HCAS)) {
+		pr_err("hcas=%u: out of range\n", hcas);
+		return -EINVAL;
+	}
+	if (cfg->topology == KMAD_SIM_TOPO_TREE &&
+	    (!leaves || leaves > KMAD_SIM_MAX_LEAVES)) {
+		pr_err("leaves=%u: out of range\n", leaves);
 		return -EINVAL;
 	}
 	if (!hca_ports || hca_ports > 2) {
@@ -310,8 +316,16 @@ static int __init kmad_sim_init(void)
 	if (!build)
 		return 0;
 	fab = kmad_sim_create(&cfg);
-	if (IS_ERR(fab))
+	if (IS_ERR(fab)) {
+		if (PTR_ERR(fab) == -EINVAL &&
+		    cfg.topology == KMAD_SIM_TOPO_FATTREE)
+			pr_err("fattree hcas=%u leaves=%u spines=%u hca_ports=%u: out of range (HCAs 1-%u, leaves 1-%u and at most the HCAs, spines 1-%u, spines + HCA ports per leaf at most %u, under %u LIDs)\n",
+			       cfg.hcas, cfg.leaves, cfg.spines, cfg.hca_ports,
+			       KMAD_SIM_MAX_FATTREE_HCAS,
+			       KMAD_SIM_MAX_FATTREE_LEAVES, KMAD_SIM_MAX_SPINES,
+			       SIM_MAX_PORTS, SIM_LFT_CAP);
 		return PTR_ERR(fab);
+	}
 	ret = sim_apply_faults(fab, faults);
 	if (ret) {
 		kmad_sim_destroy(fab);

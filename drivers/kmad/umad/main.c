@@ -121,8 +121,13 @@ static int umad_add(struct kmad_client *client, struct kmad_port *kport,
 	int index, ret;
 
 	index = ida_alloc_max(&umad_ida, UMAD_MAX_PORTS - 1, GFP_KERNEL);
-	if (index < 0)
+	if (index < 0) {
+		if (index == -ENOSPC)
+			pr_warn_ratelimited("%s port %u: no umad device (all %d in use)\n",
+					    kmad_port_dev_name(kport),
+					    kmad_port_num(kport), UMAD_MAX_PORTS);
 		return index;
+	}
 	port = kzalloc(sizeof(*port), GFP_KERNEL);
 	if (!port) {
 		ida_free(&umad_ida, index);
