@@ -219,6 +219,13 @@ static void t_register_limits(void)
 	CHECK("register_bad_qpn", ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req) &&
 	      errno == EINVAL, "qpn 2: %m");
 	result("register_bad_qpn", NULL);
+	/* A class version of 8 or more is refused for any class, also
+	 * without methods (a send-only agent), as ib_mad refuses it.
+	 */
+	id = reg(fd, 1, 0x04, 8, 0);
+	CHECK("register_bad_version_no_methods", id == -EINVAL,
+	      "class 0x04 version 8, no methods: %d", id);
+	result("register_bad_version_no_methods", NULL);
 	for (i = 0; i < 32; i++) {
 		id = reg(fd, 1, 0x04, 1, 0);
 		CHECK("register_32_agents", id == i, "agent %d got %d", i, id);
