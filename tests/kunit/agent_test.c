@@ -474,6 +474,196 @@ static void agent_hi_tid_reused_after_port_removal(struct kunit *test)
 	kmad_unregister_agent(b);
 }
 
+/*
+ * Unregistering a client tells that client alone: another client of the
+ * same ports keeps them, hears no remove, and hears its own when a device
+ * goes.  (Were the client not matched, unregistering A would call B's
+ * remove for every port and forget B's data there.)
+ */
+static void agent_client_unregister_others_kept(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	char prefix[KMAD_NAME_LEN];
+	struct kt_client a = KT_CLIENT(prefix);
+	struct kt_client b = KT_CLIENT(prefix);
+	int ret;
+
+	strscpy(prefix, kmad_port_dev_name(f->port[0]), sizeof(prefix));
+	prefix[strlen(prefix) - 1] = '\0';	/* "<module><N>_" */
+	KUNIT_ASSERT_EQ(test, kmad_register_client(&a.client), 0);
+	ret = kmad_register_client(&b.client);
+	if (ret)
+		kmad_unregister_client(&a.client);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, a.added, 2);
+	KUNIT_EXPECT_EQ(test, b.added, 2);
+
+	kmad_unregister_client(&a.client);
+	KUNIT_EXPECT_EQ(test, a.removed, 2);
+	KUNIT_EXPECT_EQ_MSG(test, b.removed, 0,
+			    "unregistering A called B's remove");
+
+	kmad_sim_remove_device(f->fab, KT_DEV1);
+	KUNIT_EXPECT_EQ(test, b.removed, 1);
+	KUNIT_EXPECT_EQ(test, a.removed, 2);
+	kmad_unregister_client(&b.client);
+	KUNIT_EXPECT_EQ(test, b.removed, 2);
+	KUNIT_EXPECT_EQ(test, b.added, 2);
+}
+
+/* A client that records its calls for each port of a two-port pair. */
+struct kt_pclient {
+	struct kmad_client client;
+	char prefix[KMAD_NAME_LEN];	/* the fabric's "<name>" */
+	int added[2][2];		/* [device][port - 1] */
+	int removed[2][2];
+	int bad;			/* a port of the fabric not expected */
+};
+
+static int *kt_pclient_slot(struct kt_pclient *pc, struct kmad_port *port,
+			    int (*rec)[2])
+{
+	const char *name = kmad_port_dev_name(port);
+	size_t len = strlen(pc->prefix);
+	u8 num = kmad_port_num(port);
+
+	if (strncmp(name, pc->prefix, len))
+		return NULL;		/* another fabric's */
+	if ((name[len] != '0' && name[len] != '1') || name[len + 1] ||
+	    num < 1 || num > 2) {
+		pc->bad++;
+		return NULL;
+	}
+	return &rec[name[len] - '0'][num - 1];
+}
+
+static int kt_pclient_add(struct kmad_client *c, struct kmad_port *port,
+			  void **data)
+{
+	struct kt_pclient *pc = container_of(c, struct kt_pclient, client);
+	int *slot = kt_pclient_slot(pc, port, pc->added);
+
+	if (!slot)
+		return -ENODEV;
+	(*slot)++;
+	*data = pc;
+	return 0;
+}
+
+static void kt_pclient_remove(struct kmad_client *c, struct kmad_port *port,
+			      void *data)
+{
+	struct kt_pclient *pc = data;
+	int *slot = kt_pclient_slot(pc, port, pc->removed);
+
+	if (slot)
+		(*slot)++;
+}
+
+/*
+ * A client registered while two-port devices exist hears of every port of
+ * every device, the second ports too: kmad reserves a record per port, not
+ * per device, before the first add.  (With one per device, the ports past
+ * the count got no add, and a warning.)
+ */
+static void agent_client_add_multiport(struct kunit *test)
+{
+	struct kmad_sim_config cfg;
+	struct kmad_sim_fabric *fab;
+	char name[KMAD_NAME_LEN - 4];
+	struct kt_pclient *pc;
+	int d, p, ret;
+
+	pc = kunit_kzalloc(test, sizeof(*pc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pc);
+	pc->client.name = "kt-multiport";
+	pc->client.add = kt_pclient_add;
+	pc->client.remove = kt_pclient_remove;
+	snprintf(name, sizeof(name), "%s%d_", KBUILD_MODNAME,
+		 atomic_inc_return(&kt_fabric_seq));
+	strscpy(pc->prefix, name, sizeof(pc->prefix));
+	kt_fix_config(&cfg, KMAD_SIM_STEP);
+	cfg.hca_ports = 2;
+	cfg.name = name;
+	fab = kmad_sim_create(&cfg);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(fab));
+
+	ret = kmad_register_client(&pc->client);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	for (d = 0; d < 2; d++)
+		for (p = 0; p < 2; p++)
+			KUNIT_EXPECT_EQ_MSG(test, pc->added[d][p], 1,
+					    "device %d port %d", d, p + 1);
+	KUNIT_EXPECT_EQ(test, pc->bad, 0);
+	if (!ret)
+		kmad_unregister_client(&pc->client);
+	for (d = 0; d < 2; d++)
+		for (p = 0; p < 2; p++)
+			KUNIT_EXPECT_EQ_MSG(test, pc->removed[d][p],
+					    pc->added[d][p],
+					    "device %d port %d", d, p + 1);
+	kmad_sim_destroy(fab);
+}
+
+/* Port numbers start at 1: port 0 of a device is no port. */
+static void agent_port_lookup_zero(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	const char *name = kmad_port_dev_name(f->port[KT_DEV1]);
+	struct kmad_port *port;
+
+	port = kmad_port_get(name, 0);
+	KUNIT_EXPECT_NULL(test, port);
+	/* Not a port of the device's: drop the reference through one. */
+	if (port)
+		kmad_port_put(f->port[KT_DEV1]);
+	KUNIT_EXPECT_NULL(test, kmad_port_get(name, 255));
+}
+
+/*
+ * The reserved management classes are refused, each boundary from both
+ * sides: 0x01 is the last class below 0x02, 0x03 the first above it;
+ * 0x4F (vendor range 2, with an OUI) the last below 0x50-0x80; 0x81
+ * (directed route) the one between 0x80 and 0x82 on.  Each class is
+ * registered on the QP that would take it if it were not reserved, and
+ * without an OUI outside range 2, so that only the class can refuse it.
+ */
+static void agent_class_boundaries(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	static const struct {
+		u8 cls;
+		enum kmad_qp_type qpt;
+		bool oui;
+		int err;
+	} cases[] = {
+		{ 0x01, KMAD_QPT_SMI, false, 0 },
+		{ 0x02, KMAD_QPT_GSI, false, -EINVAL },
+		{ 0x03, KMAD_QPT_GSI, false, 0 },
+		{ 0x4f, KMAD_QPT_GSI, true, 0 },
+		{ 0x50, KMAD_QPT_GSI, false, -EINVAL },
+		{ 0x80, KMAD_QPT_GSI, false, -EINVAL },
+		{ 0x81, KMAD_QPT_SMI, false, 0 },
+		{ 0x82, KMAD_QPT_GSI, false, -EINVAL },
+		{ 0xff, KMAD_QPT_GSI, false, -EINVAL },
+	};
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		kt_set_methods(&req, cases[i].cls, 1, get, 1);
+		if (cases[i].oui)
+			req.oui[2] = 0x01;
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kt_reg_err(f->port[KT_DEV1], cases[i].qpt,
+					       &req, kt_send_handler,
+					       kt_recv_handler),
+				    (long)cases[i].err, "class %#x",
+				    cases[i].cls);
+	}
+}
+
 static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_overlap_is_busy),
 	KUNIT_CASE(agent_vendor_oui),
@@ -486,6 +676,10 @@ static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_port_calls_null),
 	KUNIT_CASE(agent_failed_registration_unreachable),
 	KUNIT_CASE(agent_hi_tid_reused_after_port_removal),
+	KUNIT_CASE(agent_client_unregister_others_kept),
+	KUNIT_CASE(agent_client_add_multiport),
+	KUNIT_CASE(agent_port_lookup_zero),
+	KUNIT_CASE(agent_class_boundaries),
 	{}
 };
 

@@ -219,6 +219,38 @@ static void pma_link_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + PC_XMIT_DISCARDS), 0);
 }
 
+/*
+ * PortCounters saturates at its field widths (IBTA 16.1.4.4: a counter
+ * stops at all ones, it does not wrap): 256 link downs, a cable pulled and
+ * plugged back 256 times, leave the 8-bit LinkDownedCounter of both ends
+ * at 255, not 0.  A Set clears it to count from 0 again.
+ */
+static void pma_link_downed_saturates(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	const u16 pc = KMAD_PMA_ATTR_PORT_COUNTERS;
+	struct kmad_mad mad;
+	u8 *d = sn_pma_data(&mad);
+	unsigned int i;
+
+	for (i = 0; i < 256; i++) {
+		KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 0, 1, false),
+				0);
+		KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 0, 1, true),
+				0);
+	}
+	KUNIT_ASSERT_EQ(test, pm_query(s, 0, 2, pc, 1, false, 0, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[PC_LINK_DOWNED], 255);
+	KUNIT_ASSERT_EQ(test, pm_query(s, 1, 1, pc, 1, false, 0, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[PC_LINK_DOWNED], 255);
+	KUNIT_ASSERT_EQ(test, pm_query(s, 1, 1, pc, 1, true, 0x0004, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[PC_LINK_DOWNED], 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 0, 1, false), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_set_link(s->fab, 0, 1, true), 0);
+	KUNIT_ASSERT_EQ(test, pm_query(s, 1, 1, pc, 1, false, 0, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[PC_LINK_DOWNED], 1);
+}
+
 /* Unknown attribute, bad PortSelect, bad Q_Key: 0x000C, 0x001C, dropped. */
 static void pma_bad_requests(struct kunit *test)
 {
@@ -278,6 +310,7 @@ static struct kunit_case pma_cases[] = {
 	KUNIT_CASE(pma_switch_ports),
 	KUNIT_CASE(pma_two_ports),
 	KUNIT_CASE(pma_link_errors),
+	KUNIT_CASE(pma_link_downed_saturates),
 	KUNIT_CASE(pma_bad_requests),
 	KUNIT_CASE(pma_async_traffic),
 	{}

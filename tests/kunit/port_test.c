@@ -5,7 +5,9 @@
  * them at once, and clients' port_changed callbacks follow, only for the
  * port that changed, only between their add and remove, never after the
  * device is gone.  The device's removal waits for a provider op in
- * progress; a device registers once.
+ * progress, and flushes the ports' QPs before clients' remove calls; a
+ * device registers once, under a name no registered device has, and its
+ * port attributes are fixed from then.
  */
 
 #include <linux/atomic.h>
@@ -35,8 +37,25 @@ struct pt_client {
 	bool registered;
 };
 
+/*
+ * A client whose add registers an agent on device 0's port and whose
+ * remove unregisters it, as kmad_umad does.
+ */
+struct pt_flusher {
+	struct kmad_client client;
+	struct kt_fix *f;
+	struct kmad_agent *agent;
+	int removed;
+	int unreg_ret;
+	enum kmad_qp_run run_at_remove;	/* its QP1, as remove began */
+	int qpn_at_remove;		/* kmad_port_qp_num() then */
+};
+
 /* The case's client, unregistered by pt_exit() if an assertion ended it. */
 static struct pt_client *pt_current;
+
+/* port_remove_stops_qps_first's client, if an assertion ended the case. */
+static struct pt_flusher *pt_flusher_current;
 
 static int pt_dev_of(struct pt_client *c, struct kmad_port *port)
 {
@@ -133,6 +152,12 @@ static void pt_exit(struct kunit *test)
 		pt_current = NULL;
 	}
 	kt_fix_exit(test);
+	/* After the fabric: its removal ended the sends the agent had. */
+	if (pt_flusher_current) {
+		kmad_unregister_client(&pt_flusher_current->client);
+		kfree(pt_flusher_current);
+		pt_flusher_current = NULL;
+	}
 }
 
 static int pt_change(struct kt_fix *f, unsigned int dev, u16 lid, u16 sm_lid)
@@ -405,6 +430,270 @@ static void port_device_registers_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmad_device_register(dev), -EINVAL);
 }
 
+/*
+ * A provider whose every op fails (or does nothing), counting the calls:
+ * kmad_device_register() of its device never gets past the first QP.
+ */
+static atomic_t pt_stub_calls;
+
+static int pt_stub_create_cq(struct kmad_cq *cq, unsigned int depth)
+{
+	atomic_inc(&pt_stub_calls);
+	return -EIO;
+}
+
+static void pt_stub_destroy_cq(struct kmad_cq *cq)
+{
+	atomic_inc(&pt_stub_calls);
+}
+
+static int pt_stub_create_qp(struct kmad_qp *qp, struct kmad_cq *cq,
+			     unsigned int sq_depth, unsigned int rq_depth)
+{
+	atomic_inc(&pt_stub_calls);
+	return -EIO;
+}
+
+static void pt_stub_destroy_qp(struct kmad_qp *qp)
+{
+	atomic_inc(&pt_stub_calls);
+}
+
+static int pt_stub_modify_qp(struct kmad_qp *qp, enum kmad_qp_state state)
+{
+	atomic_inc(&pt_stub_calls);
+	return -EIO;
+}
+
+static int pt_stub_post_send(struct kmad_qp *qp, const struct kmad_hw_send *wr)
+{
+	atomic_inc(&pt_stub_calls);
+	return -EIO;
+}
+
+static int pt_stub_post_recv(struct kmad_qp *qp, const struct kmad_hw_recv *wr)
+{
+	atomic_inc(&pt_stub_calls);
+	return -EIO;
+}
+
+static int pt_stub_poll_cq(struct kmad_cq *cq, int nent, struct kmad_wc *wc)
+{
+	atomic_inc(&pt_stub_calls);
+	return 0;
+}
+
+static int pt_stub_req_notify_cq(struct kmad_cq *cq, unsigned int flags)
+{
+	atomic_inc(&pt_stub_calls);
+	return 0;
+}
+
+static const struct kmad_provider_ops pt_stub_ops = {
+	.owner = THIS_MODULE,
+	.create_cq = pt_stub_create_cq,
+	.destroy_cq = pt_stub_destroy_cq,
+	.create_qp = pt_stub_create_qp,
+	.destroy_qp = pt_stub_destroy_qp,
+	.modify_qp = pt_stub_modify_qp,
+	.post_send = pt_stub_post_send,
+	.post_recv = pt_stub_post_recv,
+	.poll_cq = pt_stub_poll_cq,
+	.req_notify_cq = pt_stub_req_notify_cq,
+};
+
+/*
+ * Device names are unique: a device named as a registered one is refused
+ * with -EEXIST before kmad calls its provider (a second device of the name
+ * would hide one of the two from kmad_port_get()).  Its provider here
+ * fails every op, so that a registration let through ends at once.
+ */
+static void port_device_name_taken(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port_attr attr = {
+		.link_layer = KMAD_LINK_LAYER_INFINIBAND,
+		.lid = 0x99,
+	};
+	struct kmad_device *dup;
+	const char *name;
+	struct kmad_port *port;
+
+	name = kmad_device_name(kmad_sim_device(f->fab, KT_DEV1));
+	atomic_set(&pt_stub_calls, 0);
+	dup = kmad_device_alloc(&pt_stub_ops, name, 1, 0);
+	KUNIT_ASSERT_NOT_NULL(test, dup);
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dup, 1, &attr), 0);
+	KUNIT_EXPECT_EQ(test, kmad_device_register(dup), -EEXIST);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pt_stub_calls), 0);
+	port = kmad_port_get(name, 1);
+	KUNIT_EXPECT_PTR_EQ(test, port, f->port[KT_DEV1]);
+	kmad_port_put(port);
+	kmad_device_free(dup);
+}
+
+/*
+ * A registered device's port attributes are fixed: setting them is
+ * -EINVAL and changes nothing (a change goes through
+ * kmad_device_port_changed()).  The attributes offered are the port's
+ * own but for the LID, so that only the registration can refuse them.
+ */
+static void port_set_attr_registered(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_device *dev = kmad_sim_device(f->fab, KT_DEV1);
+	struct kmad_port_attr attr = f->port[KT_DEV1]->attr;
+
+	KUNIT_ASSERT_EQ(test, kmad_port_lid(f->port[KT_DEV1]), 2);
+	attr.lid = 0x77;
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_lid(f->port[KT_DEV1]), 2);
+	KUNIT_EXPECT_EQ(test, f->port[KT_DEV1]->attr.lid, 2);
+}
+
+/*
+ * A ClientReregister for a device not registered (allocated only) is
+ * -EINVAL and counts nothing.
+ */
+static void port_reregister_unregistered(struct kunit *test)
+{
+	struct kmad_device *dev;
+
+	dev = kmad_device_alloc(&pt_stub_ops, "kmad_port_unreg", 1, 0);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_reregister(dev, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(&dev->ports[0]), 0U);
+	kmad_device_free(dev);
+}
+
+static int pt_flusher_add(struct kmad_client *client, struct kmad_port *port,
+			  void **data)
+{
+	struct pt_flusher *c = container_of(client, struct pt_flusher, client);
+	struct kmad_agent *agent;
+
+	if (port != c->f->port[KT_DEV0])
+		return -ENODEV;
+	agent = kmad_register_agent(port, KMAD_QPT_GSI, NULL, kt_send_handler,
+				    kt_recv_handler, c->f);
+	if (IS_ERR(agent))
+		return PTR_ERR(agent);
+	c->agent = agent;
+	*data = c;
+	return 0;
+}
+
+static void pt_flusher_remove(struct kmad_client *client,
+			      struct kmad_port *port, void *data)
+{
+	struct pt_flusher *c = data;
+	u32 qpn;
+
+	c->run_at_remove = kt_qp_run(&port->qpi[KMAD_QPT_GSI]);
+	c->qpn_at_remove = kmad_port_qp_num(port, KMAD_QPT_GSI, &qpn);
+	c->unreg_ret = kmad_unregister_agent(c->agent);
+	c->removed++;
+}
+
+struct pt_unregisterer {
+	struct kmad_device *dev;
+	struct completion done;
+};
+
+static int pt_unregister_fn(void *arg)
+{
+	struct pt_unregisterer *u = arg;
+
+	kmad_device_unregister(u->dev);
+	complete(&u->done);
+	return 0;
+}
+
+/*
+ * A device's removal flushes its QPs before clients' remove callbacks
+ * run: a client that unregisters its agents there (as kmad_umad does)
+ * finds their sends already ended, flushed, rather than waiting for the
+ * hardware, which in step mode holds them until the test steps it.
+ *
+ * The removal is kmad_device_unregister() itself, in a thread: the sim's
+ * controls then still reach the device, so that if the removal waits for
+ * the send, the case ends it (a send completion) and the thread ends;
+ * kmad_sim_remove_device() would make them -ENODEV from its start.
+ */
+static void port_remove_stops_qps_first(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct pt_unregisterer *u;
+	struct kmad_send_buf *buf;
+	struct task_struct *t;
+	struct pt_flusher *c;
+	bool in_time;
+
+	/* kmalloc'd: the thread's remove call may outlive the case. */
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->f = f;
+	c->client.name = "kmad_port_flusher";
+	c->client.add = pt_flusher_add;
+	c->client.remove = pt_flusher_remove;
+	if (kmad_register_client(&c->client)) {
+		kfree(c);
+		KUNIT_FAIL(test, "kmad_register_client() failed");
+		return;
+	}
+	pt_flusher_current = c;
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(c->agent));
+	buf = kt_request(f, c->agent, KMAD_METHOD_GET, 0x31, 10000, 0);
+	kt_post(f, buf);		/* held on device 0's wire */
+
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	u->dev = kmad_sim_device(f->fab, KT_DEV0);
+	init_completion(&u->done);
+	t = kthread_run(pt_unregister_fn, u, "kmad_port_unreg");
+	if (IS_ERR(t)) {
+		kfree(u);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
+	in_time = wait_for_completion_timeout(&u->done,
+					      msecs_to_jiffies(KT_ASYNC_WAIT_MS));
+	KUNIT_EXPECT_TRUE_MSG(test, in_time,
+			      "removal still running after %d ms: a client's remove waited for a send the QP still held",
+			      KT_ASYNC_WAIT_MS);
+	if (!in_time) {
+		/* End the send, so that its agent's unregister returns. */
+		kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+				       KMAD_WC_SUCCESS, false);
+		kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, true);
+		if (!wait_for_completion_timeout(&u->done,
+						 msecs_to_jiffies(KT_ASYNC_WAIT_MS))) {
+			/* Left to the thread, with the fabric and client. */
+			f->fab = NULL;
+			f->agent = NULL;
+			pt_flusher_current = NULL;
+			KUNIT_FAIL(test, "removal did not end after the send completed");
+			return;
+		}
+	}
+	kfree(u);
+
+	KUNIT_EXPECT_EQ(test, c->removed, 1);
+	KUNIT_EXPECT_EQ(test, c->unreg_ret, 0);
+	KUNIT_EXPECT_EQ(test, c->run_at_remove, KMAD_QP_DYING);
+	KUNIT_EXPECT_EQ(test, c->qpn_at_remove, -ENODEV);
+	/* Ended once, flushed, before its agent's unregister returned. */
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	if (kt_events(f) == 1)
+		kt_expect_send(f, 0, buf, KMAD_SEND_FLUSHED);
+	kmad_free_send_buf(buf);
+	pt_flusher_current = NULL;
+	kmad_unregister_client(&c->client);
+	KUNIT_EXPECT_EQ(test, c->removed, 1);
+	kfree(c);
+}
+
 static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_changed_tells_clients),
 	KUNIT_CASE(port_changed_bad_calls),
@@ -413,6 +702,10 @@ static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_removed_during_query),
 	KUNIT_CASE(port_device_registers_once),
 	KUNIT_CASE(port_changed_cancel_settled),
+	KUNIT_CASE(port_device_name_taken),
+	KUNIT_CASE(port_set_attr_registered),
+	KUNIT_CASE(port_reregister_unregistered),
+	KUNIT_CASE(port_remove_stops_qps_first),
 	{}
 };
 

@@ -668,13 +668,15 @@ static u32 sl_reregisters(struct sl_client *c)
 /*
  * What an HCA driver reports as a port event reaches kmad's clients:
  * ClientReregister (with nothing else changed; counted by
- * kmad_port_reregisters()), a new GidPrefix, a P_KeyTable Set; a Set that
+ * kmad_port_reregisters()), a new GidPrefix, a P_KeyTable Set, a GUIDInfo
+ * Set (new GIDs: a client caching them must hear of it); a Set that
  * changes none of it does not.
  */
 static void smless_port_events(struct kunit *test)
 {
 	struct sn *s = sl_setup(test, 2);
 	u8 keys[KMAD_SMP_DATA_SIZE] = { 0xff, 0xff, 0x80, 0x07 };
+	u8 guids[KMAD_SMP_DATA_SIZE] = {};
 	struct sl_client *c;
 	struct kmad_mad mad;
 
@@ -702,6 +704,14 @@ static void smless_port_events(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_PKEY_TABLE, 0,
 				    keys, &mad), 0);
 	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 3);
+	/* GUIDInfo block 0: entry 0, the port GUID, stays; entry 1 is new. */
+	put_unaligned_be64(0x0002c90300abcdefULL, guids + 8);
+	KUNIT_EXPECT_EQ(test, sl_dr(s, &to_hca1, KMAD_SMP_ATTR_GUID_INFO, 0,
+				    guids, &mad), 0);
+	KUNIT_EXPECT_NE(test, get_unaligned_be64(sn_smp_data(&mad)), 0ULL);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(sn_smp_data(&mad) + 8),
+			0x0002c90300abcdefULL);
+	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 4);
 	/* Only the ClientReregister was one. */
 	KUNIT_EXPECT_EQ(test, sl_reregisters(c), 1U);
 }

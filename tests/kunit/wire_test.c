@@ -82,6 +82,26 @@ static const struct kmad_wire_case kmad_wire_cases[] = {
 		KM(TRAP_REPRESS), NOTICE),
 	GMP_ROW("good_cm_send", KV(OK), KC(CM), 2, KM(SEND), 0x0010),
 	GMP_ROW("good_cm_get_cpi", KV(OK), KC(CM), 2, KM(GET), CPI),
+	/*
+	 * Step 7's SA, PerfMgt and CM lists: a row for each method they name
+	 * that the rows above do not use; one left out of its class's list
+	 * reads class_method.  CM methods other than Send carry ClassPortInfo
+	 * (step 8).
+	 */
+	GMP_ROW("good_sa_set", KV(OK), KC(SUBN_ADM), 2, KM(SET), 0x0035),
+	GMP_ROW("good_sa_get_resp", KV(OK), KC(SUBN_ADM), 2, KM(GET_RESP), 0x0035),
+	GMP_ROW("good_sa_get_table", KV(OK), KC(SUBN_ADM), 2, KM(GET_TABLE), 0x0035),
+	GMP_ROW("good_sa_delete", KV(OK), KC(SUBN_ADM), 2, KM(DELETE), 0x0038),
+	GMP_ROW("good_sa_delete_resp", KV(OK), KC(SUBN_ADM), 2, KM(DELETE_RESP),
+		0x0038),
+	GMP_ROW("good_sa_report", KV(OK), KC(SUBN_ADM), 2, KM(REPORT), NOTICE),
+	GMP_ROW("good_sa_report_resp", KV(OK), KC(SUBN_ADM), 2, KM(REPORT_RESP),
+		NOTICE),
+	GMP_ROW("good_sa_get_multi", KV(OK), KC(SUBN_ADM), 2, KM(GET_MULTI), 0x0035),
+	GMP_ROW("good_pma_set_counters", KV(OK), KC(PERF_MGMT), 1, KM(SET), 0x0012),
+	GMP_ROW("good_pma_get_resp", KV(OK), KC(PERF_MGMT), 1, KM(GET_RESP), 0x0012),
+	GMP_ROW("good_cm_set_cpi", KV(OK), KC(CM), 2, KM(SET), CPI),
+	GMP_ROW("good_cm_get_resp_cpi", KV(OK), KC(CM), 2, KM(GET_RESP), CPI),
 	GMP_ROW("good_vendor2_any_version", KV(OK), 0x30, 7, 0x10, 0x0001),
 	GMP_ROW("good_vendor1_class_method_resp", KV(OK), 0x09, 1, 0x93, 0x0001),
 	GMP_ROW("good_app_class_get", KV(OK), KC(DEVICE_ADM), 1, KM(GET), CPI),
@@ -144,6 +164,7 @@ static const struct kmad_wire_case kmad_wire_cases[] = {
 	GMP_ROW("class_method_sa_0x16", KV(CLASS_METHOD), KC(SUBN_ADM), 2, 0x16, 0x0035),
 	GMP_ROW("class_method_cm_trap", KV(CLASS_METHOD), KC(CM), 2, KM(TRAP), NOTICE),
 	GMP_ROW("method_attr_cm_get_non_cpi", KV(METHOD_ATTR), KC(CM), 2, KM(GET), 0x0010),
+	GMP_ROW("method_attr_cm_set_non_cpi", KV(METHOD_ATTR), KC(CM), 2, KM(SET), 0x0010),
 	GMP_ROW("method_attr_smp_trap_node_info", KV(METHOD_ATTR), KC(SUBN_LID_ROUTED),
 		1, KM(TRAP), NODE_INFO),
 	/* Directed route. */
