@@ -828,6 +828,18 @@ static void rmpp_recv_free_vmalloc_irqs_off(struct kunit *test)
 	spin_unlock_irqrestore(&rt_ulp_lock, flags);
 }
 
+/* Transfer RT_TID's segments but the last, with the two ACKs they get. */
+static void rt_send_all_but_last(struct rt *rt)
+{
+	u32 seg;
+
+	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
+	for (seg = 2; seg < RT_SEGS; seg++)
+		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
+	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+}
+
 /* A last segment whose PayloadLength disagrees with the first's, or a
  * segment past the last: ABORT BAD_LEN / S2B, and the transfer is gone.
  */
@@ -835,14 +847,9 @@ static void rmpp_recv_bad_last_segment(struct kunit *test)
 {
 	struct rt *rt = rt_of(test);
 	struct kmad_rmpp_mad m;
-	u32 seg;
 
 	rt_register(rt, false);
-	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
-	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
-	for (seg = 2; seg < RT_SEGS; seg++)
-		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
-	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_send_all_but_last(rt);
 	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID, RT_SEGS, RT_SEGS,
 	       RT_PAYLEN);
 	m.rmpp_hdr.paylen_newwin = cpu_to_be32(50);
@@ -880,14 +887,9 @@ static void rmpp_recv_last_flag_mismatch(struct kunit *test)
 	struct rt *rt = rt_of(test);
 	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
 	struct kmad_rmpp_mad m;
-	u32 seg;
 
 	rt_register(rt, false);
-	rt_send_seg(rt, RT_METHOD, RT_TID, 1);
-	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 1, 5);
-	for (seg = 2; seg < RT_SEGS; seg++)
-		rt_send_seg(rt, RT_METHOD, RT_TID, seg);
-	rt_expect_ack(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID, 5, 9);
+	rt_send_all_but_last(rt);
 	rt_seg((struct kmad_mad *)&m, RT_METHOD, RT_TID, RT_SEGS, RT_SEGS,
 	       RT_PAYLEN);
 	m.rmpp_hdr.rmpp_rtime_flags &= ~KMAD_RMPP_FLAG_LAST;

@@ -1124,6 +1124,38 @@ static void ks_expire_batch_hook(struct kmad_agent_priv *agent)
 }
 
 /*
+ * @n requests (TIDs @tid on, @timeout_ms each), flow control off, freed
+ * at their callbacks, every send completion reaped: all wait for their
+ * response, no callback yet.
+ */
+static struct kmad_send_buf **ks_post_requests(struct kt_fix *f, int n,
+					       u32 tid,
+					       unsigned int timeout_ms)
+{
+	struct kunit *test = f->test;
+	struct kmad_send_buf **bufs;
+	int i;
+
+	bufs = kunit_kcalloc(test, n, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	kmad_agent_set_flow_limit(f->agent, 0);
+	f->free_on_send = true;
+	for (i = 0; i < n; i++) {
+		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_GET, tid + i,
+				     timeout_ms, 0);
+		kt_post(f, bufs[i]);
+	}
+	while (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN)) {
+		while (!kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
+					       KMAD_WC_SUCCESS, false))
+			;
+		kt_event(f, KT_DEV0);
+	}
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	return bufs;
+}
+
+/*
  * Deadlines that fall in one tick are ended in batches of
  * KMAD_EXPIRE_BATCH, each in its own hold of the agent lock (interrupts
  * off), not all in one: 200 sends time out together.  Between two
@@ -1137,22 +1169,7 @@ static void send_expire_in_batches(struct kunit *test)
 	struct kmad_send_buf **bufs;
 	int i, timeouts = 0;
 
-	bufs = kunit_kcalloc(test, KS_EXPIRE_N, sizeof(*bufs), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, bufs);
-	kmad_agent_set_flow_limit(f->agent, 0);
-	f->free_on_send = true;
-	for (i = 0; i < KS_EXPIRE_N; i++) {
-		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 1000 + i,
-				     10, 0);
-		kt_post(f, bufs[i]);
-	}
-	while (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN)) {
-		while (!kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
-					       KMAD_WC_SUCCESS, false))
-			;
-		kt_event(f, KT_DEV0);
-	}
-	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	bufs = ks_post_requests(f, KS_EXPIRE_N, 1000, 10);
 	x.cancel = bufs[KS_EXPIRE_N - 1];
 	ks_expire_ctx = &x;
 	WRITE_ONCE(kmad_test_expire_batch_hook, ks_expire_batch_hook);
@@ -1195,22 +1212,7 @@ static void send_tid_resize_keeps_matching(struct kunit *test)
 	s64 unmatched;
 	int i;
 
-	bufs = kunit_kcalloc(test, KS_RESIZE_N, sizeof(*bufs), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, bufs);
-	kmad_agent_set_flow_limit(f->agent, 0);
-	f->free_on_send = true;
-	for (i = 0; i < KS_RESIZE_N; i++) {
-		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_GET, 3000 + i,
-				     10000, 0);
-		kt_post(f, bufs[i]);
-	}
-	while (kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN)) {
-		while (!kmad_sim_complete_send(f->fab, KT_DEV0, KT_QPN, 0,
-					       KMAD_WC_SUCCESS, false))
-			;
-		kt_event(f, KT_DEV0);
-	}
-	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	bufs = ks_post_requests(f, KS_RESIZE_N, 3000, 10000);
 	spin_lock_irqsave(&agent->lock, flags);
 	bits = agent->tids.bits;
 	spin_unlock_irqrestore(&agent->lock, flags);
