@@ -176,7 +176,10 @@ enum bench_resp_mode {
 struct bench_responder {
 	struct kmad_agent *agent;
 	enum bench_resp_mode mode;	/* changed only while idle */
-	spinlock_t lock;		/* guards stash and n */
+	spinlock_t lock;		/* guards stash, n, closing, and
+					 * inflight's increments
+					 */
+	bool closing;			/* answer nothing more */
 	struct kmad_recv_wc *stash[SCALE_K_BIG];
 	unsigned int n;
 	wait_queue_head_t wq;		/* woken for every stashed request
@@ -461,18 +464,33 @@ static void resp_send_handler(struct kmad_agent *agent,
 		wake_up(&r->wq);
 }
 
+/*
+ * Answer @wc, unless the responder is closing: a request still on its way
+ * then (one sent again after a loss, whose first answer ended the
+ * requester's wait) is dropped, not answered, so that no answer is
+ * posted after responder_destroy() has seen none in flight.
+ */
 static void resp_answer(struct bench_responder *r, struct kmad_recv_wc *wc)
 {
 	struct kmad_send_buf *buf;
 
-	buf = kmad_create_response(r->agent, wc, GFP_KERNEL);
-	if (IS_ERR(buf)) {
-		atomic64_inc(&r->errors);
+	spin_lock(&r->lock);
+	if (r->closing) {
+		spin_unlock(&r->lock);
 		return;
 	}
 	atomic_inc(&r->inflight);
+	spin_unlock(&r->lock);
+	buf = kmad_create_response(r->agent, wc, GFP_KERNEL);
+	if (IS_ERR(buf)) {
+		if (atomic_dec_and_test(&r->inflight))
+			wake_up(&r->wq);
+		atomic64_inc(&r->errors);
+		return;
+	}
 	if (kmad_post_send(buf)) {
-		atomic_dec(&r->inflight);
+		if (atomic_dec_and_test(&r->inflight))
+			wake_up(&r->wq);
 		atomic64_inc(&r->errors);
 		kmad_free_send_buf(buf);
 	}
@@ -533,14 +551,20 @@ static int responder_create(struct bench *b)
  * Every response the responder posted ends OK: a UD send the fabric took
  * is complete, whether or not its receiver had room.  Its last answers
  * (to requests the requester sent again after a loss) may still be on
- * their way when the benchmarks end: wait for them before the unregister,
- * which would flush them.
+ * their way when the benchmarks end, and such requests may still be
+ * arriving: it stops answering, lets the fabric settle, and waits for the
+ * answers in flight before the unregister, which would flush them (and
+ * refuse an answer posted during it).
  */
 static void responder_destroy(struct bench *b)
 {
 	struct bench_responder *r = b->resp;
 	unsigned int i;
 
+	spin_lock(&r->lock);
+	r->closing = true;
+	spin_unlock(&r->lock);
+	kmad_sim_settle(b->fab);
 	if (!wait_event_timeout(r->wq, !atomic_read(&r->inflight),
 				BENCH_WAIT_S * HZ))
 		bench_error(b, "responder: %d responses still outstanding after %ds",

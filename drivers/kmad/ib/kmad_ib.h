@@ -55,7 +55,8 @@ struct kmad_ib_dev;
  * @port_num: the ib_core (and kmad) port number.
  * @change_work: reads the port's attributes after an ib_core port event
  *	and reports them with kmad_device_port_changed(), then a client
- *	reregister (@rereg) with kmad_device_port_reregister().
+ *	reregister (@rereg) with kmad_device_port_reregister() (also when
+ *	the read failed).
  * @rereg: bit 0: an IB_EVENT_CLIENT_REREGISTER not yet reported.
  * @bridge_lock: B, see bridge.c.
  * @bridges: the port's ib_mad agents standing in for kmad agents (B).

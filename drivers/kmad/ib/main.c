@@ -108,11 +108,11 @@ static void port_change_work(struct work_struct *work)
 	if (ret) {
 		pr_warn("%s port %u: query after a port event failed: %d\n",
 			dev_name(&kdev->ibdev->dev), port->port_num, ret);
-		/* Told with the next event's attributes (ib_core does not
-		 * pass an event on whose query failed either).
+		/* The SM asked all the same: told with the attributes kmad
+		 * has (held back, it might wait for another event for good).
 		 */
 		if (rereg)
-			set_bit(0, &port->rereg);
+			kmad_device_port_reregister(kdev->dev, port->port_num);
 		return;
 	}
 	kmad_device_port_changed(kdev->dev, port->port_num, &attr);
@@ -234,7 +234,7 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	u8 p;
 
 	if (!device_usable(ibdev)) {
-		pr_info("%s: skipped: not every port carries IBTA MADs (iWARP, OPA)\n",
+		pr_info("%s: skipped: not every port carries IBTA MADs (iWARP, OPA), or no port\n",
 			name);
 		return -EOPNOTSUPP;
 	}
