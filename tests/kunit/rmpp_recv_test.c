@@ -1227,20 +1227,26 @@ static void rmpp_recv_response_after_timeout(struct kunit *test)
 	kmad_free_send_buf(req);
 }
 
-/* The first segment of a response to no outstanding request starts no
- * transfer and is not ACKed: it is an unmatched response, and its sender
- * gets ABORT T2L (before, nothing: it waited for an ACK and resent).
+/*
+ * The first segment of a response (@nsegs segments, @paylen bytes) whose
+ * TID, with the agent's hi_tid and @low below it, names no outstanding
+ * request: unmatched, no transfer started, no buffer, nothing delivered,
+ * and its sender told ABORT T2L.
  */
-static void rmpp_recv_response_unsolicited(struct kunit *test)
+static void rt_expect_unsolicited_response_aborted(struct kunit *test,
+						   u32 low, u32 nsegs,
+						   u32 paylen)
 {
 	struct rt *rt = rt_of(test);
 	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
 	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
+	struct kmad_mad mad;
 	u64 tid;
 
 	rt_register(rt, true);
-	tid = (u64)rt->agent->hi_tid << 32 | 0x99;
-	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 1);
+	tid = (u64)rt->agent->hi_tid << 32 | low;
+	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 1, nsegs, paylen);
+	rt_inject(rt, &mad);
 	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
 		      KMAD_RMPP_STATUS_T2L, 0, 0);
 	rt_expect_quiet(rt);
@@ -1253,32 +1259,23 @@ static void rmpp_recv_response_unsolicited(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 0);
 }
 
+/* The first segment of a response to no outstanding request starts no
+ * transfer and is not ACKed: it is an unmatched response, and its sender
+ * gets ABORT T2L (before, nothing: it waited for an ACK and resent).
+ */
+static void rmpp_recv_response_unsolicited(struct kunit *test)
+{
+	rt_expect_unsolicited_response_aborted(test, 0x99, RT_SEGS,
+					       RT_PAYLEN);
+}
+
 /* A response of one segment (First and Last) to no outstanding request:
  * the same as the first segment of a longer one, unmatched and its sender
  * told ABORT T2L; not ACKed as the last segment of a transfer would be.
  */
 static void rmpp_recv_single_response_unsolicited(struct kunit *test)
 {
-	struct rt *rt = rt_of(test);
-	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
-	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
-	struct kmad_mad mad;
-	u64 tid;
-
-	rt_register(rt, true);
-	tid = (u64)rt->agent->hi_tid << 32 | 0x9a;
-	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 1, 1, 100);
-	rt_inject(rt, &mad);
-	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
-		      KMAD_RMPP_STATUS_T2L, 0, 0);
-	rt_expect_quiet(rt);
-	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
-	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
-			unmatched + 1);
-	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
-	KUNIT_EXPECT_TRUE(test,
-			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
-	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_BUFFERS), 0);
+	rt_expect_unsolicited_response_aborted(test, 0x9a, 1, 100);
 }
 
 /* Unregistering with transfers in progress frees them (kmemleak and
