@@ -24,6 +24,7 @@ static const char *const port_stat_names[KMAD_PSTAT_COUNT] = {
 	[KMAD_PSTAT_SMI_DISCARDS] = "dropped_smi",
 	[KMAD_PSTAT_RESP_MATCHED] = "responses_matched",
 	[KMAD_PSTAT_RESP_UNMATCHED] = "responses_unmatched",
+	[KMAD_PSTAT_RESP_UNSOLICITED] = "responses_unsolicited",
 	[KMAD_PSTAT_REQ_DISPATCHED] = "requests_dispatched",
 	[KMAD_PSTAT_REQ_ANSWERED] = "requests_answered_unsupported",
 	[KMAD_PSTAT_REQ_DROPPED] = "requests_dropped",

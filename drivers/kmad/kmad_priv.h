@@ -180,10 +180,15 @@ enum kmad_port_stat {
 	KMAD_PSTAT_SMI_DISCARDS,	/* DR SMPs failing hop checks: dropped */
 	KMAD_PSTAT_RESP_MATCHED,	/* responses matched to a request */
 	KMAD_PSTAT_RESP_UNMATCHED,	/* responses that matched nothing */
+	KMAD_PSTAT_RESP_UNSOLICITED,	/* RMPP-active responses that matched
+					 * nothing, given to a non-RMPP agent
+					 * as unsolicited (recv_user_rmpp())
+					 */
 	KMAD_PSTAT_REQ_DISPATCHED,	/* requests given to an agent */
 	KMAD_PSTAT_REQ_ANSWERED,	/* requests answered "unsupported" */
 	KMAD_PSTAT_REQ_DROPPED,		/* requests no agent took, unanswered */
-	KMAD_PSTAT_REQ_BACKLOG_DROPPED,	/* requests for an agent that had
+	KMAD_PSTAT_REQ_BACKLOG_DROPPED,	/* requests (and RESP_UNSOLICITED's
+					 * responses) for an agent that had
 					 * KMAD_AGENT_RECVS_MAX (or
 					 * KMAD_AGENT_RECV_BYTES_MAX) waiting
 					 * for its recv_handler: dropped
@@ -895,7 +900,7 @@ void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed);
 void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 		       struct kmad_ah_attr *attr);
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
-void kmad_send_response(struct kmad_agent_priv *agent,
+bool kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
 bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len);
 bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,

@@ -536,6 +536,26 @@ static struct kmad_recv_priv *recv_rmpp(struct kmad_agent_priv *agent,
 }
 
 /*
+ * User-level RMPP, as ib_mad's ib_mad_complete_recv() allows it: an
+ * RMPP-active response (a DATA segment, or an ACK, STOP or ABORT) that
+ * matches none of the requests of the agent whose hi_tid it carries goes
+ * to that agent's recv_handler as unsolicited (request NULL) if the agent
+ * does not do RMPP itself (rmpp_version 0) and has a recv_handler: the
+ * first segment of a multi-segment response completes the request, and
+ * the later ones come this way, for the ULP (a kmad_umad user) to
+ * reassemble and ACK them.  Not once the agent is unregistering (as the
+ * request dispatch, kmad_agent_find_for_request()).  Any other response
+ * that matches nothing is dropped.
+ */
+static bool recv_user_rmpp(const struct kmad_agent_priv *agent,
+			   const struct kmad_recv_priv *recv)
+{
+	return !agent->reg.rmpp_version && agent->agent.recv_handler &&
+	       READ_ONCE(agent->state) == KMAD_AGENT_ACTIVE &&
+	       kmad_rmpp_active(&recv->mad);
+}
+
+/*
  * The status of kmad's answer to a valid request no agent takes.  On QP0
  * (where only Get and Set get this far: validation answers the SMP
  * class's other methods) 0x000C (unsupported method/attribute): every
@@ -571,8 +591,22 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 			return;
 		}
 		recv = recv_rmpp(agent, recv);
-		if (recv)
-			kmad_send_response(agent, recv);
+		if (!recv || kmad_send_response(agent, recv)) {
+			kmad_agent_put(agent);
+			return;
+		}
+		if (recv_user_rmpp(agent, recv)) {
+			/* It takes our reference, also to drop it. */
+			if (kmad_agent_queue_recv(agent, recv))
+				kmad_port_stat_inc(qpi->port,
+						   KMAD_PSTAT_RESP_UNSOLICITED);
+			else
+				kmad_port_stat_inc(qpi->port,
+						   KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+			return;
+		}
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RESP_UNMATCHED);
+		kmad_recv_free(recv);
 		kmad_agent_put(agent);
 		return;
 	}

@@ -649,8 +649,13 @@ static bool resp_same_addr(struct kmad_port *port,
  * arrives before the send completion is parked on the send until the send
  * completion, or ends it at once if the hardware does not hold it (it
  * waits on one of the QP's lists: kmad_qp_cancel() takes it back).
+ *
+ * Return: true if @recv was taken (matched, or misaddressed: counted and
+ * freed); false if its TID and class match no send of @agent that may
+ * still be answered (none, canceled, ended, not sent yet): then @recv is
+ * still the caller's, and nothing was counted.
  */
-void kmad_send_response(struct kmad_agent_priv *agent,
+bool kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv)
 {
 	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
@@ -667,9 +672,7 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 	if (!wr || !send_matchable(wr, wr->state) ||
 	    wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
 		spin_unlock_irqrestore(&agent->lock, flags);
-		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
-		kmad_recv_free(recv);
-		return;
+		return false;
 	}
 	/* To where the request came from. */
 	if (!resp_same_addr(port, wr, &recv->wc)) {
@@ -677,7 +680,7 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MISADDRESSED);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		kmad_recv_free(recv);
-		return;
+		return true;
 	}
 
 	trace_kmad_resp_match(wr);
@@ -709,6 +712,7 @@ void kmad_send_response(struct kmad_agent_priv *agent,
 		send_defer_done(wr);
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
+	return true;
 }
 
 /**

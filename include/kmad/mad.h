@@ -242,11 +242,13 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  *	mask with every bit set (bitmap_fill()) takes every method.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single
- *	256-byte MADs, RMPP header and all (a multi-segment response to one
- *	of its requests completes the request with its first segment; the
- *	later ones match nothing and are dropped, counted unmatched, where
- *	ib_mad hands them to such an agent's recv_handler as unsolicited,
- *	for it to do RMPP itself).  %KMAD_RMPP_VERSION: kmad does
+ *	256-byte MADs, RMPP header and all, for the agent to do RMPP itself
+ *	if it wants (user-level RMPP, as ib_mad allows it): a multi-segment
+ *	response to one of its requests completes the request with its first
+ *	segment, and every later RMPP-active response packet with its hi_tid
+ *	that matches no request of it (the later segments, ACK, STOP, ABORT)
+ *	comes to its recv_handler as unsolicited (request NULL), if it has
+ *	one; kmad ACKs none of them.  %KMAD_RMPP_VERSION: kmad does
  *	RMPP (IBTA 13.6, Documentation/rmpp.rst) for the agent: sends from
  *	kmad_alloc_send_buf_rmpp() are segmented and sent in windows,
  *	RMPP-active DATA segments it receives are reassembled and handed to

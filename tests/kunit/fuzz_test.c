@@ -65,17 +65,22 @@
  *
  *   (1) N = RECV_FLUSHED + RECV_ERRORS + sum(drops[v]) + WRONG_QP
  *           + SMI_DISCARDS + RECEIVED
- *   (2) RECEIVED + A = RESP_MATCHED + RESP_UNMATCHED + REQ_DISPATCHED
- *                      + REQ_ANSWERED + REQ_DROPPED + REQ_BACKLOG_DROPPED
+ *   (2) RECEIVED + A = RESP_MATCHED + RESP_UNMATCHED + RESP_UNSOLICITED
+ *                      + REQ_DISPATCHED + REQ_ANSWERED + REQ_DROPPED
+ *                      + REQ_BACKLOG_DROPPED
  *
  * The test predicts every term of (1) and (2) but the split of responses
- * into matched and unmatched, from its own copy of each input
+ * into matched, unmatched and unsolicited (an RMPP-active response that
+ * matches nothing goes to the recv_handler of the agent whose hi_tid it
+ * carries: every agent here has rmpp_version 0), from its own copy of each input
  * (kmad_mad_validate() and kmad_smi_recv(), both fuzzed on the host
  * against independent models, and its own list of registrations), and
  * checks them after every batch, with: RESP_MATCHED = the requesters'
  * recv_handler calls, each for the request whose TID and class it
- * carries; REQ_DISPATCHED = the registered agents' recv_handler calls,
- * each for the agent's own class, version, method and OUI; REQ_ANSWERED =
+ * carries; RESP_UNSOLICITED = the calls with no request for an
+ * RMPP-active response carrying the agent's own hi_tid; REQ_DISPATCHED =
+ * the registered agents' recv_handler calls, each for the agent's own
+ * class, version, method and OUI; REQ_ANSWERED =
  * the answers found on the wire, each of which must pass
  * kmad_mad_validate() and be, byte for byte, the answer fz_predict_answer()
  * predicts for a request injected on that QP (the rules of
@@ -285,6 +290,7 @@ struct fz_counts {
 	u64 sim_recv_errors;
 	s64 matched;
 	s64 unsolicited;
+	s64 user_rmpp;
 	u64 answers;
 };
 
@@ -341,6 +347,7 @@ struct fz_fix {
 
 	atomic64_t matched;		/* requesters' recv_handler calls */
 	atomic64_t unsolicited;		/* registered agents' calls */
+	atomic64_t user_rmpp;		/* responses given unsolicited */
 	atomic64_t misrouted;		/* a MAD for someone else */
 	atomic64_t invalid;		/* a handler got an invalid MAD */
 	atomic64_t bad_send;		/* a request ended other than OK */
@@ -433,6 +440,7 @@ static void fz_read_counts(struct fz_fix *f, struct fz_counts *c)
 	c->sim_recv_errors = st.recv_errors;
 	c->matched = atomic64_read(&f->matched);
 	c->unsolicited = atomic64_read(&f->unsolicited);
+	c->user_rmpp = atomic64_read(&f->user_rmpp);
 	c->answers = f->answers;
 }
 
@@ -450,6 +458,7 @@ static s64 fz_outcomes(const struct fz_counts *c)
 {
 	return c->pstat[KMAD_PSTAT_RESP_MATCHED] +
 	       c->pstat[KMAD_PSTAT_RESP_UNMATCHED] +
+	       c->pstat[KMAD_PSTAT_RESP_UNSOLICITED] +
 	       c->pstat[KMAD_PSTAT_REQ_DISPATCHED] +
 	       c->pstat[KMAD_PSTAT_REQ_ANSWERED] +
 	       c->pstat[KMAD_PSTAT_REQ_DROPPED] +
@@ -471,6 +480,7 @@ static void fz_counts_sub(struct fz_counts *d, const struct fz_counts *a,
 	d->sim_recv_errors = a->sim_recv_errors - b->sim_recv_errors;
 	d->matched = a->matched - b->matched;
 	d->unsolicited = a->unsolicited - b->unsolicited;
+	d->user_rmpp = a->user_rmpp - b->user_rmpp;
 	d->answers = a->answers - b->answers;
 }
 
@@ -507,6 +517,29 @@ static void fz_req_send_handler(struct kmad_agent *agent,
 	atomic_set_release(&s->ended, 1);
 }
 
+/*
+ * An RMPP-active response that matched no request, handed to @agent's
+ * recv_handler as unsolicited (every agent here has rmpp_version 0):
+ * counted apart, and it must carry the agent's own hi_tid.  False for
+ * anything else.
+ */
+static bool fz_user_rmpp(struct fz_fix *f, struct kmad_agent *agent,
+			 struct kmad_send_buf *request,
+			 struct kmad_recv_wc *wc)
+{
+	const struct kmad_mad_hdr *h = &wc->mad->mad_hdr;
+
+	if (request || !kmad_mad_is_response(h) || !kmad_rmpp_active(wc->mad))
+		return false;
+	if (be64_to_cpu(h->tid) >> 32 != agent->hi_tid)
+		atomic64_inc(&f->misrouted);
+	if (kmad_mad_validate(wc->mad, sizeof(*wc->mad), NULL))
+		atomic64_inc(&f->invalid);
+	atomic64_inc(&f->user_rmpp);
+	kmad_free_recv(wc);
+	return true;
+}
+
 static void fz_req_recv_handler(struct kmad_agent *agent,
 				struct kmad_send_buf *request,
 				struct kmad_recv_wc *wc)
@@ -515,6 +548,8 @@ static void fz_req_recv_handler(struct kmad_agent *agent,
 	const struct kmad_mad_hdr *h = &wc->mad->mad_hdr;
 	struct fz_slot *s = request ? request->context[0] : NULL;
 
+	if (fz_user_rmpp(f, agent, request, wc))
+		return;
 	/* A send-only agent gets responses to its own requests only. */
 	if (!s || be64_to_cpu(h->tid) != s->tid ||
 	    h->mgmt_class != s->sent.mad_hdr.mgmt_class ||
@@ -544,6 +579,8 @@ static void fz_reg_recv_handler(struct kmad_agent *agent,
 	const struct fz_reg *r = a->reg;
 	u8 m = h->method & KMAD_METHOD_MASK;
 
+	if (fz_user_rmpp(a->f, agent, request, wc))
+		return;
 	/* A request of the agent's own class, version, method and OUI. */
 	if (request || kmad_mad_is_response(h) || wc->qpt != r->qpt ||
 	    h->mgmt_class != r->cls || h->class_version != r->version ||
@@ -1117,7 +1154,8 @@ static void fz_check_batch(struct fz_fix *f)
 	if (d->pstat[KMAD_PSTAT_RECEIVED] != e->received ||
 	    fz_outcomes(d) != e->received + e->answerable ||
 	    d->pstat[KMAD_PSTAT_RESP_MATCHED] +
-	    d->pstat[KMAD_PSTAT_RESP_UNMATCHED] != e->responses ||
+	    d->pstat[KMAD_PSTAT_RESP_UNMATCHED] +
+	    d->pstat[KMAD_PSTAT_RESP_UNSOLICITED] != e->responses ||
 	    d->pstat[KMAD_PSTAT_REQ_DISPATCHED] != e->dispatched ||
 	    d->pstat[KMAD_PSTAT_REQ_ANSWERED] != e->answered ||
 	    d->pstat[KMAD_PSTAT_REQ_DROPPED] != fz_req_dropped(e)) {
@@ -1128,6 +1166,7 @@ static void fz_check_batch(struct fz_fix *f)
 	    d->pstat[KMAD_PSTAT_QP_RECOVERIES] || d->no_recv ||
 	    d->delivered != e->injected - e->recv_errors ||
 	    d->pstat[KMAD_PSTAT_RESP_MATCHED] != d->matched ||
+	    d->pstat[KMAD_PSTAT_RESP_UNSOLICITED] != d->user_rmpp ||
 	    d->pstat[KMAD_PSTAT_REQ_DISPATCHED] != d->unsolicited ||
 	    d->pstat[KMAD_PSTAT_REQ_ANSWERED] != d->answers)
 		ok = false;
@@ -1142,7 +1181,7 @@ static void fz_check_batch(struct fz_fix *f)
 			   "  injected %llu, sim delivered %llu, no buffer %llu, recv flushed %lld, nobuf %lld, recoveries %lld\n"
 			   "  recv_errors %llu/%lld (sim %llu); drops expected %llu got %lld; wrong_qp %llu/%lld; smi %llu/%lld; received %llu/%lld\n"
 			   "  outcomes expected %llu (received + A %llu) got %lld\n"
-			   "  responses %llu: matched %lld (handlers %lld) + unmatched %lld\n"
+			   "  responses %llu: matched %lld (handlers %lld) + unmatched %lld + unsolicited %lld (handlers %lld)\n"
 			   "  dispatched %llu/%lld (handlers %lld), answered %llu/%lld (on the wire %llu), dropped %llu/%lld\n",
 			   f->index - e->injected - e->rejected, f->index - 1,
 			   f->seed, e->injected, d->delivered, d->no_recv,
@@ -1160,7 +1199,9 @@ static void fz_check_batch(struct fz_fix *f)
 			   e->received + e->answerable, e->answerable,
 			   fz_outcomes(d), e->responses,
 			   d->pstat[KMAD_PSTAT_RESP_MATCHED], d->matched,
-			   d->pstat[KMAD_PSTAT_RESP_UNMATCHED], e->dispatched,
+			   d->pstat[KMAD_PSTAT_RESP_UNMATCHED],
+			   d->pstat[KMAD_PSTAT_RESP_UNSOLICITED], d->user_rmpp,
+			   e->dispatched,
 			   d->pstat[KMAD_PSTAT_REQ_DISPATCHED], d->unsolicited,
 			   e->answered, d->pstat[KMAD_PSTAT_REQ_ANSWERED],
 			   d->answers, fz_req_dropped(e),
@@ -1912,10 +1953,11 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 		   d->pstat[KMAD_PSTAT_WRONG_QP] +
 		   d->pstat[KMAD_PSTAT_SMI_DISCARDS] +
 		   d->pstat[KMAD_PSTAT_RECEIVED]);
-	kunit_info(f->test, "(2) received %lld + A %llu = resp_matched %lld + resp_unmatched %lld + req_dispatched %lld + req_answered %lld + req_dropped %lld = %lld\n",
+	kunit_info(f->test, "(2) received %lld + A %llu = resp_matched %lld + resp_unmatched %lld + resp_unsolicited %lld + req_dispatched %lld + req_answered %lld + req_dropped %lld = %lld\n",
 		   d->pstat[KMAD_PSTAT_RECEIVED], e->answerable,
 		   d->pstat[KMAD_PSTAT_RESP_MATCHED],
 		   d->pstat[KMAD_PSTAT_RESP_UNMATCHED],
+		   d->pstat[KMAD_PSTAT_RESP_UNSOLICITED],
 		   d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
 		   d->pstat[KMAD_PSTAT_REQ_ANSWERED],
 		   d->pstat[KMAD_PSTAT_REQ_DROPPED], fz_outcomes(d));
@@ -1963,7 +2005,8 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 	KUNIT_EXPECT_EQ(f->test, fz_outcomes(d),
 			(s64)(e->received + e->answerable));
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_MATCHED] +
-			d->pstat[KMAD_PSTAT_RESP_UNMATCHED], (s64)e->responses);
+			d->pstat[KMAD_PSTAT_RESP_UNMATCHED] +
+			d->pstat[KMAD_PSTAT_RESP_UNSOLICITED], (s64)e->responses);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
 			(s64)e->dispatched);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_ANSWERED],
@@ -1971,6 +2014,8 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DROPPED],
 			(s64)fz_req_dropped(e));
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_MATCHED], d->matched);
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_UNSOLICITED],
+			d->user_rmpp);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
 			d->unsolicited);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_ANSWERED],

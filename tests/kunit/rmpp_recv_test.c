@@ -1181,6 +1181,87 @@ static void rmpp_recv_response_matched(struct kunit *test)
 }
 
 /*
+ * User-level RMPP (mad.h, @rmpp_version 0; ib_mad's ib_mad_complete_recv()):
+ * an agent that does not do RMPP gets a three-segment GetTableResp as
+ * three MADs.  The first segment completes its request (OK, handed to
+ * recv_handler with the request); segments 2 and 3 match no request and
+ * come unsolicited (request NULL), byte for byte, 256 bytes each.  kmad
+ * ACKs none of them: the agent does RMPP itself.  A response that is not
+ * RMPP-active, or of a class without the RMPP header, is still dropped
+ * when it matches nothing.
+ */
+static void rmpp_recv_user_rmpp_segments(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 matched = rt_pstat(rt, KMAD_PSTAT_RESP_MATCHED);
+	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
+	s64 unsol = rt_pstat(rt, KMAD_PSTAT_RESP_UNSOLICITED);
+	struct kmad_agent_stats st;
+	struct kmad_send_buf *req;
+	struct kmad_mad *mad, *plain;
+	struct kmad_agent *a;
+	u32 seg;
+	u64 tid;
+
+	/* Three segments and one more MAD: too big for the stack. */
+	mad = kunit_kcalloc(test, 4, sizeof(*mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	plain = &mad[3];
+	a = kmad_register_agent(rt->f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
+				rt_send_handler, rt_recv_handler, rt);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	rt->agent = a;
+	req = rt_request(rt, 5000, &tid);
+	for (seg = 1; seg <= 3; seg++) {
+		rt_seg(&mad[seg - 1], KMAD_METHOD_GET_TABLE_RESP, tid, seg, 3,
+		       3 * RT_SEG_PAY - 10);
+		rt_inject(rt, &mad[seg - 1]);
+		rt_expect_quiet(rt);
+	}
+	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
+	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 3);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], req);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[1], NULL);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[2], NULL);
+	for (seg = 0; seg < 3; seg++) {
+		KUNIT_EXPECT_EQ(test, rt->wc[seg]->mad_len,
+				(size_t)KMAD_MAD_SIZE);
+		KUNIT_EXPECT_EQ(test, memcmp(rt->wc[seg]->mad, &mad[seg],
+					     sizeof(*mad)), 0);
+	}
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_MATCHED),
+			matched + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNSOLICITED),
+			unsol + 2);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ACKS), 0);
+	kmad_agent_get_stats(a, &st);
+	KUNIT_EXPECT_EQ(test, st.responses, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.unsolicited, 2ULL);
+
+	/* Not RMPP-active: an unmatched response, dropped. */
+	rt_seg(plain, KMAD_METHOD_GET_TABLE_RESP, tid + 1, 2, 3,
+	       3 * RT_SEG_PAY - 10);
+	((struct kmad_rmpp_mad *)plain)->rmpp_hdr.rmpp_rtime_flags &=
+		~KMAD_RMPP_FLAG_ACTIVE;
+	rt_inject(rt, plain);
+	/* RMPP-active bits in a class without the RMPP header: the same. */
+	rt_seg(plain, KMAD_METHOD_GET_RESP, tid + 2, 2, 3,
+	       3 * RT_SEG_PAY - 10);
+	plain->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_VENDOR_RANGE1_START;
+	rt_inject(rt, plain);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 3);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
+			unmatched + 2);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNSOLICITED),
+			unsol + 2);
+	kmad_free_send_buf(req);
+}
+
+/*
  * The request's deadline is not moved by the segments of its response
  * (as in ib_mad): if it passes mid-transfer the request times out, and
  * the next segment ends the transfer, as one unmatched response, with
@@ -1500,6 +1581,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_total_time),
 	KUNIT_CASE(rmpp_recv_response_matched),
 	KUNIT_CASE(rmpp_recv_response_after_timeout),
+	KUNIT_CASE(rmpp_recv_user_rmpp_segments),
 	KUNIT_CASE(rmpp_recv_response_unsolicited),
 	KUNIT_CASE(rmpp_recv_single_response_unsolicited),
 	KUNIT_CASE(rmpp_recv_unregister_in_progress),
