@@ -226,6 +226,24 @@ static void t_register_limits(void)
 	CHECK("register_bad_version_no_methods", id == -EINVAL,
 	      "class 0x04 version 8, no methods: %d", id);
 	result("register_bad_version_no_methods", NULL);
+	/*
+	 * Without methods too, ib_mad's class checks: a GMP class on QP0,
+	 * an SMP class on QP1, a class at or above 0x50 (but 0x81), vendor
+	 * range 2 without an OUI.
+	 */
+	id = reg(fd, 0, 0x03, 2, 0);
+	CHECK("register_no_methods_class_checks", id == -EINVAL,
+	      "SA on QP0: %d", id);
+	id = reg(fd, 1, 0x81, 1, 0);
+	CHECK("register_no_methods_class_checks", id == -EINVAL,
+	      "directed-route SMP on QP1: %d", id);
+	id = reg(fd, 1, 0x90, 1, 0);
+	CHECK("register_no_methods_class_checks", id == -EINVAL,
+	      "class 0x90: %d", id);
+	id = reg(fd, 1, 0x30, 1, 0);
+	CHECK("register_no_methods_class_checks", id == -EINVAL,
+	      "class 0x30 without an OUI: %d", id);
+	result("register_no_methods_class_checks", NULL);
 	for (i = 0; i < 32; i++) {
 		id = reg(fd, 1, 0x04, 1, 0);
 		CHECK("register_32_agents", id == i, "agent %d got %d", i, id);
@@ -315,10 +333,12 @@ static void t_register2(void)
 	req.qpn = 1;
 	req.mgmt_class = 0x04;
 	req.mgmt_class_version = 1;
-	req.flags = IB_USER_MAD_USER_RMPP;
+	/* USER_RMPP is the one flag: another is refused, the one written back. */
+	req.flags = IB_USER_MAD_USER_RMPP << 1;
 	CHECK("register2_flags", ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req) &&
-	      errno == EINVAL && req.flags == 0,
-	      "flags RMPP: %m, flags back %#x", req.flags);
+	      errno == EINVAL && req.flags == IB_USER_MAD_USER_RMPP,
+	      "flags %#x: %m, flags back %#x", IB_USER_MAD_USER_RMPP << 1,
+	      req.flags);
 	result("register2_flags", NULL);
 	req.flags = 0;
 	req.oui = 0x1000000;
@@ -909,6 +929,167 @@ static void t_rmpp(void)
 	close(cli);
 }
 
+/*
+ * ib_umad's other write rules: a MAD shorter than its class's header is
+ * refused (an SA MAD of 40 bytes; 56 is taken); two responses with one
+ * TID, class and destination may not be outstanding at once (a
+ * 25-segment RMPP response to a LID nobody has waits for ACKs that never
+ * come: another to the same LID is refused, one to another LID taken).
+ */
+static void t_write_rules(void)
+{
+	size_t big = HDR + SA_HDR + RMPP_DATA_LEN;
+	int fd = open_port(), sa, gsi;
+	uint8_t *w = calloc(1, big + 64);
+	ssize_t n;
+
+	CHECK("write_short_class_header", fd >= 0 && w, "open: %m");
+	sa = reg_sa(fd, 1, 0x12, 0);
+	gsi = reg(fd, 1, 0x04, 1, 0);
+	CHECK("write_short_class_header", sa == 0 && gsi == 1,
+	      "register: %d %d", sa, gsi);
+	make_sa(w, MAD, sa, NO_LID, 0x01, 0x80, 0, 0);
+	n = write(fd, w, HDR + 40);
+	CHECK("write_short_class_header", n < 0 && errno == EINVAL,
+	      "SA, 40 bytes: %zd %m", n);
+	n = write(fd, w, HDR + SA_HDR);
+	CHECK("write_short_class_header", n == (ssize_t)(HDR + SA_HDR),
+	      "SA, 56 bytes: %zd %m", n);
+	result("write_short_class_header", NULL);
+
+	make_sa(w, SA_HDR + RMPP_DATA_LEN, sa, NO_LID, 0x92, 0x81, 1, 2);
+	n = write(fd, w, big);
+	CHECK("write_duplicate_response", n == (ssize_t)big, "first: %zd %m",
+	      n);
+	n = write(fd, w, big);
+	CHECK("write_duplicate_response", n < 0 && errno == EINVAL,
+	      "the same again: %zd %m", n);
+	((struct ib_user_mad_hdr *)w)->lid = htobe16(NO_LID + 1);
+	n = write(fd, w, big);
+	CHECK("write_duplicate_response", n == (ssize_t)big,
+	      "to another LID: %zd %m", n);
+	result("write_duplicate_response", NULL);
+	free(w);
+	close(fd);
+}
+
+/* Byte @i of an RMPP message made by make_sa() with @seed, in segment @seg. */
+static int user_rmpp_seg_ok(const uint8_t *m, int seg, int seed)
+{
+	size_t i, off;
+
+	for (i = SA_HDR; i < MAD; i++) {
+		off = SA_HDR + (size_t)(seg - 1) * (MAD - SA_HDR) + (i - SA_HDR);
+		if (m[i] != (uint8_t)(off * 7 + seed))
+			return 0;
+	}
+	return 1;
+}
+
+/* Write, from agent @id, the ACK of segment @seg of the transfer in @m. */
+static int user_rmpp_ack(int fd, int id, const struct pkt *got, int seg,
+			 int newwin)
+{
+	struct pkt a;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr.id = id;
+	a.hdr.lid = got->hdr.lid;
+	a.hdr.qpn = htobe32(1);
+	a.hdr.qkey = htobe32(0x80010000);
+	memcpy(a.mad, got->mad, 24);		/* MAD header: TID, class */
+	a.mad[3] = got->mad[3] ^ 0x80;		/* the method, RESP flipped */
+	a.mad[4] = a.mad[5] = 0;		/* status */
+	a.mad[24] = 1;				/* RMPPVersion */
+	a.mad[25] = 2;				/* ACK */
+	a.mad[26] = 0x01;			/* Active */
+	*(uint32_t *)(a.mad + 28) = htobe32(seg);
+	*(uint32_t *)(a.mad + 32) = htobe32(newwin);
+	return write(fd, &a, HDR + MAD) == HDR + MAD ? 0 : -errno;
+}
+
+/*
+ * User-level RMPP (REGISTER_AGENT2's IB_USER_MAD_USER_RMPP, as ib_umad
+ * and ib_mad give it): a GetTable from such an agent, answered by a
+ * kernel-RMPP agent's 25-segment GetTableResp, is read segment by
+ * segment, 256 bytes each, the first as the request's response and the
+ * others unsolicited, and the agent's own ACKs (RMPP-active, one TID: no
+ * duplicate refused) drive the sender's window to its end.  The sender,
+ * with an ACK timeout of 1 s and no retry, then reports no timeout.
+ */
+static void t_user_rmpp(void)
+{
+	size_t big = HDR + SA_HDR + RMPP_DATA_LEN;
+	int srv = open_port(), cli = open(umad_path, O_RDWR), sid, n, lid;
+	uint8_t *w = calloc(1, big + 64);
+	struct ib_user_mad_reg_req2 req;
+	uint32_t seg;
+	struct pkt p;
+
+	CHECK("user_rmpp_register", srv >= 0 && cli >= 0 && w, "open: %m");
+	memset(&req, 0, sizeof(req));
+	req.qpn = 1;
+	req.flags = IB_USER_MAD_USER_RMPP;
+	CHECK("user_rmpp_register",
+	      ioctl(cli, IB_USER_MAD_REGISTER_AGENT2, &req) && errno == EINVAL,
+	      "USER_RMPP without a class: %m");
+	req.mgmt_class = 0x03;
+	req.mgmt_class_version = 2;
+	req.rmpp_version = 2;
+	CHECK("user_rmpp_register",
+	      ioctl(cli, IB_USER_MAD_REGISTER_AGENT2, &req) && errno == EINVAL,
+	      "RMPP version 2 with USER_RMPP: %m");
+	req.rmpp_version = 1;
+	CHECK("user_rmpp_register",
+	      !ioctl(cli, IB_USER_MAD_REGISTER_AGENT2, &req) && req.id == 0,
+	      "USER_RMPP: %m, id %u", req.id);
+	sid = reg_sa(srv, 1, 0x12, 0);
+	CHECK("user_rmpp_register", sid == 0, "kernel-RMPP server: %d", sid);
+	result("user_rmpp_register", NULL);
+
+	lid = read_hex(lid_path);
+	make_sa(w, MAD, 0, lid, 0x12, 0x70, 0, 0);
+	CHECK("user_rmpp_response", write(cli, w, HDR + MAD) == HDR + MAD,
+	      "write GetTable: %m");
+	n = wait_read(srv, &p, 5000);
+	CHECK("user_rmpp_response", n == HDR + MAD && p.mad[3] == 0x12,
+	      "server read %d method %#x", n, p.mad[3]);
+	make_sa(w, SA_HDR + RMPP_DATA_LEN, sid, be16toh(p.hdr.lid), 0x92, 0,
+		1, 9);
+	memcpy(w + HDR + 8, p.mad + 8, 8);	/* the request's TID */
+	((struct ib_user_mad_hdr *)w)->retries = 0;
+	CHECK("user_rmpp_response", write(srv, w, big) == (ssize_t)big,
+	      "write GetTableResp: %m");
+	for (seg = 1; seg <= RMPP_DATA_LEN / (MAD - SA_HDR); seg++) {
+		n = wait_read(cli, &p, 10000);
+		CHECK("user_rmpp_response", n == HDR + MAD && p.hdr.status == 0 &&
+		      p.mad[3] == 0x92 && p.mad[25] == 1 && (p.mad[26] & 1) &&
+		      be32toh(*(uint32_t *)(p.mad + 28)) == seg &&
+		      tid_low(p.mad) == 0x70 && user_rmpp_seg_ok(p.mad, seg, 9),
+		      "segment %u: read %d status %d method %#x type %u flags %#x seg %u tid %#x data %s",
+		      seg, n, p.hdr.status, p.mad[3], p.mad[25], p.mad[26],
+		      be32toh(*(uint32_t *)(p.mad + 28)), tid_low(p.mad),
+		      user_rmpp_seg_ok(p.mad, seg, 9) ? "ok" : "differs");
+		if (seg == 1 || seg == RMPP_DATA_LEN / (MAD - SA_HDR)) {
+			n = user_rmpp_ack(cli, 0, &p, seg,
+					  RMPP_DATA_LEN / (MAD - SA_HDR));
+			CHECK("user_rmpp_response", !n, "ACK %u: %s", seg,
+			      strerror(-n));
+		}
+	}
+	result("user_rmpp_response", NULL);
+	/* The final ACK ended the transfer: no ACK timeout comes back. */
+	n = wait_read(srv, &p, 2500);
+	CHECK("user_rmpp_done", n == -ETIMEDOUT,
+	      "server read %d status %d (want nothing)", n, p.hdr.status);
+	n = wait_read(cli, &p, 100);
+	CHECK("user_rmpp_done", n == -ETIMEDOUT, "client read %d more", n);
+	result("user_rmpp_done", NULL);
+	free(w);
+	close(srv);
+	close(cli);
+}
+
 static int write_str(const char *path, const char *val)
 {
 	FILE *f = fopen(path, "w");
@@ -1278,11 +1459,13 @@ int main(int argc, char **argv)
 	t_register2();
 	t_hdr_sizes();
 	t_write_errors();
+	t_write_rules();
 	t_read();
 	t_timeout();
 	t_unsolicited();
 	t_grh();
 	t_rmpp();
+	t_user_rmpp();
 	t_recv_queue_bytes();
 	t_close_outstanding();
 	t_killed_in_read();

@@ -32,8 +32,10 @@
  *   O_NONBLOCK gives -EAGAIN on an empty queue; poll() says EPOLLIN when a
  *   packet waits, EPOLLERR once the port is gone.
  *
- * Errors, as ib_umad: a write shorter than header + 36 bytes, an agent id
- * of 32 or more, a duplicate outstanding TID: -EINVAL; an id with no
+ * Errors, as ib_umad: a write shorter than header + 36 bytes, or than
+ * header + the class's header (kmad_rmpp_hdr_len(): 56 bytes for SA), an
+ * agent id of 32 or more, a duplicate outstanding TID (two requests, or
+ * two responses to one destination): -EINVAL; an id with no
  * agent: -EIO; a MAD kmad refuses to post (a bad directed route, class
  * not matching the agent's QP): kmad's error, -EINVAL.  After the port is
  * gone: read and write -EIO, registration -EPIPE.
@@ -41,8 +43,13 @@
  * RMPP is kmad's (Documentation/rmpp.rst): a registration's rmpp_version
  * goes to kmad, which refuses (-EINVAL) one it does not support, as
  * ib_mad does.  REGISTER_AGENT2's IB_USER_MAD_USER_RMPP (user space does
- * RMPP itself) is not supported: any flag is -EINVAL, with the supported
- * flags (none) written back.
+ * RMPP itself) registers a kmad agent without RMPP (rmpp_version 0, after
+ * the same checks of the version asked): kmad then passes every RMPP
+ * packet through, as single MADs both ways (mad.h, @rmpp_version).  Any
+ * other flag is -EINVAL, with the supported one written back.  An agent
+ * without kernel RMPP may write RMPP-active MADs sharing a TID (its
+ * segments, its ACKs): the file's duplicate check skips them, as ib_umad's
+ * does.
  */
 
 #define pr_fmt(fmt) "kmad_umad: " fmt
@@ -356,20 +363,41 @@ static ssize_t umad_read(struct file *filp, char __user *buf, size_t count,
 	return ret;
 }
 
-/* ib_umad's rule: two outstanding requests of a file may not share a TID. */
+/* ib_umad's same_destination(): the LIDs, or the GIDs, of two headers. */
+static bool umad_same_dest(const struct ib_user_mad_hdr *a,
+			   const struct ib_user_mad_hdr *b)
+{
+	if (!a->grh_present && !b->grh_present)
+		return a->lid == b->lid;
+	if (a->grh_present && b->grh_present)
+		return !memcmp(a->gid, b->gid, sizeof(a->gid));
+	return false;
+}
+
+/*
+ * ib_umad's rule (is_duplicate()): among the file's sends still
+ * outstanding, two requests may not share a TID and class, nor two
+ * responses a TID, class and destination (a response stays outstanding
+ * until its send completion; an RMPP one until its final ACK).  Except
+ * an RMPP-active MAD of an agent without kernel RMPP (@user_rmpp), whose
+ * segments and ACKs share their transfer's TID.
+ */
 static bool umad_is_duplicate(struct umad_file *file,
-			      const struct umad_packet *packet)
+			      const struct umad_packet *packet, bool user_rmpp)
 {
 	const struct kmad_mad_hdr *hdr = &packet->mad_hdr;
+	bool resp = kmad_mad_is_response(hdr);
 	struct umad_packet *sent;
 
 	lockdep_assert_held(&file->send_lock);
-	if (kmad_mad_is_response(hdr))
+	if (user_rmpp)
 		return false;
 	list_for_each_entry(sent, &file->send_list, list) {
-		if (sent->mad_hdr.tid == hdr->tid &&
-		    sent->mad_hdr.mgmt_class == hdr->mgmt_class &&
-		    !kmad_mad_is_response(&sent->mad_hdr))
+		if (sent->mad_hdr.tid != hdr->tid ||
+		    sent->mad_hdr.mgmt_class != hdr->mgmt_class ||
+		    kmad_mad_is_response(&sent->mad_hdr) != resp)
+			continue;
+		if (!resp || umad_same_dest(&packet->hdr, &sent->hdr))
 			return true;
 	}
 	return false;
@@ -492,6 +520,11 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 		ret = -EIO;
 		goto err_unlock;
 	}
+	/* As ib_umad: at least the class's header (56 bytes for SA). */
+	if (mad_len < kmad_rmpp_hdr_len(packet->mad[1])) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
 	rmpp = file->agent_rmpp[array_index_nospec(packet->hdr.id,
 						   UMAD_MAX_AGENTS)] &&
 	       kmad_rmpp_active((const struct kmad_mad *)packet->mad);
@@ -540,7 +573,8 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 				     0xffffffffULL));
 
 	spin_lock_irq(&file->send_lock);
-	if (umad_is_duplicate(file, packet)) {
+	if (umad_is_duplicate(file, packet,
+			      !rmpp && kmad_rmpp_active(msg->mad))) {
 		spin_unlock_irq(&file->send_lock);
 		ret = -EINVAL;
 		goto err_free_msg;
@@ -582,12 +616,16 @@ static __poll_t umad_poll(struct file *filp, struct poll_table_struct *wait)
 }
 
 /* What both registration ioctls ask for, in kmad's terms. */
+/* ib_mad's MAX_MGMT_CLASS: the classes below it are in its tables. */
+#define UMAD_MAX_MGMT_CLASS	0x50
+
 struct umad_reg {
 	u32 qpn;
 	u8 mgmt_class;
 	u8 class_version;
 	u8 oui[3];
 	u8 rmpp_version;
+	bool user_rmpp;			/* IB_USER_MAD_USER_RMPP */
 	DECLARE_BITMAP(method_mask, KMAD_METHODS);
 };
 
@@ -650,7 +688,29 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 	/* Likewise the class version, which ib_mad checks for any class. */
 	if (reg->mgmt_class && reg->class_version >= KMAD_MAX_CLASS_VERSION)
 		return -EINVAL;
-	req.rmpp_version = reg->rmpp_version;
+	/*
+	 * And, for a class without methods (a send-only kmad agent, which
+	 * kmad checks no class of), what ib_mad checks of every class: none
+	 * at or above 0x50 but 0x81, an OUI for vendor range 2, and the
+	 * class's own QP.
+	 */
+	if (reg->mgmt_class && !any_method &&
+	    ((reg->mgmt_class >= UMAD_MAX_MGMT_CLASS &&
+	      reg->mgmt_class != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE) ||
+	     (kmad_mgmt_class_is_vendor_range2(reg->mgmt_class) &&
+	      !(reg->oui[0] | reg->oui[1] | reg->oui[2])) ||
+	     kmad_is_smp_class(reg->mgmt_class) != !reg->qpn))
+		return -EINVAL;
+	/*
+	 * User-level RMPP: for a class (ib_mad refuses the flag without
+	 * one); the version asked is checked as kmad would check it (only
+	 * %KMAD_RMPP_VERSION, only on QP1), and kmad gets none.
+	 */
+	if (reg->user_rmpp &&
+	    (!reg->mgmt_class || (reg->rmpp_version &&
+	     (reg->rmpp_version != KMAD_RMPP_VERSION || !reg->qpn))))
+		return -EINVAL;
+	req.rmpp_version = reg->user_rmpp ? 0 : reg->rmpp_version;
 	agent = kmad_register_agent(port->kport,
 				    reg->qpn ? KMAD_QPT_GSI : KMAD_QPT_SMI,
 				    req.mgmt_class || req.rmpp_version ?
@@ -671,7 +731,7 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 		return PTR_ERR(agent);
 	}
 	file->agents[id] = agent;
-	file->agent_rmpp[id] = reg->rmpp_version;
+	file->agent_rmpp[id] = req.rmpp_version;
 	return id;
 }
 
@@ -755,13 +815,15 @@ static long umad_reg_agent2(struct umad_file *file, void __user *arg)
 
 	if (copy_from_user(&ureq, arg, sizeof(ureq)))
 		return -EFAULT;
-	/* No flag is supported (not USER_RMPP), as the answer says. */
-	if (ureq.flags) {
-		if (put_user((u32)0, (u32 __user *)(arg +
+	/* USER_RMPP is the one flag, as ib_umad's answer says. */
+	if (ureq.flags & ~IB_USER_MAD_REG_FLAGS_CAP) {
+		if (put_user((u32)IB_USER_MAD_REG_FLAGS_CAP,
+			     (u32 __user *)(arg +
 				offsetof(struct ib_user_mad_reg_req2, flags))))
 			return -EFAULT;
 		return -EINVAL;
 	}
+	reg.user_rmpp = ureq.flags & IB_USER_MAD_USER_RMPP;
 	if (ureq.oui & 0xff000000)
 		return -EINVAL;
 	reg.qpn = ureq.qpn;
