@@ -42,6 +42,13 @@ EXPORT_SYMBOL_GPL(kmad_test_port_flush_hook);
 static DEFINE_XARRAY_ALLOC1(kmad_agents);
 static u32 kmad_next_hi_tid;
 
+/*
+ * hi_tids are 1 to 2^24 - 1, as ib_mad's (ib_register_mad_agent()): the
+ * TID's top byte stays 0, for a driver that uses it (mlx4 marks there
+ * which virtual function a MAD came from).
+ */
+#define KMAD_HI_TID_LIMIT	XA_LIMIT(1, (1U << 24) - 1)
+
 #if IS_ENABLED(CONFIG_KUNIT)
 /**
  * kmad_test_set_next_hi_tid() - KUnit seam: where the next registration
@@ -313,7 +320,7 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 	 * named an agent that then failed to register would hold a
 	 * reference to freed memory.
 	 */
-	ret = xa_alloc_cyclic(&kmad_agents, &id, NULL, xa_limit_32b,
+	ret = xa_alloc_cyclic(&kmad_agents, &id, NULL, KMAD_HI_TID_LIMIT,
 			      &kmad_next_hi_tid, GFP_KERNEL);
 	if (ret < 0)
 		goto err_tids;

@@ -490,7 +490,8 @@ typedef void (*kmad_recv_handler)(struct kmad_agent *agent,
  * struct kmad_agent - a registered agent (read-only for the ULP).
  * @port: its port.
  * @qpt: its QP.
- * @hi_tid: the upper 32 bits kmad puts in the TID of its requests.
+ * @hi_tid: the upper 32 bits kmad puts in the TID of its requests: 1 to
+ *	2^24 - 1, as ib_mad's (the TID's top byte stays 0).
  * @send_handler: called once per posted send.
  * @recv_handler: called for matched responses and unsolicited MADs.
  * @context: the ULP's.

@@ -438,6 +438,41 @@ static void agent_failed_registration_unreachable(struct kunit *test)
 }
 
 /*
+ * hi_tids stay below 2^24, as ib_mad's (the top byte of a TID is 0): the
+ * last one is 2^24 - 1, and a counter past it comes round to the low
+ * ones.  (With the 32-bit limit the second agent got 2^24.)
+ */
+static void agent_hi_tid_24_bits(struct kunit *test)
+{
+	static const u8 get[] = { KMAD_METHOD_GET };
+	static const u8 set[] = { KMAD_METHOD_SET };
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req = {}, req2 = {};
+	struct kmad_agent *a, *b;
+
+	kt_set_methods(&req, KT_CLASS, KT_VERSION, get, 1);
+	kt_set_methods(&req2, KT_CLASS, KT_VERSION, set, 1);
+	kmad_test_set_next_hi_tid((1U << 24) - 1);
+	a = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_EXPECT_EQ(test, a->hi_tid, (1U << 24) - 1);
+	kmad_unregister_agent(a);
+	a = kt_register(f, KMAD_QPT_GSI, &req);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_EXPECT_GE(test, a->hi_tid, 1U);
+	KUNIT_EXPECT_LT(test, a->hi_tid, 1U << 24);
+	kmad_test_set_next_hi_tid(U32_MAX);
+	b = kt_register(f, KMAD_QPT_GSI, &req2);
+	if (IS_ERR(b))
+		kmad_unregister_agent(a);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+	KUNIT_EXPECT_LT(test, b->hi_tid, 1U << 24);
+	KUNIT_EXPECT_NE(test, b->hi_tid, a->hi_tid);
+	kmad_unregister_agent(b);
+	kmad_unregister_agent(a);
+}
+
+/*
  * An agent whose port went away keeps its registration until its ULP
  * unregisters it, but not its hi_tid, which a later agent may get: that
  * late unregister leaves the later agent's hi_tid alone, so responses
@@ -676,6 +711,7 @@ static struct kunit_case agent_cases[] = {
 	KUNIT_CASE(agent_port_calls_null),
 	KUNIT_CASE(agent_failed_registration_unreachable),
 	KUNIT_CASE(agent_hi_tid_reused_after_port_removal),
+	KUNIT_CASE(agent_hi_tid_24_bits),
 	KUNIT_CASE(agent_client_unregister_others_kept),
 	KUNIT_CASE(agent_client_add_multiport),
 	KUNIT_CASE(agent_port_lookup_zero),
