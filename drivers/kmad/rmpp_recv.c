@@ -734,9 +734,9 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 	 * A response whose request ended meanwhile (timed out, canceled):
 	 * the rest of it would match nothing, so the transfer ends here and
 	 * counts as one unmatched response.  Its sender gets ABORT T2L (its
-	 * answer came too late), which ends its send at once; unanswered, it
-	 * would wait for ACKs and resend until its retries ran out (ib_mad
-	 * takes the whole message, ACKed, and drops it at the end).
+	 * answer came too late), which ends its send at once; unanswered, as
+	 * Linux 6.1's ib_mad leaves it, it would wait for ACKs and resend
+	 * until its retries ran out (Documentation/rmpp.rst).
 	 */
 	if (rmpp_unmatched_response(agent, out->recv)) {
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
