@@ -7,7 +7,9 @@
  * before any field is used, and one that fails is dropped and counted by
  * reason.  A response goes to the agent whose hi_tid it carries, and only
  * if it matches an outstanding request of that agent (kmad_send_response());
- * otherwise it is dropped and counted.  A request goes to the agent
+ * otherwise it is dropped and counted, but an RMPP-active one for an agent
+ * without kernel RMPP, which gets it as unsolicited (recv_user_rmpp(),
+ * user-level RMPP).  A request goes to the agent
  * registered for its class, version and method (and OUI for vendor range 2);
  * if none takes it, a request whose method asks for a response (Get, Set,
  * Report, and the SA's GetTable, GetTraceTable, GetMulti and Delete) is
@@ -538,7 +540,9 @@ static struct kmad_recv_priv *recv_rmpp(struct kmad_agent_priv *agent,
 /*
  * User-level RMPP, as ib_mad's ib_mad_complete_recv() allows it: an
  * RMPP-active response (a DATA segment, or an ACK, STOP or ABORT) that
- * matches none of the requests of the agent whose hi_tid it carries goes
+ * matches none of the requests of the agent whose hi_tid it carries (one
+ * that came back to another address than its request's included, as
+ * ib_mad's ib_find_send_mad() does not find it either) goes
  * to that agent's recv_handler as unsolicited (request NULL) if the agent
  * does not do RMPP itself (rmpp_version 0) and has a recv_handler: the
  * first segment of a multi-segment response completes the request, and

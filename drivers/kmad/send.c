@@ -645,15 +645,15 @@ static bool resp_same_addr(struct kmad_port *port,
  * LID of its LMC range, which the requester cannot know, and ib_mad does
  * not compare the responder's LID either (see
  * Documentation/send-lifecycle.rst).  A response that fails the address
- * check is unmatched (and counted as misaddressed too).  A response that
- * arrives before the send completion is parked on the send until the send
+ * check matches nothing (and is counted as misaddressed too).  A response
+ * that arrives before the send completion is parked on the send until the send
  * completion, or ends it at once if the hardware does not hold it (it
  * waits on one of the QP's lists: kmad_qp_cancel() takes it back).
  *
- * Return: true if @recv was taken (matched, or misaddressed: counted and
- * freed); false if its TID and class match no send of @agent that may
- * still be answered (none, canceled, ended, not sent yet): then @recv is
- * still the caller's, and nothing was counted.
+ * Return: true if @recv matched and was taken; false if its TID and class
+ * match no send of @agent that may still be answered (none, canceled,
+ * ended, not sent yet), or it came back to another address (counted
+ * misaddressed here): then @recv is still the caller's.
  */
 bool kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv)
@@ -678,9 +678,7 @@ bool kmad_send_response(struct kmad_agent_priv *agent,
 	if (!resp_same_addr(port, wr, &recv->wc)) {
 		spin_unlock_irqrestore(&agent->lock, flags);
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MISADDRESSED);
-		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
-		kmad_recv_free(recv);
-		return true;
+		return false;
 	}
 
 	trace_kmad_resp_match(wr);
@@ -742,7 +740,7 @@ bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len)
  * kmad_agent_queue_recv() - hand an unsolicited MAD to @agent's work.
  * @agent: the agent it was dispatched to; the caller's reference passes to
  *	the queued MAD and is dropped after recv_handler returns.
- * @recv: the validated request.
+ * @recv: the validated request (or response, recv_user_rmpp()).
  *
  * With %KMAD_AGENT_RECVS_MAX MADs, or %KMAD_AGENT_RECV_BYTES_MAX bytes,
  * already waiting for the agent's recv_handler (kmad_agent_recvs_full()),

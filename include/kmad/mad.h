@@ -228,7 +228,9 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
 /**
  * struct kmad_reg_req - what an agent registers to receive.
  * @mgmt_class: management class; 0 registers a send-only agent that gets
- *	no unsolicited MADs (only responses to its own requests).
+ *	no unsolicited requests: only responses to its own requests (and,
+ *	without @rmpp_version, the RMPP-active ones that match none of them,
+ *	see @rmpp_version).
  * @class_version: class version, 1-7: 0 is no class's (kmad refuses it,
  *	where ib_mad takes it), 8 on ib_mad refuses too; both are -EINVAL.
  *	For a class with one version (kmad_mgmt_class_version(): SMP 1,

@@ -493,7 +493,7 @@ static void agent_hi_tid_reused_after_port_removal(struct kunit *test)
 	a = kt_register(f, KMAD_QPT_GSI, &req);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	kmad_sim_remove_device(f->fab, KT_DEV1);
-	/* The counter of hi_tids has come round to a's, as after 2^32. */
+	/* The counter of hi_tids has come round to a's, as after 2^24. */
 	kmad_test_set_next_hi_tid(a->hi_tid);
 	b = kmad_register_agent(port0, KMAD_QPT_GSI, &req, kt_send_handler,
 				kt_recv_handler, f);

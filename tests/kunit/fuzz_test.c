@@ -53,11 +53,12 @@
  *   directed-route SMP the SMI step discards   SMI_DISCARDS
  *   anything else                              RECEIVED
  *
- * A RECEIVED MAD then ends in exactly one of RESP_MATCHED, RESP_UNMATCHED
- * (a response), REQ_DISPATCHED, REQ_ANSWERED, REQ_DROPPED or
- * REQ_BACKLOG_DROPPED (a request; the last never here: every handler
- * frees at once).  Not so a MAD that reaches an agent's RMPP receiver,
- * which the rmpp_* counters count (this test registers no RMPP agent).
+ * A RECEIVED MAD then ends in exactly one of RESP_MATCHED, RESP_UNMATCHED,
+ * RESP_UNSOLICITED (a response), REQ_DISPATCHED, REQ_ANSWERED, REQ_DROPPED
+ * or REQ_BACKLOG_DROPPED (a request, or a response given unsolicited; the
+ * last never here: every handler frees at once).  Not so a MAD that
+ * reaches an agent's RMPP receiver, which the rmpp_* counters count (this
+ * test registers no RMPP agent).
  * A request dropped with verdict CLASS_VERSION or CLASS_METHOD on a QP of
  * its kind is answered too, so it is counted twice: in drops[v] and in
  * REQ_ANSWERED or REQ_DROPPED.  With N the MADs the simulator took (every
@@ -70,9 +71,11 @@
  *                      + REQ_BACKLOG_DROPPED
  *
  * The test predicts every term of (1) and (2) but the split of responses
- * into matched, unmatched and unsolicited (an RMPP-active response that
+ * into matched and unmatched or unsolicited (an RMPP-active response that
  * matches nothing goes to the recv_handler of the agent whose hi_tid it
- * carries: every agent here has rmpp_version 0), from its own copy of each input
+ * carries: every agent here has rmpp_version 0; the test predicts how many
+ * RMPP-active responses carry one, each either matched or unsolicited),
+ * from its own copy of each input
  * (kmad_mad_validate() and kmad_smi_recv(), both fuzzed on the host
  * against independent models, and its own list of registrations), and
  * checks them after every batch, with: RESP_MATCHED = the requesters'
@@ -277,6 +280,7 @@ struct fz_expect {
 	u64 received;
 	u64 answerable;			/* A of equation (2) */
 	u64 responses;			/* received responses */
+	u64 user_rmpp;			/* ... RMPP-active, for an agent */
 	u64 dispatched;
 	u64 answered;
 };
@@ -291,6 +295,7 @@ struct fz_counts {
 	s64 matched;
 	s64 unsolicited;
 	s64 user_rmpp;
+	s64 matched_active;
 	u64 answers;
 };
 
@@ -348,6 +353,7 @@ struct fz_fix {
 	atomic64_t matched;		/* requesters' recv_handler calls */
 	atomic64_t unsolicited;		/* registered agents' calls */
 	atomic64_t user_rmpp;		/* responses given unsolicited */
+	atomic64_t matched_active;	/* matched, RMPP-active */
 	atomic64_t misrouted;		/* a MAD for someone else */
 	atomic64_t invalid;		/* a handler got an invalid MAD */
 	atomic64_t bad_send;		/* a request ended other than OK */
@@ -441,6 +447,7 @@ static void fz_read_counts(struct fz_fix *f, struct fz_counts *c)
 	c->matched = atomic64_read(&f->matched);
 	c->unsolicited = atomic64_read(&f->unsolicited);
 	c->user_rmpp = atomic64_read(&f->user_rmpp);
+	c->matched_active = atomic64_read(&f->matched_active);
 	c->answers = f->answers;
 }
 
@@ -481,6 +488,7 @@ static void fz_counts_sub(struct fz_counts *d, const struct fz_counts *a,
 	d->matched = a->matched - b->matched;
 	d->unsolicited = a->unsolicited - b->unsolicited;
 	d->user_rmpp = a->user_rmpp - b->user_rmpp;
+	d->matched_active = a->matched_active - b->matched_active;
 	d->answers = a->answers - b->answers;
 }
 
@@ -498,6 +506,7 @@ static void fz_expect_add(struct fz_expect *sum, const struct fz_expect *e)
 	sum->received += e->received;
 	sum->answerable += e->answerable;
 	sum->responses += e->responses;
+	sum->user_rmpp += e->user_rmpp;
 	sum->dispatched += e->dispatched;
 	sum->answered += e->answered;
 }
@@ -558,6 +567,8 @@ static void fz_req_recv_handler(struct kmad_agent *agent,
 	if (kmad_mad_validate(wc->mad, sizeof(*wc->mad), NULL))
 		atomic64_inc(&f->invalid);
 	atomic64_inc(&f->matched);
+	if (kmad_rmpp_active(wc->mad))
+		atomic64_inc(&f->matched_active);
 	kmad_free_recv(wc);
 }
 
@@ -827,6 +838,30 @@ static bool fz_predict_answer(struct fz_fix *f, struct fz_input *in,
 }
 
 /*
+ * A received response that matches no request goes to an agent's
+ * recv_handler as unsolicited if it is RMPP-active and its hi_tid names
+ * one of the test's agents (every one without RMPP, with a handler) on
+ * its QP (recv.c, recv_user_rmpp()).  True for such a response, whether
+ * it then matches or not.
+ */
+static bool fz_user_rmpp_eligible(struct fz_fix *f, const struct fz_input *in)
+{
+	u32 hi = be64_to_cpu(((const struct kmad_mad_hdr *)in->mad)->tid) >> 32;
+	unsigned int i;
+
+	if (!kmad_rmpp_active((const struct kmad_mad *)in->mad))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(f->regs); i++)
+		if (f->regs[i].reg->qpt == in->qp &&
+		    f->regs[i].agent->hi_tid == hi)
+			return true;
+	for (i = 0; i < FZ_REQ_AGENTS; i++)
+		if (f->req_agent[in->qp][i]->hi_tid == hi)
+			return true;
+	return false;
+}
+
+/*
  * A MAD kmad_mad_validate() accepts: false if it goes no further than its
  * fate, else the status kmad's answer would carry.
  */
@@ -854,6 +889,8 @@ static bool fz_predict_valid(struct fz_fix *f, struct fz_input *in,
 	f->bexp.received++;
 	if (kmad_mad_is_response(h)) {
 		f->bexp.responses++;
+		if (fz_user_rmpp_eligible(f, in))
+			f->bexp.user_rmpp++;
 		return false;
 	}
 	if (fz_dispatched(in, &class_known)) {
@@ -1167,6 +1204,8 @@ static void fz_check_batch(struct fz_fix *f)
 	    d->delivered != e->injected - e->recv_errors ||
 	    d->pstat[KMAD_PSTAT_RESP_MATCHED] != d->matched ||
 	    d->pstat[KMAD_PSTAT_RESP_UNSOLICITED] != d->user_rmpp ||
+	    d->pstat[KMAD_PSTAT_RESP_UNSOLICITED] + d->matched_active !=
+	    (s64)e->user_rmpp ||
 	    d->pstat[KMAD_PSTAT_REQ_DISPATCHED] != d->unsolicited ||
 	    d->pstat[KMAD_PSTAT_REQ_ANSWERED] != d->answers)
 		ok = false;
@@ -2016,6 +2055,8 @@ static void fz_verdict(struct fz_fix *f, const char *what)
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_MATCHED], d->matched);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_UNSOLICITED],
 			d->user_rmpp);
+	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_RESP_UNSOLICITED] +
+			d->matched_active, (s64)e->user_rmpp);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_DISPATCHED],
 			d->unsolicited);
 	KUNIT_EXPECT_EQ(f->test, d->pstat[KMAD_PSTAT_REQ_ANSWERED],

@@ -1186,9 +1186,12 @@ static void rmpp_recv_response_matched(struct kunit *test)
  * three MADs.  The first segment completes its request (OK, handed to
  * recv_handler with the request); segments 2 and 3 match no request and
  * come unsolicited (request NULL), byte for byte, 256 bytes each.  kmad
- * ACKs none of them: the agent does RMPP itself.  A response that is not
- * RMPP-active, or of a class without the RMPP header, is still dropped
- * when it matches nothing.
+ * ACKs none of them: the agent does RMPP itself.  Before them, a segment
+ * with the request's TID that came back with a GRH (the request had none)
+ * is misaddressed: it matches nothing, so it too comes unsolicited, and
+ * the request goes on waiting.  A response that is not RMPP-active, or
+ * of a class without the RMPP header, is still dropped when it matches
+ * nothing.
  */
 static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 {
@@ -1196,6 +1199,8 @@ static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 	s64 matched = rt_pstat(rt, KMAD_PSTAT_RESP_MATCHED);
 	s64 unmatched = rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED);
 	s64 unsol = rt_pstat(rt, KMAD_PSTAT_RESP_UNSOLICITED);
+	s64 misaddr = rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED);
+	struct kmad_sim_rx rx = {};
 	struct kmad_agent_stats st;
 	struct kmad_send_buf *req;
 	struct kmad_mad *mad, *plain;
@@ -1203,8 +1208,8 @@ static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 	u32 seg;
 	u64 tid;
 
-	/* Three segments and one more MAD: too big for the stack. */
-	mad = kunit_kcalloc(test, 4, sizeof(*mad), GFP_KERNEL);
+	/* Three segments and two more MADs: too big for the stack. */
+	mad = kunit_kcalloc(test, 5, sizeof(*mad), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, mad);
 	plain = &mad[3];
 	a = kmad_register_agent(rt->f->port[KT_DEV0], KMAD_QPT_GSI, NULL,
@@ -1212,6 +1217,27 @@ static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	rt->agent = a;
 	req = rt_request(rt, 5000, &tid);
+	rx.slid = kmad_port_lid(rt->f->port[KT_DEV1]);
+	rx.src_qpn = KT_QPN;
+	rx.grh_present = true;
+	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV1, 1, 0,
+						&rx.sgid), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV0, 1, 0,
+						&rx.dgid), 0);
+	rt_seg(&mad[4], KMAD_METHOD_GET_TABLE_RESP, tid, 1, 3,
+	       3 * RT_SEG_PAY - 10);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
+						 &mad[4], sizeof(*mad), &rx),
+			0);
+	kt_event(rt->f, KT_DEV0);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(rt->wc[0]->mad, &mad[4], sizeof(*mad)),
+			0);
+	KUNIT_EXPECT_EQ(test, rt_sends(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED),
+			misaddr + 1);
 	for (seg = 1; seg <= 3; seg++) {
 		rt_seg(&mad[seg - 1], KMAD_METHOD_GET_TABLE_RESP, tid, seg, 3,
 		       3 * RT_SEG_PAY - 10);
@@ -1220,26 +1246,26 @@ static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 	}
 	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
 	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
-	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 3);
-	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], req);
-	KUNIT_EXPECT_PTR_EQ(test, rt->req[1], NULL);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 4);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[1], req);
 	KUNIT_EXPECT_PTR_EQ(test, rt->req[2], NULL);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[3], NULL);
 	for (seg = 0; seg < 3; seg++) {
-		KUNIT_EXPECT_EQ(test, rt->wc[seg]->mad_len,
+		KUNIT_EXPECT_EQ(test, rt->wc[seg + 1]->mad_len,
 				(size_t)KMAD_MAD_SIZE);
-		KUNIT_EXPECT_EQ(test, memcmp(rt->wc[seg]->mad, &mad[seg],
+		KUNIT_EXPECT_EQ(test, memcmp(rt->wc[seg + 1]->mad, &mad[seg],
 					     sizeof(*mad)), 0);
 	}
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_MATCHED),
 			matched + 1);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNSOLICITED),
-			unsol + 2);
+			unsol + 3);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
 			unmatched);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ACKS), 0);
 	kmad_agent_get_stats(a, &st);
 	KUNIT_EXPECT_EQ(test, st.responses, 1ULL);
-	KUNIT_EXPECT_EQ(test, st.unsolicited, 2ULL);
+	KUNIT_EXPECT_EQ(test, st.unsolicited, 3ULL);
 
 	/* Not RMPP-active: an unmatched response, dropped. */
 	rt_seg(plain, KMAD_METHOD_GET_TABLE_RESP, tid + 1, 2, 3,
@@ -1253,11 +1279,11 @@ static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 	plain->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_VENDOR_RANGE1_START;
 	rt_inject(rt, plain);
 	rt_expect_quiet(rt);
-	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 3);
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 4);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNMATCHED),
 			unmatched + 2);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_UNSOLICITED),
-			unsol + 2);
+			unsol + 3);
 	kmad_free_send_buf(req);
 }
 
