@@ -333,8 +333,17 @@ static void t_register2(void)
 	req.qpn = 1;
 	req.mgmt_class = 0x04;
 	req.mgmt_class_version = 1;
-	/* USER_RMPP is the one flag: another is refused, the one written back. */
+	/*
+	 * USER_RMPP is the one flag: another is refused, the one written
+	 * back; but a bad QPN is refused first, with nothing written back.
+	 */
+	req.qpn = 2;
 	req.flags = IB_USER_MAD_USER_RMPP << 1;
+	CHECK("register2_flags", ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req) &&
+	      errno == EINVAL && req.flags == IB_USER_MAD_USER_RMPP << 1,
+	      "qpn 2 and flags %#x: %m, flags back %#x",
+	      IB_USER_MAD_USER_RMPP << 1, req.flags);
+	req.qpn = 1;
 	CHECK("register2_flags", ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req) &&
 	      errno == EINVAL && req.flags == IB_USER_MAD_USER_RMPP,
 	      "flags %#x: %m, flags back %#x", IB_USER_MAD_USER_RMPP << 1,
@@ -1046,6 +1055,31 @@ static void t_user_rmpp(void)
 	sid = reg_sa(srv, 1, 0x12, 0);
 	CHECK("user_rmpp_register", sid == 0, "kernel-RMPP server: %d", sid);
 	result("user_rmpp_register", NULL);
+
+	/*
+	 * Its RMPP-active writes skip the duplicate check: an ACK with the
+	 * TID of its own outstanding GetTable, and one RMPP response twice
+	 * to one LID (both to LID 999: nobody answers).
+	 */
+	make_sa(w, MAD, 0, NO_LID, 0x12, 0x71, 0, 0);
+	/* Outstanding until the close: no ETIMEDOUT record among the reads. */
+	((struct ib_user_mad_hdr *)w)->timeout_ms = 0xffffffff;
+	((struct ib_user_mad_hdr *)w)->retries = 0;
+	CHECK("user_rmpp_no_duplicate_check",
+	      write(cli, w, HDR + MAD) == HDR + MAD, "write GetTable: %m");
+	memcpy(&p, w, HDR + MAD);
+	p.mad[3] = 0x92;			/* as if answered */
+	n = user_rmpp_ack(cli, 0, &p, 1, 1);
+	CHECK("user_rmpp_no_duplicate_check", !n, "ACK with its TID: %s",
+	      strerror(-n));
+	make_sa(w, MAD, 0, NO_LID, 0x92, 0x72, 1, 4);
+	((struct ib_user_mad_hdr *)w)->timeout_ms = 0;
+	((struct ib_user_mad_hdr *)w)->retries = 0;
+	CHECK("user_rmpp_no_duplicate_check",
+	      write(cli, w, HDR + MAD) == HDR + MAD &&
+	      write(cli, w, HDR + MAD) == HDR + MAD,
+	      "an RMPP response twice: %m");
+	result("user_rmpp_no_duplicate_check", NULL);
 
 	lid = read_hex(lid_path);
 	make_sa(w, MAD, 0, lid, 0x12, 0x70, 0, 0);

@@ -626,6 +626,7 @@ struct umad_reg {
 	u8 oui[3];
 	u8 rmpp_version;
 	bool user_rmpp;			/* IB_USER_MAD_USER_RMPP */
+	bool oui_too_wide;		/* REGISTER_AGENT2's, above 24 bits */
 	DECLARE_BITMAP(method_mask, KMAD_METHODS);
 };
 
@@ -658,6 +659,8 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 			   UMAD_MAX_AGENTS);
 		return -ENOMEM;
 	}
+	if (reg->mgmt_class && reg->oui_too_wide)
+		return -EINVAL;
 	/*
 	 * Method 0 does not exist (libibmad's servers, ibping's, register
 	 * all ones): dropped, so that a mask of it alone is no method, as
@@ -815,21 +818,12 @@ static long umad_reg_agent2(struct umad_file *file, void __user *arg)
 
 	if (copy_from_user(&ureq, arg, sizeof(ureq)))
 		return -EFAULT;
-	/* USER_RMPP is the one flag, as ib_umad's answer says. */
-	if (ureq.flags & ~IB_USER_MAD_REG_FLAGS_CAP) {
-		if (put_user((u32)IB_USER_MAD_REG_FLAGS_CAP,
-			     (u32 __user *)(arg +
-				offsetof(struct ib_user_mad_reg_req2, flags))))
-			return -EFAULT;
-		return -EINVAL;
-	}
 	reg.user_rmpp = ureq.flags & IB_USER_MAD_USER_RMPP;
-	if (ureq.oui & 0xff000000)
-		return -EINVAL;
 	reg.qpn = ureq.qpn;
 	reg.mgmt_class = ureq.mgmt_class;
 	reg.class_version = ureq.mgmt_class_version;
 	reg.rmpp_version = ureq.rmpp_version;
+	reg.oui_too_wide = ureq.oui & 0xff000000;
 	reg.oui[0] = ureq.oui >> 16;
 	reg.oui[1] = ureq.oui >> 8;
 	reg.oui[2] = ureq.oui;
@@ -837,6 +831,22 @@ static long umad_reg_agent2(struct umad_file *file, void __user *arg)
 
 	mutex_lock(&file->port->file_mutex);
 	mutex_lock(&file->mutex);
+	/*
+	 * In ib_umad's order: a dead port (EPIPE) and a bad QPN (EINVAL)
+	 * first, as umad_reg() checks them; then a flag other than
+	 * USER_RMPP, the one flag, written back; umad_reg() checks the
+	 * rest (no free id, then an OUI above 24 bits with a class).
+	 */
+	if (!file->port->dead && !file->agents_dead && ureq.qpn <= 1 &&
+	    (ureq.flags & ~IB_USER_MAD_REG_FLAGS_CAP)) {
+		mutex_unlock(&file->mutex);
+		mutex_unlock(&file->port->file_mutex);
+		if (put_user((u32)IB_USER_MAD_REG_FLAGS_CAP,
+			     (u32 __user *)(arg +
+				offsetof(struct ib_user_mad_reg_req2, flags))))
+			return -EFAULT;
+		return -EINVAL;
+	}
 	ret = umad_reg(file, &reg);
 	return umad_reg_finish(file, ret, arg +
 			       offsetof(struct ib_user_mad_reg_req2, id), true);
