@@ -615,10 +615,10 @@ static __poll_t umad_poll(struct file *filp, struct poll_table_struct *wait)
 	return mask;
 }
 
-/* What both registration ioctls ask for, in kmad's terms. */
 /* ib_mad's MAX_MGMT_CLASS: the classes below it are in its tables. */
 #define UMAD_MAX_MGMT_CLASS	0x50
 
+/* What both registration ioctls ask for, in kmad's terms. */
 struct umad_reg {
 	u32 qpn;
 	u8 mgmt_class;
