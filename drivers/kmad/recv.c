@@ -579,6 +579,22 @@ static u16 unclaimed_status(const struct kmad_qp_info *qpi, bool class_known)
 	return KMAD_MAD_STATUS_BAD_VERSION;
 }
 
+/*
+ * Queue @recv to @agent for its recv_handler, counting @stat, or count it
+ * dropped if the agent's backlog is full.  The queue takes our reference
+ * to @agent, also to drop it.
+ */
+static void recv_to_agent(struct kmad_agent_priv *agent,
+			  struct kmad_recv_priv *recv, enum kmad_port_stat stat)
+{
+	struct kmad_port *port = agent->qpi->port;
+
+	if (kmad_agent_queue_recv(agent, recv))
+		kmad_port_stat_inc(port, stat);
+	else
+		kmad_port_stat_inc(port, KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+}
+
 static void recv_dispatch(struct kmad_qp_info *qpi,
 			  struct kmad_recv_priv *recv)
 {
@@ -600,13 +616,7 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 			return;
 		}
 		if (recv_user_rmpp(agent, recv)) {
-			/* It takes our reference, also to drop it. */
-			if (kmad_agent_queue_recv(agent, recv))
-				kmad_port_stat_inc(qpi->port,
-						   KMAD_PSTAT_RESP_UNSOLICITED);
-			else
-				kmad_port_stat_inc(qpi->port,
-						   KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+			recv_to_agent(agent, recv, KMAD_PSTAT_RESP_UNSOLICITED);
 			return;
 		}
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_RESP_UNMATCHED);
@@ -622,13 +632,7 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 			kmad_agent_put(agent);
 			return;
 		}
-		/* It takes our reference, also to drop it. */
-		if (kmad_agent_queue_recv(agent, recv))
-			kmad_port_stat_inc(qpi->port,
-					   KMAD_PSTAT_REQ_DISPATCHED);
-		else
-			kmad_port_stat_inc(qpi->port,
-					   KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+		recv_to_agent(agent, recv, KMAD_PSTAT_REQ_DISPATCHED);
 		return;
 	}
 	answer_unsupported(qpi, recv, unclaimed_status(qpi, class_known),

@@ -484,7 +484,7 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	struct kmad_send_buf *msg;
 	struct kmad_dest dest;
 	size_t mad_len;
-	bool rmpp;
+	bool active, rmpp;
 	int ret;
 
 	if (count < hdr_len + KMAD_RMPP_MAD_HDR_SIZE ||
@@ -525,9 +525,10 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 		ret = -EINVAL;
 		goto err_unlock;
 	}
-	rmpp = file->agent_rmpp[array_index_nospec(packet->hdr.id,
-						   UMAD_MAX_AGENTS)] &&
-	       kmad_rmpp_active((const struct kmad_mad *)packet->mad);
+	/* Kernel RMPP for a kernel-RMPP agent, else user RMPP (or none). */
+	active = kmad_rmpp_active((const struct kmad_mad *)packet->mad);
+	rmpp = active && file->agent_rmpp[array_index_nospec(packet->hdr.id,
+							     UMAD_MAX_AGENTS)];
 	if (!rmpp && mad_len > KMAD_MAD_SIZE) {
 		ret = -EINVAL;
 		goto err_unlock;
@@ -573,8 +574,7 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 				     0xffffffffULL));
 
 	spin_lock_irq(&file->send_lock);
-	if (umad_is_duplicate(file, packet,
-			      !rmpp && kmad_rmpp_active(msg->mad))) {
+	if (umad_is_duplicate(file, packet, active && !rmpp)) {
 		spin_unlock_irq(&file->send_lock);
 		ret = -EINVAL;
 		goto err_free_msg;
