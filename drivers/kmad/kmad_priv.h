@@ -257,7 +257,8 @@ enum kmad_port_stat {
  *	failed reset it holds nothing and receives nothing; after refused
  *	moves to the error state the provider may still hold receives
  *	(delivered if they complete) and sends (each ends at its
- *	completion, or at the port's removal).
+ *	completion, a flushed one with %KMAD_SEND_LOCAL_ERROR too, or at
+ *	the port's removal).
  */
 enum kmad_qp_run {
 	KMAD_QP_DOWN,

@@ -381,6 +381,7 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 					       cqe);
 	unsigned long flags;
 	struct kmad_qp_info *qpi = cq->info;
+	enum kmad_wc_status status = wc->status;
 	bool replay = false, canceled, flushed, kick;
 
 	spin_lock_irqsave(&qpi->lock, flags);
@@ -404,6 +405,12 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	} else {
 		qp_send_idle(qpi, wr);
 	}
+	/* A given-up QP's sends end with a local error (provider.h), also
+	 * one its provider flushes at last: FLUSHED is for a port going away
+	 * or an agent unregistering.
+	 */
+	if (status == KMAD_WC_FLUSH_ERR && qpi->run == KMAD_QP_FAILED)
+		status = KMAD_WC_LOC_ERR;
 	/* A flush puts the QP in recovery; any CQE may have been the last
 	 * thing the provider held for a recovery to go on.
 	 */
@@ -419,7 +426,7 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 		queue_work(kmad_wq, &qpi->cq.drain_work);
 	if (replay)
 		return;
-	kmad_send_hw_done(wr, wc->status);
+	kmad_send_hw_done(wr, status);
 }
 
 /**

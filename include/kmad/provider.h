@@ -29,8 +29,8 @@
  *   starts kmad's recovery, which moves the QP to %KMAD_QPS_ERR itself (a
  *   send queue error state that keeps receiving is fine), waits until
  *   every work request has completed, then resets it to RTS.  A move to
- *   the error state or a reset that fails is retried with backoff, up to
- *   five times, after which kmad gives the QP up (its sends end with a
+ *   the error state or a reset that fails is tried again with backoff, five
+ *   tries in all, after which kmad gives the QP up (its sends end with a
  *   local error; kmad_priv.h, enum kmad_qp_run): a provider that does not
  *   flush receives on its own must let the move to the error state
  *   succeed.

@@ -448,6 +448,44 @@ static void qp_recovery_gives_up(struct kunit *test)
 }
 
 /*
+ * A QP given up because its provider refused every move to the error
+ * state: a send the provider still held ends with a local error when it
+ * completes flushed at last, as every send of a given-up QP does
+ * (provider.h), not FLUSHED, which is for an agent unregistering or a
+ * port going away (mad.h).
+ */
+static void qp_given_up_flush_is_local_error(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *a;
+	bool given_up;
+
+	f->free_on_send = true;
+	a = kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0);
+	kt_post(f, a);
+	KUNIT_ASSERT_EQ(test, kt_qp_wire(f), 1U);
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, UINT_MAX),
+			0);
+	kmad_qp_event(&qpi->qp, KMAD_QP_EVENT_FATAL);
+	/* Five refused moves, 10 + 20 + 40 + 80 ms of backoff between. */
+	given_up = kt_events_until(f, kt_qp_run(qpi) == KMAD_QP_FAILED);
+	/* The port's removal at the end must be able to move it. */
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, 0), 0);
+	KUNIT_ASSERT_TRUE(test, given_up);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	KUNIT_ASSERT_EQ(test, kt_qp_wire(f), 1U);
+
+	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_FAILED);
+}
+
+/*
  * A fatal event that comes after its recovery reset the QP has the
  * recovery move it to the error state; if the provider refuses that
  * move once, it is tried again after the backoff, and the QP recovers
@@ -603,6 +641,7 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_replay_send_flushed_by_port_removal),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
+	KUNIT_CASE(qp_given_up_flush_is_local_error),
 	KUNIT_CASE(qp_recovery_tries_per_recovery),
 	KUNIT_CASE(qp_recv_flush_without_event_recovers),
 	KUNIT_CASE(qp_recovery_retries_failed_flush),
