@@ -7,7 +7,10 @@
  * allocates &struct kmad_send_buf s, fills and posts them, and gets exactly
  * one send_handler callback per posted send.  Unsolicited MADs for the
  * agent's class, version and methods, and responses to its requests, come
- * to its recv_handler.
+ * to its recv_handler.  An unsolicited MAD that finds 1024 MADs (or 32 MiB
+ * of RMPP messages) waiting for the agent's recv_handler is dropped and
+ * counted (requests_dropped_backlog, Documentation/ulp-guide.rst), as a
+ * full receive queue drops it under ib_mad.
  *
  * Callback context: send_handler and recv_handler run in process context on
  * kmad's workqueue, never from inside a kmad call the ULP makes (post,
@@ -55,7 +58,8 @@
  *
  * - A send that expects a response (timeout_ms != 0) holds two references:
  *   one for its send completion and one for its response or timeout.  A
- *   send without a timeout holds one.
+ *   send without a timeout holds one.  (An RMPP send holds the second
+ *   one in any case, for the end of its transfer: the final ACK.)
  * - Cancel drops the response reference only if a timeout was set; from
  *   then on no response matches the send.
  * - send_handler runs exactly once per successfully posted send, and never
@@ -79,7 +83,9 @@
  *   SMPs are not checked.  The
  *   responder's own LID is not checked: IBTA lets it answer from any LID
  *   of its LMC range.  A response that fails the check is dropped as
- *   unmatched.
+ *   unmatched, except an RMPP-active one for an agent without
+ *   @rmpp_version (&struct kmad_agent_reg), which gets it as unsolicited,
+ *   as ib_mad does.
  * - An RMPP send (kmad_alloc_send_buf_rmpp(), Documentation/rmpp.rst)
  *   is one send for these rules: one send_handler call, after the send
  *   completion of every segment it posted; it ends at the receiver's
@@ -564,7 +570,10 @@ void kmad_agent_get_stats(struct kmad_agent *agent,
 
 /*
  * Solicited flow control (Documentation/send-lifecycle.rst): a request
- * with a timeout of the SA, CM or SMP class (not RMPP-active) holds one of
+ * with a timeout of the SA, CM or SMP class (not RMPP-active for an agent
+ * registered with an rmpp_version: an agent doing RMPP itself has its
+ * RMPP-active requests counted, as upstream's is_solicited_fc_mad())
+ * holds one of
  * its agent's slots until its response, timeout, cancel or error; a post
  * with no slot free is accepted (0) and waits, in posting order, until
  * one frees: only then is it sent and does its timeout start.  Limits per
