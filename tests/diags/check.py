@@ -18,6 +18,7 @@ summary.  --selftest makes wrong answers out of a passing log (a wrong
 link, LID, route, counter, description, exit status, ABI case, splat) and
 fails unless every one of them fails the check.
 """
+import ipaddress
 import re
 import sys
 from collections import deque
@@ -53,6 +54,8 @@ class Fabric:
             self.sm = dict(dev=m.group(1), lid=int(m.group(2)),
                            guid=int(m.group(3), 16), act=int(m.group(5)),
                            priority=int(m.group(6)), state=int(m.group(7)))
+        m = re.search(r'kmad-diags: kernel \S+, (\d+) CPUs', log)
+        self.cpus = int(m.group(1)) if m else None
         end = re.search(r'kmad_diags: end (\d+)', log)
         if not end or int(end.group(1)) != len(self.nodes) or not self.nodes:
             raise ValueError('no complete fabric description in the log')
@@ -131,6 +134,12 @@ class Fabric:
             return 0
         path = self.route(sw, dst)
         return path[0][2]
+
+    def gid(self, n, p):
+        """A port's GID as inet_ntop prints it: fe80::/64 and the port
+        GUID."""
+        return str(ipaddress.IPv6Address(0xfe80 << 112 |
+                                         self.port_guid(n, p)))
 
     def dr_walk(self, src, path):
         """The node a directed route from node src reaches, and the port
@@ -336,6 +345,13 @@ class Checker:
         if '-D' in args:
             path = [int(x) for x in args[-1].split(',')]
             return fab.dr_walk(self.origin, path)
+        if '-c' in args:
+            # A combined route: LID-routed to the LID, directed from there.
+            hops = [int(x) for x in args[-1].split(',')]
+            n, _ = fab.by_lid[hops[0]]
+            if len(hops) > 2:
+                return fab.dr_walk(n, hops[1:])
+            args = args[:-1] + [str(hops[0])]
         n, _ = fab.by_lid[int(args[-1])]
         if n == self.origin:
             return n, 0
@@ -451,17 +467,25 @@ class Checker:
     def c_ibroute(self, args, text):
         fab = self.fab
         n, _ = self.target(args)
-        name = fab.nodes[n]['name']
         if '-M' in args:
             return self.ibroute_mcast(n, text)
-        m = re.search(r'^Unicast lids \[0x0-0x([0-9a-f]+)\] of switch '
-                      r'(?:Lid (\d+)|DR path .*?) guid 0x([0-9a-f]{16}) '
-                      r'\(([^)]*)\):', text, flags=re.M)
+        self.lft(n, text, 0, max(fab.by_lid))
+
+    def lft(self, n, text, lo, hi):
+        """Switch n's unicast table for LIDs lo..hi, as ibroute and
+        dump_fts print it."""
+        fab = self.fab
+        name = fab.nodes[n]['name']
+        m = re.search(r'^Unicast lids \[0x([0-9a-f]+)-0x([0-9a-f]+)\] of '
+                      r'switch (?:Lid (\d+)|DR path .*?) guid '
+                      r'0x([0-9a-f]{16}) \(([^)]*)\):', text, flags=re.M)
         if not m:
             self.fail(name + ': no header')
             return
-        self.expect(name + ' guid', int(m.group(3), 16), fab.nodes[n]['guid'])
-        self.expect(name + ' description', m.group(4), fab.desc(n))
+        self.expect(name + ' lid range', (int(m.group(1), 16),
+                                          int(m.group(2), 16)), (lo, hi))
+        self.expect(name + ' guid', int(m.group(4), 16), fab.nodes[n]['guid'])
+        self.expect(name + ' description', m.group(5), fab.desc(n))
         got = {}
         for lid, port, kind, guid, desc in re.findall(
                 r'^0x([0-9a-f]{4}) (\d{3}) : \((Channel Adapter|Switch) '
@@ -472,8 +496,9 @@ class Checker:
                         (fab.lft_out(n, int(lid, 16)),
                          'Switch' if fab.is_switch(d) else 'Channel Adapter',
                          fab.port_guid(d, dp), fab.desc(d)))
-        self.expect(name + ' lids', sorted(got), sorted(fab.by_lid))
-        self.expect(name + ' count', '%d valid lids dumped' % len(fab.by_lid)
+        want = [lid for lid in sorted(fab.by_lid) if lo <= lid <= hi]
+        self.expect(name + ' lids', sorted(got), want)
+        self.expect(name + ' count', '%d valid lids dumped' % len(want)
                     in text, True)
 
     def ibroute_mcast(self, n, text):
@@ -509,8 +534,30 @@ class Checker:
         if '-R' in args:
             self.expect(name + ' reset prints nothing', text.strip(), '')
             return
-        f = fields(text)
-        sel = '255' if '-a' in args else '1'
+        if '-l' in args:
+            # -a -l: every port in turn, 1 up (an HCA has no port 0, the
+            # sim's switches no enhanced port 0).
+            ports = []
+            for b in re.split(r'^(?=# Port counters: )', text, flags=re.M):
+                m = re.match(r'# Port counters: Lid (\d+) port (\d+) ', b)
+                if not m:
+                    if b.strip():
+                        self.fail('unexpected output %r' % b[:60])
+                    continue
+                self.expect(name + ' counters of lid', int(m.group(1)), lid)
+                ports.append(int(m.group(2)))
+                self.perf_counters(args, lid, fields(b), m.group(2))
+            self.expect(name + ' ports', ports,
+                        list(range(1, fab.nodes[n]['ports'] + 1)))
+            return
+        self.perf_counters(args, lid, fields(text),
+                           '255' if '-a' in args else '1')
+
+    def perf_counters(self, args, lid, f, sel):
+        """One PortCounters answer, fields f, of PortSelect sel."""
+        fab = self.fab
+        n, _ = fab.by_lid[lid]
+        name = fab.nodes[n]['name']
         self.expect(name + ' PortSelect', f.get('PortSelect'), sel)
         # umad_abi_test sends to LID 999, which no port has: the switch
         # next to the origin drops those and counts them, nobody else.
@@ -538,6 +585,238 @@ class Checker:
                           (name, xp, rp))
         elif xp < 1 or rp < 1:
             self.fail('%s no traffic counted' % name)
+
+    # iblinkinfo, ibaddr, smpdump, dump_fts, ibportstate, ibsysstat
+
+    def positional(self, args):
+        """The arguments that are not options nor the values of -C, -P."""
+        return [a for i, a in enumerate(args) if not a.startswith('-') and
+                (i == 0 or args[i - 1] not in ('-C', '-P'))]
+
+    # One link as iblinkinfo prints it: LID, port, width, speed, state,
+    # physical state, then the peer's (port GUID with -l), LID, port and
+    # description.
+    LINK = (r'(\d+)\s+(\d+)\[\s*\]\s+==\(\s*(\S+)\s+([\d.]+ Gbps)\s+'
+            r'(\w+)/\s*(\w+)\)==>\s+(?:0x([0-9a-f]{16})\s+)?(\d+)\s+(\d+)'
+            r'\[\s*\]\s+"([^"]*)"\s+\(\s*\)$')
+
+    def c_iblinkinfo(self, args, text):
+        fab = self.fab
+        seen = []
+        head = None     # the node of the "Switch:" block, or a CA's name
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            m = re.match(r'^Switch: 0x([0-9a-f]{16}) (.*):$', line)
+            if m:
+                head = fab.by_guid.get(int(m.group(1), 16))
+                self.expect('switch %s' % m.group(1), head is not None and
+                            fab.desc(head), m.group(2))
+                continue
+            m = re.match(r'^CA: (.*):$', line)
+            if m:
+                head = m.group(1)
+                continue
+            # -l: GUID and description first; else a CA's port GUID.
+            m = re.match(r'^0x([0-9a-f]{16}) "\s*([^"]*)"\s+' + self.LINK,
+                         line)
+            if m:
+                guid, desc, g = int(m.group(1), 16), m.group(2), m.groups()[2:]
+            else:
+                m = re.match(r'^\s+(?:0x([0-9a-f]{16})\s+)?' + self.LINK,
+                             line)
+                if not m:
+                    self.fail('unexpected line %r' % line)
+                    continue
+                guid = m.group(1) and int(m.group(1), 16)
+                desc, g = None, m.groups()[1:]
+            lid, port, width, speed, state, phys, pguid, plid, pport, pdesc = g
+            n, p = fab.by_lid[int(lid)][0], int(port)
+            name = '%s port %d' % (fab.nodes[n]['name'], p)
+            seen.append((n, p))
+            if isinstance(head, str):
+                self.expect(name + ' CA block', head, fab.desc(n))
+            elif '-l' not in args:
+                self.expect(name + ' switch block', head, n)
+            self.expect(name + ' lid', int(lid), fab.lid(n, p))
+            if guid is not None:
+                self.expect(name + ' guid', guid, fab.port_guid(n, p))
+            if desc is not None:
+                self.expect(name + ' description', desc, fab.desc(n))
+            self.expect(name + ' link', (width, speed, state, phys),
+                        ('4X', '10.0 Gbps', 'Active', 'LinkUp'))
+            if (n, p) not in fab.peer:
+                self.fail(name + ' has no cable')
+                continue
+            m_, mp = fab.peer[(n, p)]
+            self.expect(name + ' peer', (int(plid), int(pport), pdesc),
+                        (fab.lid(m_, mp), mp, fab.desc(m_)))
+            if pguid is not None:
+                self.expect(name + ' peer guid', int(pguid, 16),
+                            fab.port_guid(m_, mp))
+        if '-D' in args:
+            n0, _ = fab.dr_walk(self.origin, [int(x) for x in
+                                              args[-1].split(',')])
+            want = [k for k in fab.peer if k[0] == n0]
+        else:
+            want = list(fab.peer)
+        self.expect('ports listed', sorted(seen), sorted(want))
+
+    def c_ibaddr(self, args, text):
+        fab = self.fab
+        if self.positional(args):
+            n, inp = self.target(args)
+        else:
+            n, inp = self.origin, 1     # the port it runs on
+        p = inp if inp else 1
+        gid = 'GID %s' % fab.gid(n, p)
+        lid = 'LID start 0x%x end 0x%x' % (fab.lid(n, p), fab.lid(n, p))
+        want = gid if '-g' in args else lid if '-l' in args else \
+            gid + ' ' + lid
+        self.expect('ibaddr of ' + fab.nodes[n]['name'], text.strip(), want)
+
+    def c_smpdump(self, args, text):
+        """A raw SMP, LID-routed or (-D) directed, as 64 bytes of hex or
+        (-s) a string: NodeInfo, PortInfo of the arrival port, or
+        NodeDescription."""
+        fab = self.fab
+        pos = self.positional(args)
+        attr = int(pos[1], 0)
+        dr = '-D' in args
+        if dr:
+            n, inp = fab.dr_walk(self.origin,
+                                 [int(x) for x in pos[0].split(',')])
+        else:
+            n, inp = self.target([pos[0]])
+        name = fab.nodes[n]['name']
+        sw = fab.is_switch(n)
+        hp = inp if inp else 1
+        # A directed-route answer has the direction bit set (IBTA
+        # 14.2.1.2: "SMP status: 0x8000"); a LID-routed one status 0.
+        st = re.findall(r'^SMP status: 0x([0-9a-f]+)$', text, flags=re.M)
+        self.expect(name + ' status', st, ['8000'] if dr else [])
+        if '-s' in args:
+            self.expect(name + ' attribute', attr, 0x10)
+            self.expect(name + ' description', text.splitlines()[0],
+                        fab.desc(n))
+            return
+        rows = re.findall(r'^((?:[0-9a-f]{4} ){7}[0-9a-f]{4})$', text,
+                          flags=re.M)
+        data = bytes.fromhex(''.join(rows).replace(' ', ''))
+        self.expect(name + ' bytes', len(data), 64)
+        if attr == 0x11:
+            g = fab.nodes[n]['guid']
+            want = bytes([1, 1, 2 if sw else 1, fab.nodes[n]['ports']]) + \
+                g.to_bytes(8, 'big') * 2 + \
+                fab.port_guid(n, hp).to_bytes(8, 'big') + \
+                (64).to_bytes(2, 'big') + \
+                (0x5a02 if sw else 0x5a01).to_bytes(2, 'big') + \
+                (1).to_bytes(4, 'big') + \
+                bytes([inp if sw or inp else 1]) + \
+                (0x001405).to_bytes(3, 'big')
+            self.expect(name + ' NodeInfo', data.hex(),
+                        want.ljust(64, b'\0').hex())
+        elif attr == 0x15:
+            self.expect(name + ' PortInfo LID, SM LID',
+                        (int.from_bytes(data[16:18], 'big'),
+                         int.from_bytes(data[18:20], 'big')),
+                        (fab.lid(n) if sw else fab.lid(n, hp), 1))
+        else:
+            self.fail('no check for attribute 0x%x' % attr)
+
+    def c_dump_fts(self, args, text):
+        """Every switch's unicast (or, -M, multicast) tables, switches
+        found by the tool's own directed-route walk from the origin."""
+        fab = self.fab
+        pos = self.positional(args)
+        lo = int(pos[0], 0) if pos else 0
+        hi = int(pos[1], 0) if len(pos) > 1 else max(fab.by_lid)
+        head = 'Multicast mlids' if '-M' in args else 'Unicast lids'
+        seen = []
+        for b in re.split(r'^(?=%s )' % head, text, flags=re.M):
+            if not b.startswith(head):
+                if b.strip():
+                    self.fail('unexpected output %r' % b[:60])
+                continue
+            m = re.search(r'DR path slid \d+; dlid \d+; ([\d,]+) guid '
+                          r'0x([0-9a-f]{16})', b)
+            if not m:
+                self.fail('no DR path in %r' % b[:60])
+                continue
+            n, _ = fab.dr_walk(self.origin,
+                               [int(x) for x in m.group(1).split(',')])
+            self.expect('switch at ' + m.group(1),
+                        n is not None and fab.nodes[n]['guid'],
+                        int(m.group(2), 16))
+            if n is None:
+                continue
+            seen.append(n)
+            if '-M' in args:
+                self.ibroute_mcast(n, b)
+            else:
+                self.lft(n, b, lo, hi)
+        self.expect('switches', sorted(seen), fab.switches())
+
+    def port_state(self, name, f, lid):
+        """An active 4X QDR port; an HCA port's LID and SM LID."""
+        self.expect(name + ' link', (f.get('LinkState'),
+                                     f.get('PhysLinkState'),
+                                     f.get('LinkWidthActive'),
+                                     f.get('LinkSpeedActive')),
+                    ('Active', 'LinkUp', '4X', '10.0 Gbps'))
+        if lid is not None:
+            self.expect(name + ' Lid, SMLid', (f.get('Lid'), f.get('SMLid')),
+                        (str(lid), '1'))
+
+    def c_ibportstate(self, args, text):
+        """query: the port, and a switch port's peer (by a directed route
+        from the switch, so a combined route)."""
+        fab = self.fab
+        pos = self.positional(args)
+        port = int(pos[1])
+        self.expect('operation', pos[2:], ['query'])
+        if '-D' in args:
+            n, _ = fab.dr_walk(self.origin,
+                               [int(x) for x in pos[0].split(',')])
+        else:
+            n, _ = fab.by_lid[int(pos[0])]
+        sw = fab.is_switch(n)
+        name = '%s port %d' % (fab.nodes[n]['name'], port)
+        own, _, peer = text.partition('Peer PortInfo:')
+        self.expect(name + ' kind', own.splitlines()[0],
+                    'Switch PortInfo:' if sw else 'CA/RT PortInfo:')
+        m = re.search(r'^# Port info: .* port (\d+)$', own, flags=re.M)
+        self.expect(name + ' port', m and int(m.group(1)), port)
+        self.port_state(name, fields(own), None if sw else fab.lid(n, port))
+        if not sw:
+            self.expect(name + ' peer', peer, '')
+            return
+        m_, mp = fab.peer[(n, port)]
+        m = re.search(r'^# Port info: .* DR path slid \d+; dlid \d+; '
+                      r'([\d,]+) port (\d+)$', peer, flags=re.M)
+        self.expect(name + ' peer route and port',
+                    m and (m.group(1), int(m.group(2))), ('0,%d' % port, mp))
+        self.port_state(name + ' peer', fields(peer),
+                        None if fab.is_switch(m_) else fab.lid(m_, mp))
+
+    def c_ibsysstat(self, args, text):
+        """The OpenIB sysstat class against its server (-S) on an HCA:
+        ping, the host name, one line per CPU."""
+        fab = self.fab
+        pos = self.positional(args)
+        n, _ = fab.by_lid[int(pos[0])]
+        self.expect('server is an HCA', fab.is_switch(n), False)
+        op = pos[1] if len(pos) > 1 else 'ping'
+        if op == 'ping':
+            self.expect('ping', text.strip(), 'sysstat ping succeeded')
+        elif op == 'host':
+            self.expect('host', text.strip(), 'diags-host.kmad')
+        elif op == 'cpu':
+            cpus = re.findall(r'^cpu (\d+): model .* MHZ\s+[\d.]+$', text,
+                              flags=re.M)
+            self.expect('cpus', cpus, [str(i) for i in range(fab.cpus)])
+        else:
+            self.fail('no check for ibsysstat ' + op)
 
     # ibping
 
@@ -734,6 +1013,19 @@ MUTATIONS = [
     (r'(?m)^ MLid$', ' MLid\n0xc000      x   '),
     (r'(?m)^(PortXmitPkts:\.+)(\d+)$', r'\g<1>9\2'),
     (r'(?m)^Node Description:\.+sim1 ', 'Node Description:...............simX '),
+    (r'(?m)(==>\s+7\s+)3(\[  \] "simsw2 kmad_sim switch")', r'\g<1>2\2'),
+    (r'GID fe80::14:500:0:301 LID', 'GID fe80::14:500:0:302 LID'),
+    (r'(?m)^0101 0203 0014 0500 0000 0600', '0101 0203 0014 0500 0000 0700'),
+    (r'(?m)^0003 0001 0000 0800', '0003 0002 0000 0800'),
+    (r'DR path slid 0; dlid 0; 0,1,1,2 guid', 'DR path slid 0; dlid 0; 0,1,1,1 guid'),
+    (r'Unicast lids \[0x2-0x6\]', 'Unicast lids [0x2-0x7]'),
+    (r'Lid 6 DR path slid 1; dlid 65535; 0,1 port 1',
+     'Lid 6 DR path slid 1; dlid 65535; 0,1 port 2'),
+    (r'# Port counters: Lid 6 port 2 \(', '# Port counters: Lid 6 port 3 ('),
+    (r'(?m)^diags-host\.kmad$', 'other-host.kmad'),
+    (r'(?m)^cpu 1: model', 'cpu 2: model'),
+    (r'(-c nodedesc 5,0,2\nNode Description:\.+)simsw2', r'\g<1>simsw1'),
+    (r'(-c nodeinfo 6,0,1,2,3\n(?:.*\n)*?LocalPort:\.+)1', r'\g<1>2'),
     (r'(?m)^umad-test: issm: ok', 'umad-test: issm: FAILED: x'),
     (r'(?m)^=== rc: 0$', '=== rc: 1'),
     (r'kmad-diags: modules unloaded', 'kmad-diags: FAILED: rmmod kmad'),

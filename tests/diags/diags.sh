@@ -61,6 +61,10 @@ TRACES="1,2 1,4 1,5 3,1"
 SM_DEV=sim0
 LAST_HCA=sim3
 SM_DR_PATH="0,1,1,1,2"
+# Combined routes (smpquery -c): LID, then a directed route from there
+# (its first hop, 0, is the start): the root itself, the root to leaf 1,
+# leaf 0 up to the root and down to leaf 1 and sim3.
+COMBINED_ROUTES="5,0 5,0,2 6,0,1,2 6,0,1,2,3"
 
 say() { echo ">> $*"; }
 die() { echo "diags.sh: $*" >&2; exit 1; }
@@ -123,7 +127,7 @@ mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,kmad,lib64,etc} \
 	"$stage/lib/modules/$kver/updates/kmad"
 cp /bin/busybox "$stage/bin/busybox"
 tools=(ibstat ibstatus ibnetdiscover smpquery perfquery ibroute ibtracert
-       sminfo smpdump ibaddr ibping)
+       sminfo smpdump ibaddr ibping iblinkinfo dump_fts ibportstate ibsysstat)
 for t in "${tools[@]}"; do
 	p=$(command -v "$t" || true)
 	[ -n "$p" ] || p=/usr/sbin/$t
@@ -161,6 +165,7 @@ grep -q '^updates/kmad/kmad_umad.ko: updates/kmad/kmad.ko' \
 	printf 'SM_DEV=%q\n' "$SM_DEV"
 	printf 'LAST_HCA=%q\n' "$LAST_HCA"
 	printf 'SM_DR_PATH=%q\n' "$SM_DR_PATH"
+	printf 'COMBINED_ROUTES=%q\n' "$COMBINED_ROUTES"
 } > "$stage/kmad/diags.conf"
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 

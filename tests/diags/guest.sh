@@ -186,6 +186,55 @@ sleep 1
 run ibping $ca -c 3 2
 kill "$ping_pid"
 wait "$ping_pid"
+# The links every port sees, addresses, raw SMPs, every switch's tables
+# (found by the tool itself), port state with each switch port's peer,
+# counters port by port, and combined routes (a LID, then a directed
+# route from there).
+run iblinkinfo $ca
+run iblinkinfo $ca -l
+run iblinkinfo $ca -D 0
+run ibaddr $ca
+for lid in $LIDS; do
+	run ibaddr $ca "$lid"
+	run smpdump $ca "$lid" 0x11
+	run smpdump $ca "$lid" 0x15
+done
+run ibaddr $ca -g "$LAST_HCA_LID"
+run ibaddr $ca -l "$LAST_HCA_LID"
+for path in $DR_PATHS; do
+	run ibaddr $ca -D "$path"
+	run smpdump $ca -D "$path" 0x11
+	run smpdump $ca -s -D "$path" 0x10
+done
+run dump_fts $ca
+run dump_fts $ca 2 6
+run dump_fts $ca -M
+for lid in $HCA_LIDS; do
+	run ibportstate $ca "$lid" 1 query
+done
+for lid in $SWITCH_LIDS; do
+	nports=$(smpquery $ca nodeinfo "$lid" | sed -n 's/^NumPorts:\.*//p')
+	for p in $(seq 1 "${nports:-0}"); do
+		run ibportstate $ca "$lid" "$p" query
+	done
+	run perfquery $ca -a -l "$lid"
+done
+run ibportstate $ca -D 0 1 query
+run perfquery $ca -a -l "$LAST_HCA_LID"
+for route in $COMBINED_ROUTES; do
+	run smpquery $ca -c nodeinfo "$route"
+	run smpquery $ca -c nodedesc "$route"
+	run smpquery $ca -c portinfo "$route"
+done
+# The OpenIB sysstat vendor class: its server on the last HCA.
+ibsysstat -S -C "$LAST_HCA" -P 1 &
+sysstat_pid=$!
+sleep 1
+run ibsysstat $ca "$LAST_HCA_LID"
+run ibsysstat $ca "$LAST_HCA_LID" host
+run ibsysstat $ca "$LAST_HCA_LID" cpu
+kill "$sysstat_pid"
+wait "$sysstat_pid"
 }
 t1=$(cut -d' ' -f1 /proc/uptime)
 say "tools ran from ${t0}s to ${t1}s of uptime"
