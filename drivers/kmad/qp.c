@@ -407,9 +407,11 @@ void kmad_qp_send_cqe_done(struct kmad_cq *cq, struct kmad_wc *wc)
 	}
 	/* A given-up QP's sends end with a local error (provider.h), also
 	 * one its provider flushes at last: FLUSHED is for a port going away
-	 * or an agent unregistering.
+	 * (dying is set before its QPs stop, QP0 first) or an agent
+	 * unregistering.
 	 */
-	if (status == KMAD_WC_FLUSH_ERR && qpi->run == KMAD_QP_FAILED)
+	if (status == KMAD_WC_FLUSH_ERR && qpi->run == KMAD_QP_FAILED &&
+	    !READ_ONCE(qpi->port->dying))
 		status = KMAD_WC_LOC_ERR;
 	/* A flush puts the QP in recovery; any CQE may have been the last
 	 * thing the provider held for a recovery to go on.

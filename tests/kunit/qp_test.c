@@ -448,15 +448,13 @@ static void qp_recovery_gives_up(struct kunit *test)
 }
 
 /*
- * A QP given up because its provider refused every move to the error
- * state: a send the provider still held ends with a local error when it
- * completes flushed at last, as every send of a given-up QP does
- * (provider.h), not FLUSHED, which is for an agent unregistering or a
- * port going away (mad.h).
+ * Device 0's QP1 given up because its provider refused every move to the
+ * error state, with a send the provider still holds: returns the send
+ * (freed by the fixture when it ends), NULL after a failed assertion.
  */
-static void qp_given_up_flush_is_local_error(struct kunit *test)
+static struct kmad_send_buf *kt_given_up_holding(struct kt_fix *f)
 {
-	struct kt_fix *f = test->priv;
+	struct kunit *test = f->test;
 	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
 	struct kmad_send_buf *a;
 	bool given_up;
@@ -471,18 +469,64 @@ static void qp_given_up_flush_is_local_error(struct kunit *test)
 	kmad_qp_event(&qpi->qp, KMAD_QP_EVENT_FATAL);
 	/* Five refused moves, 10 + 20 + 40 + 80 ms of backoff between. */
 	given_up = kt_events_until(f, kt_qp_run(qpi) == KMAD_QP_FAILED);
-	/* The port's removal at the end must be able to move it. */
+	/* The port's removal must be able to move it. */
 	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
 						      KMAD_QPS_ERR, 0), 0);
 	KUNIT_ASSERT_TRUE(test, given_up);
 	kt_settle(f);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
 	KUNIT_ASSERT_EQ(test, kt_qp_wire(f), 1U);
+	return a;
+}
+
+/*
+ * A QP given up because its provider refused every move to the error
+ * state: a send the provider still held ends with a local error when it
+ * completes flushed at last, as every send of a given-up QP does
+ * (provider.h), not FLUSHED, which is for an agent unregistering or a
+ * port going away (mad.h).
+ */
+static void qp_given_up_flush_is_local_error(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *a = kt_given_up_holding(f);
 
 	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, a, KMAD_SEND_LOCAL_ERROR);
 	KUNIT_EXPECT_EQ(test, kt_qp_run(qpi), KMAD_QP_FAILED);
+}
+
+/* ... but the port going away flushes it: FLUSHED, as any send then. */
+static void qp_given_up_send_flushed_by_port_removal(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = kt_given_up_holding(f);
+	struct kt_remover *r;
+
+	r = kt_remove_start(f, KT_DEV0);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_TRUE_MSG(test, kt_remove_wait(f, r, 20 * HZ),
+			      "the removal did not end within 20 s");
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_FLUSHED);
+}
+
+/* ... and one canceled first ends CANCELED at its completion. */
+static void qp_given_up_send_canceled(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *a = kt_given_up_holding(f);
+
+	KUNIT_ASSERT_EQ(test, kmad_cancel_send(a), 0);
+	kt_settle(f);
+	/* Not before the hardware gives the buffer back. */
+	KUNIT_ASSERT_EQ(test, kt_events(f), 0);
+	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
 }
 
 /*
@@ -642,6 +686,8 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
 	KUNIT_CASE(qp_recovery_gives_up),
 	KUNIT_CASE(qp_given_up_flush_is_local_error),
+	KUNIT_CASE(qp_given_up_send_flushed_by_port_removal),
+	KUNIT_CASE(qp_given_up_send_canceled),
 	KUNIT_CASE(qp_recovery_tries_per_recovery),
 	KUNIT_CASE(qp_recv_flush_without_event_recovers),
 	KUNIT_CASE(qp_recovery_retries_failed_flush),
