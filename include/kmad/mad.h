@@ -7,10 +7,13 @@
  * allocates &struct kmad_send_buf s, fills and posts them, and gets exactly
  * one send_handler callback per posted send.  Unsolicited MADs for the
  * agent's class, version and methods, and responses to its requests, come
- * to its recv_handler.  An unsolicited MAD that finds 1024 MADs (or 32 MiB
- * of RMPP messages) waiting for the agent's recv_handler is dropped and
- * counted (requests_dropped_backlog, Documentation/ulp-guide.rst), as a
- * full receive queue drops it under ib_mad.
+ * to its recv_handler.  An unsolicited MAD (a request, or a response
+ * given as unsolicited to an agent without @rmpp_version) that finds 1024
+ * MADs (or 32 MiB of RMPP messages) waiting for the agent's recv_handler
+ * is dropped and counted (requests_dropped_backlog,
+ * Documentation/ulp-guide.rst), as a full receive queue drops it under
+ * ib_mad; an RMPP message whose last segment kmad has ACKed is queued all
+ * the same.
  *
  * Callback context: send_handler and recv_handler run in process context on
  * kmad's workqueue, never from inside a kmad call the ULP makes (post,
@@ -60,8 +63,8 @@
  *   one for its send completion and one for its response or timeout.  A
  *   send without a timeout holds one.  (An RMPP send holds the second
  *   one in any case, for the end of its transfer: the final ACK.)
- * - Cancel drops the response reference only if a timeout was set; from
- *   then on no response matches the send.
+ * - Cancel drops the response reference only if a timeout was set (or
+ *   the send is an RMPP one); from then on no response matches the send.
  * - send_handler runs exactly once per successfully posted send, and never
  *   before the hardware has completed the send.  A send the hardware does
  *   not hold (it waits for a send queue slot or an address handle, or to
