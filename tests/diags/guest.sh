@@ -140,6 +140,7 @@ for lid in $SWITCH_LIDS; do
 	run ibroute $ca -M "$lid"
 	# Every external port's VLArbitrationTable (port 0 has none).
 	nports=$(smpquery $ca nodeinfo "$lid" | sed -n 's/^NumPorts:\.*//p')
+	[ -n "$nports" ] || say "FAILED: no NumPorts for LID $lid"
 	for p in $(seq 1 "${nports:-0}"); do
 		run smpquery $ca vlarb "$lid" "$p"
 	done
@@ -214,8 +215,11 @@ for lid in $HCA_LIDS; do
 done
 for lid in $SWITCH_LIDS; do
 	nports=$(smpquery $ca nodeinfo "$lid" | sed -n 's/^NumPorts:\.*//p')
+	[ -n "$nports" ] || say "FAILED: no NumPorts for LID $lid"
 	for p in $(seq 1 "${nports:-0}"); do
 		run ibportstate $ca "$lid" "$p" query
+		# The peer, by a combined route: which node answers.
+		run smpquery $ca -c nodeinfo "$lid,0,$p"
 	done
 	run perfquery $ca -a -l "$lid"
 done
