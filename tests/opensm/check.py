@@ -31,6 +31,17 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
                    answer of several MADs: RMPP);
   PathRecord       saquery PR between every ordered pair of HCA ports:
                    one record, the right LIDs;
+  LinkRecord       saquery LR: one record each way for every cable, with
+                   the LIDs and ports of both ends;
+  PortInfoRecord   saquery PIR: a record for every HCA port and every
+                   switch port, port 0 included (several MADs: RMPP);
+  SM records       saquery SMIR: one record, sim0 port 1's GUID, MASTER;
+                   saquery -s: the SM's port is the one IsSM port;
+  SA info          saquery ClassPortInfo: SA class version 2; saquery -g:
+                   the IPoIB broadcast group OpenSM creates;
+  port errors      ibqueryerrors: every node and cabled port checked (its
+                   own discovery, the PMA, PathRecords for its SL
+                   table), none with errors;
   link down/up     (kmad) a cut cable is seen Down and swept, then mended
                    and swept back to Active;
   guest            no kernel splat, the guest reached its end and unloaded
@@ -42,10 +53,11 @@ that passed; each that does not is one more failure.  Prints a
 side-by-side table with OpenSM's timings and a last line
 "N passed, N failed"; exits 1 on any failure.
 
-The answers to "NodeRecord all" (several MADs) and "PathRecord" (one
-record in a MAD with room for three, whose length only the RMPP header
-gives) need RMPP: kmad does it.  On the ibsim side "NodeRecord all" is
-never counted: ibsim has no RMPP (its result is printed).
+The answers to "NodeRecord all" and "PortInfoRecord" (several MADs) and
+"PathRecord" (one record in a MAD with room for three, whose length only
+the RMPP header gives) need RMPP: kmad does it.  On the ibsim side
+"NodeRecord all" and "PortInfoRecord" are never counted: ibsim has no
+RMPP (their results are printed).
 """
 import re
 import sys
@@ -70,6 +82,11 @@ CHECKS = [
     ('nr_lid', 'saquery NodeRecord by LID'),
     ('nr_all', 'saquery NodeRecord table (RMPP)'),
     ('pr', 'saquery PathRecord HCA pairs'),
+    ('lr', 'saquery LinkRecord: every cable'),
+    ('pir', 'saquery PortInfoRecord table (RMPP)'),
+    ('sm_records', 'saquery SMInfoRecord, IsSM port'),
+    ('sa_info', 'saquery ClassPortInfo, groups'),
+    ('errors', 'ibqueryerrors: no port errors'),
     ('link', 'link cut, mended, ACTIVE again'),
     ('guest', 'no splat, guest ended cleanly'),
 ]
@@ -570,6 +587,108 @@ class Side:
         self.set('pr', not bad, '; '.join(bad[:3]) or
                  '%d/%d pairs, 1 record each' % (len(ok), len(want)))
 
+    def lid_of(self):
+        """{(NodeGUID, port): LID} of every cabled port (a switch's: its
+        LID), from ibnetdiscover -p."""
+        ports, _ = self.port_lids()
+        return {k: lid for k, (_, lid) in ports.items()}
+
+    def one(self, pattern):
+        """The first run whose command matches: (text, rc), or None."""
+        runs = self.find(pattern)
+        return (runs[0][1], runs[0][2]) if runs else None
+
+    def c_lr(self):
+        run = self.one(r'^saquery .*LR$')
+        if not run:
+            self.set('lr', False, 'not run')
+            return
+        text, rc = run
+        lid = self.lid_of()
+        want = set()
+        for link in self.net.links:
+            (ga, pa), (gb, pb) = sorted(link)
+            want.add((lid[(ga, pa)], pa, lid[(gb, pb)], pb))
+            want.add((lid[(gb, pb)], pb, lid[(ga, pa)], pa))
+        got = [tuple(int(x) for x in r) for r in re.findall(
+            r'FromLID\.+(\d+)\n\s*FromPort\.+(\d+)\n\s*ToPort\.+(\d+)\n'
+            r'\s*ToLID\.+(\d+)', text)]
+        got = [(a, ap, b, bp) for a, ap, bp, b in got]
+        ok = rc == 0 and sorted(got) == sorted(want)
+        self.set('lr', ok, '%d records, %d wanted (rc %s)' %
+                 (len(got), len(want), rc))
+
+    def c_pir(self):
+        run = self.one(r'^saquery .*PIR$')
+        if not run:
+            self.set('pir', False, 'not run')
+            return
+        text, rc = run
+        lid = self.lid_of()
+        want = set()
+        for name, v in self.net.nodes.items():
+            if self.net.is_switch(name):
+                sw = {l for (g, _), l in lid.items() if g == v['guid']}
+                want |= {(l, p) for l in sw for p in range(v['ports'] + 1)}
+        want |= {(lid[(self.net.nodes[n]['guid'], p)], p)
+                 for n, p in self.net.hca_ports()}
+        got = [(int(a), int(b)) for a, b in re.findall(
+            r'EndPortLid\.+(\d+)\n\s*PortNum\.+(\d+)', text)]
+        ok = rc == 0 and sorted(got) == sorted(want)
+        self.set('pir', ok, '%d records of %d (rc %s)' %
+                 (len(got), len(want), rc))
+
+    def c_sm_records(self):
+        smir, issm = self.one(r'^saquery .*SMIR$'), self.one(r'^saquery .*-s$')
+        if not smir or not issm:
+            self.set('sm_records', False, 'not run')
+            return
+        bad = []
+        recs = re.findall(r'GUID\.+0x([0-9a-f]+)\n(?:.*\n)*?\s*SMState\.+(\d+)',
+                          smir[0])
+        if smir[1] != 0 or recs != [('%016x' % self.sm_guid(), '3')]:
+            bad.append('SMIR: %s (rc %s)' % (recs, smir[1]))
+        sm_lid = self.lid_of()[(self.net.nodes['sim0']['guid'], 1)]
+        ports = re.findall(r'EndPortLid\.+(\d+)\n\s*PortNum\.+(\d+)',
+                           issm[0].split('IsSMdisabled ports')[0])
+        if issm[1] != 0 or ports != [(str(sm_lid), '1')]:
+            bad.append('IsSM ports: %s (rc %s)' % (ports, issm[1]))
+        self.set('sm_records', not bad, '; '.join(bad) or
+                 'MASTER, IsSM LID %d' % sm_lid)
+
+    def c_sa_info(self):
+        cpi, groups = self.one(r'^saquery .*ClassPortInfo$'), \
+            self.one(r'^saquery .*-g$')
+        if not cpi or not groups:
+            self.set('sa_info', False, 'not run')
+            return
+        bad = []
+        vers = re.findall(r'(Base|Class) version\.+(\d+)', cpi[0])
+        if cpi[1] != 0 or vers != [('Base', '1'), ('Class', '2')]:
+            bad.append('ClassPortInfo: %s (rc %s)' % (vers, cpi[1]))
+        mgids = re.findall(r'MGID\.+(\S+)', groups[0])
+        if groups[1] != 0 or 'ff12:401b:ffff::ffff:ffff' not in mgids:
+            bad.append('groups: %s (rc %s)' % (mgids, groups[1]))
+        self.set('sa_info', not bad, '; '.join(bad) or
+                 'SA class 2, %d group(s)' % len(mgids))
+
+    def c_errors(self):
+        run = self.one(r'^ibqueryerrors')
+        if not run:
+            self.set('errors', False, 'not run')
+            return
+        text, rc = run
+        m = re.search(r'## Summary: (\d+) nodes checked, (\d+) bad nodes '
+                      r'found\n##\s+(\d+) ports checked, (\d+) ports have '
+                      r'errors beyond threshold', text)
+        want = (len(self.net.nodes), 0, 2 * len(self.net.links), 0)
+        got = m and tuple(int(x) for x in m.groups())
+        ok = rc == 0 and got == want
+        self.set('errors', ok, '%d nodes, %d ports, none bad' %
+                 (want[0], want[2]) if ok else
+                 'nodes, bad, ports, bad: %s, wanted %s (rc %s)' %
+                 (got, want, rc))
+
     def c_link(self):
         log = self.log
         bad = []
@@ -625,6 +744,7 @@ def evaluate(log):
 # A failure that is the reference's limit, not kmad's: shown, not counted.
 EXCUSED = {
     ('ibsim', 'nr_all'): 'ibsim has no RMPP, not counted',
+    ('ibsim', 'pir'): 'ibsim has no RMPP, not counted',
 }
 
 
@@ -667,6 +787,17 @@ MUTATIONS = [
     ('PathRecord of the wrong LID', 'ibsim',
      r'(?s)(=== cmd: ibsim saquery PR --slid \d+ --dlid \d+\n.*?dlid\.+)(\d+)',
      lambda m: m.group(1) + '9' + m.group(2)),
+    ('a LinkRecord to the wrong port', 'kmad',
+     r'(=== cmd: kmad saquery -C sim0 -P 1 LR\n(?:.*\n)*?\s*ToPort\.+)(\d)',
+     lambda m: m.group(1) + str(int(m.group(2)) % 3 + 1)),
+    ('a PortInfoRecord of a wrong port', 'kmad',
+     r'(=== cmd: kmad saquery -C sim0 -P 1 PIR\n(?:.*\n)*?\s*PortNum\.+)0',
+     r'\g<1>9'),
+    ('SMInfoRecord not MASTER', 'ibsim',
+     r'(=== cmd: ibsim saquery SMIR\n(?:.*\n)*?\s*SMState\.+)3', r'\g<1>2'),
+    ('a port with errors', 'kmad',
+     r'(=== cmd: kmad ibqueryerrors[^\n]*\n(?:.*\n)*?.*ports checked, )0',
+     r'\g<1>1'),
     ('a tool failing', 'kmad', r'(?s)(=== cmd: kmad ibtracert[^\n]*\n.*?=== rc: )0',
      r'\g<1>1'),
     ('link stays Down', 'kmad', r'kmad-opensm: kmad: OpenSM swept the mend',

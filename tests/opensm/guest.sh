@@ -141,6 +141,16 @@ tools() {
 			run "$side" saquery $ca PR --slid "$a" --dlid "$b"
 		done
 	done
+	# LinkRecords (one answer MAD), PortInfoRecords (several: RMPP), the
+	# SM's own records, the SA's ClassPortInfo and multicast groups.
+	run "$side" saquery $ca LR
+	run "$side" saquery $ca PIR
+	run "$side" saquery $ca SMIR
+	run "$side" saquery $ca -s
+	run "$side" saquery $ca ClassPortInfo
+	run "$side" saquery $ca -g
+	# Every port's error counters (PMA), its SL table from PathRecords.
+	run "$side" ibqueryerrors $ca
 	}
 }
 

@@ -106,7 +106,7 @@ mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,var,kmad,lib64,etc} \
 	"$stage/lib/modules/$kver/updates/kmad"
 cp /bin/busybox "$stage/bin/busybox"
 for t in opensm ibsim ibstat ibnetdiscover ibroute ibtracert sminfo saquery \
-	 smpquery; do
+	 smpquery ibqueryerrors; do
 	p=$(command -v "$t" || true)
 	[ -n "$p" ] || p=/usr/sbin/$t
 	[ -x "$p" ] || die "$t not found"
