@@ -272,6 +272,45 @@ class Checker:
                     sorted((n, p) for n in fab.hcas()
                            for p in range(1, fab.nodes[n]['ports'] + 1)))
 
+    # ibhosts, ibswitches, ibnodes: scripts over ibnetdiscover
+
+    def node_list(self, text, kinds):
+        """One line per node of the kinds asked, each node once."""
+        fab = self.fab
+        got = []
+        for line in text.splitlines():
+            m = re.match(r'^(Ca|Switch)\t: 0x([0-9a-f]{16}) ports (\d+) '
+                         r'"([^"]*)"(.*)$', line)
+            if not m:
+                self.fail('unexpected line %r' % line)
+                continue
+            n = fab.by_guid.get(int(m.group(2), 16))
+            if n is None:
+                self.fail('unknown node %s' % m.group(2))
+                continue
+            got.append(n)
+            name = fab.nodes[n]['name']
+            sw = fab.is_switch(n)
+            self.expect(name + ' line',
+                        (m.group(1), int(m.group(3)), m.group(4),
+                         m.group(5)),
+                        ('Switch' if sw else 'Ca', fab.nodes[n]['ports'],
+                         fab.desc(n), ' base port 0 lid %d lmc 0' %
+                         fab.lid(n) if sw else ''))
+        self.expect('nodes', sorted(got),
+                    sorted(n for n in fab.nodes
+                           if ('Switch' if fab.is_switch(n) else 'Ca')
+                           in kinds))
+
+    def c_ibhosts(self, args, text):
+        self.node_list(text, ('Ca',))
+
+    def c_ibswitches(self, args, text):
+        self.node_list(text, ('Switch',))
+
+    def c_ibnodes(self, args, text):
+        self.node_list(text, ('Ca', 'Switch'))
+
     # ibnetdiscover
 
     def c_ibnetdiscover(self, args, text):
@@ -934,6 +973,7 @@ def required_runs(fab):
     by tool."""
     ca = '-C sim0 -P 1'
     req = {'ibstat', 'ibstatus', 'ibnetdiscover', 'ibnetdiscover ' + ca,
+           'ibhosts ' + ca, 'ibswitches ' + ca, 'ibnodes ' + ca,
            'ibnetdiscover %s -p' % ca, 'iblinkinfo ' + ca,
            'iblinkinfo %s -l' % ca, 'dump_fts ' + ca, 'dump_fts %s -M' % ca,
            'ibaddr ' + ca}
@@ -1100,6 +1140,8 @@ MUTATIONS = [
     (r'(?s)=== cmd: ibportstate -C sim0 -P 1 6 2 query\n.*?=== rc: 0\n', ''),
     (r'(Multicast mlids \[0xc000-0xc3ff\] of switch DR path .*\n(?:.*\n)*?)'
      r'0 valid mlids', r'\g<1>10 valid mlids'),
+    (r'(=== cmd: ibswitches -C sim0 -P 1\n[^\n]*)lid 7', r'\1lid 8'),
+    (r'(=== cmd: ibhosts -C sim0 -P 1\n)[^\n]*\n', r'\1'),
     (r'(?m)^umad-test: issm: ok', 'umad-test: issm: FAILED: x'),
     (r'(?m)^=== rc: 0$', '=== rc: 1'),
     (r'kmad-diags: modules unloaded', 'kmad-diags: FAILED: rmmod kmad'),

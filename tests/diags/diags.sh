@@ -126,8 +126,13 @@ rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,kmad,lib64,etc} \
 	"$stage/lib/modules/$kver/updates/kmad"
 cp /bin/busybox "$stage/bin/busybox"
+# ibhosts, ibswitches and ibnodes are scripts that run
+# $IBPATH/ibnetdiscover, /usr/sbin by default: where Debian puts it.
+mkdir -p "$stage/usr"
+ln -s ../sbin "$stage/usr/sbin"
 tools=(ibstat ibstatus ibnetdiscover smpquery perfquery ibroute ibtracert
-       sminfo smpdump ibaddr ibping iblinkinfo dump_fts ibportstate ibsysstat)
+       sminfo smpdump ibaddr ibping iblinkinfo dump_fts ibportstate ibsysstat
+       ibhosts ibswitches ibnodes)
 for t in "${tools[@]}"; do
 	p=$(command -v "$t" || true)
 	[ -n "$p" ] || p=/usr/sbin/$t

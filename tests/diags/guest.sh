@@ -191,6 +191,9 @@ wait "$ping_pid"
 # (found by the tool itself), port state with each switch port's peer,
 # counters port by port, and combined routes (a LID, then a directed
 # route from there).
+run ibhosts $ca
+run ibswitches $ca
+run ibnodes $ca
 run iblinkinfo $ca
 run iblinkinfo $ca -l
 run iblinkinfo $ca -D 0
