@@ -854,13 +854,24 @@ static void t_rmpp(void)
 	      "long write for the PerfMgt agent: %m");
 	result("rmpp_write_errors", NULL);
 
-	/* GetTable (one MAD), answered by a 25-segment GetTableResp. */
+	/*
+	 * GetTable (one MAD), answered by a 25-segment GetTableResp.  Not
+	 * RMPP-active, from a kernel-RMPP agent: it goes with an RMPP header
+	 * of zeros, whatever was written there, as under ib_umad.
+	 */
 	make_sa(w, MAD, cid, lid, 0x12, 0x61, 0, 0);
+	for (i = 27; i < 36; i++)
+		w[HDR + i] = 0xa5;	/* status, segment, length */
 	CHECK("rmpp_response", write(cli, w, HDR + MAD) == HDR + MAD,
 	      "write GetTable: %m");
 	n = wait_read(srv, &p, 5000);
 	CHECK("rmpp_response", n == HDR + MAD && p.mad[3] == 0x12,
 	      "server read %d method %#x", n, p.mad[3]);
+	for (i = 24; i < 36 && !p.mad[i]; i++)
+		;
+	CHECK("rmpp_inactive_header_zeroed", n == HDR + MAD && i == 36,
+	      "byte %d of the MAD is %#x", i, i < 36 ? p.mad[i] : 0);
+	result("rmpp_inactive_header_zeroed", NULL);
 	make_sa(w, SA_HDR + RMPP_DATA_LEN, sid, be16toh(p.hdr.lid), 0x92, 0,
 		1, 3);
 	memcpy(w + HDR + 8, p.mad + 8, 8);	/* the request's TID */

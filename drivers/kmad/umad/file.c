@@ -546,6 +546,17 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	}
 	if (!rmpp)
 		memcpy(msg->mad, packet->mad, KMAD_MAD_SIZE);
+	/*
+	 * As ib_umad: a kernel-RMPP agent's MAD of an RMPP class without
+	 * the Active flag goes with an RMPP header of zeros (ib_umad copies
+	 * the common header and the data after the RMPP header into a
+	 * zeroed buffer).
+	 */
+	if (!active && file->agent_rmpp[array_index_nospec(packet->hdr.id,
+							   UMAD_MAX_AGENTS)] &&
+	    kmad_mgmt_class_has_rmpp(msg->mad->mad_hdr.mgmt_class))
+		memset(&((struct kmad_rmpp_mad *)msg->mad)->rmpp_hdr, 0,
+		       sizeof(struct kmad_rmpp_hdr));
 	/* ib_umad takes any __u32: beyond INT_MAX ms its timeout is, in
 	 * effect, never (msecs_to_jiffies() saturates).  kmad's longest
 	 * (24.8 days) is as good; refusing it broke writes ib_umad takes.
