@@ -59,6 +59,20 @@ static bool kt_wait_pending(struct kt_fix *f, unsigned int n)
 }
 
 /*
+ * Remove device 0 in a thread and wait for the removal, bounded: a stop
+ * that never gave up waiting would sleep and wake for ever, which no
+ * hung-task check sees.
+ */
+static void kt_remove_dev0(struct kt_fix *f)
+{
+	struct kt_remover *r = kt_remove_start(f, KT_DEV0);
+
+	KUNIT_ASSERT_NOT_NULL(f->test, r);
+	KUNIT_ASSERT_TRUE_MSG(f->test, kt_remove_wait(f, r, 20 * HZ),
+			      "the removal did not end within 20 s");
+}
+
+/*
  * Fire device 0's CQ event and settle, every 20 ms, until @cond holds;
  * false if it did not within KT_RECOVERY_WAIT_MS.  In step mode nothing
  * else fires the events that a recovery's flushes raise.
@@ -290,12 +304,8 @@ static void qp_replay_send_flushed_by_port_removal(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf = kt_replay_waiting(f);
-	struct kt_remover *r;
 
-	r = kt_remove_start(f, KT_DEV0);
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	KUNIT_ASSERT_TRUE_MSG(test, kt_remove_wait(f, r, 20 * HZ),
-			      "the removal did not end within 20 s");
+	kt_remove_dev0(f);
 	kt_settle(f);
 	kt_expect_only_send(f, buf, KMAD_SEND_FLUSHED);
 	kmad_free_send_buf(buf);
@@ -503,15 +513,10 @@ static void qp_given_up_send_flushed_by_port_removal(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *a = kt_given_up_holding(f);
-	struct kt_remover *r;
 
-	r = kt_remove_start(f, KT_DEV0);
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	KUNIT_ASSERT_TRUE_MSG(test, kt_remove_wait(f, r, 20 * HZ),
-			      "the removal did not end within 20 s");
+	kt_remove_dev0(f);
 	kt_settle(f);
-	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
-	kt_expect_send(f, 0, a, KMAD_SEND_FLUSHED);
+	kt_expect_only_send(f, a, KMAD_SEND_FLUSHED);
 }
 
 /* ... and one canceled first ends CANCELED at its completion. */
@@ -567,17 +572,10 @@ static void qp_recovery_retries_failed_flush(struct kunit *test)
 static void qp_stop_retries_failed_flush(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kt_remover *r;
 
 	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
 						      KMAD_QPS_ERR, 1), 0);
-	/* In a thread, bounded: a stop that never gave up waiting would
-	 * sleep and wake for ever, which no hung-task check sees.
-	 */
-	r = kt_remove_start(f, KT_DEV0);
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	KUNIT_ASSERT_TRUE_MSG(test, kt_remove_wait(f, r, 20 * HZ),
-			      "the removal did not end within 20 s");
+	kt_remove_dev0(f);
 	KUNIT_EXPECT_NULL(test, kmad_sim_device(f->fab, KT_DEV0));
 }
 
