@@ -34,14 +34,17 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
   LinkRecord       saquery LR: one record each way for every cable, with
                    the LIDs and ports of both ends;
   PortInfoRecord   saquery PIR: a record for every HCA port and every
-                   switch port, port 0 included (several MADs: RMPP);
-  SM records       saquery SMIR: one record, sim0 port 1's GUID, MASTER;
-                   saquery -s: the SM's port is the one IsSM port;
-  SA info          saquery ClassPortInfo: SA class version 2; saquery -g:
-                   the IPoIB broadcast group OpenSM creates;
+                   switch port, port 0 included (several MADs: RMPP),
+                   each Active, an endport's LID its record's;
+  SM records       saquery SMIR: one record, the SM's LID and GUID,
+                   MASTER; saquery -s: the SM's port is the one IsSM port;
+  SA info          saquery ClassPortInfo: SA class version 2, OpenSM's
+                   CapabilityMask and RespTimeValue; saquery -g: one
+                   group, the IPoIB broadcast group OpenSM creates;
   port errors      ibqueryerrors: every node and cabled port checked (its
-                   own discovery, the PMA, PathRecords for its SL
-                   table), none with errors;
+                   own discovery, each node's PMA, PathRecords for its SL
+                   table), none with errors, no PMA query failed,
+                   nothing but the summary printed;
   link down/up     (kmad) a cut cable is seen Down and swept, then mended
                    and swept back to Active;
   guest            no kernel splat, the guest reached its end and unloaded
@@ -614,7 +617,8 @@ class Side:
             r'FromLID\.+(\d+)\n\s*FromPort\.+(\d+)\n\s*ToPort\.+(\d+)\n'
             r'\s*ToLID\.+(\d+)', text)]
         got = [(a, ap, b, bp) for a, ap, bp, b in got]
-        ok = rc == 0 and sorted(got) == sorted(want)
+        ok = rc == 0 and sorted(got) == sorted(want) and \
+            self.records(text, 'LinkRecord') == len(got)
         self.set('lr', ok, '%d records, %d wanted (rc %s)' %
                  (len(got), len(want), rc))
 
@@ -632,11 +636,32 @@ class Side:
                 want |= {(l, p) for l in sw for p in range(v['ports'] + 1)}
         want |= {(lid[(self.net.nodes[n]['guid'], p)], p)
                  for n, p in self.net.hca_ports()}
-        got = [(int(a), int(b)) for a, b in re.findall(
-            r'EndPortLid\.+(\d+)\n\s*PortNum\.+(\d+)', text)]
-        ok = rc == 0 and sorted(got) == sorted(want)
-        self.set('pir', ok, '%d records of %d (rc %s)' %
-                 (len(got), len(want), rc))
+        got = []
+        bad = []
+        # Each record: its port Active; an HCA port's and a switch's port
+        # 0's PortInfo.LID the record's LID.
+        for rec in text.split('PortInfoRecord dump:')[1:]:
+            m = re.search(r'EndPortLid\.+(\d+)\n\s*PortNum\.+(\d+)', rec)
+            if not m:
+                bad.append('a record without its RID')
+                continue
+            key = (int(m.group(1)), int(m.group(2)))
+            got.append(key)
+            state = re.findall(r'^\s*LinkState:\.+(\S+)$', rec, flags=re.M)
+            plid = re.findall(r'^\s*Lid:\.+(\d+)$', rec, flags=re.M)
+            switch_port = key[0] in {l for (g, _), l in lid.items()
+                                     if self.net.is_switch(
+                                         self.net.by_guid[g])}
+            if state != ['Active']:
+                bad.append('%s: LinkState %s' % (key, state))
+            if (key[1] == 0 or not switch_port) and plid != [str(key[0])]:
+                bad.append('%s: Lid %s' % (key, plid))
+        if sorted(got) != sorted(want):
+            bad.append('%d records of %d' % (len(got), len(want)))
+        ok = rc == 0 and not bad
+        self.set('pir', ok, '%d records of %d, Active (rc %s)' %
+                 (len(got), len(want), rc) if ok else
+                 '; '.join(bad[:3]) + ' (rc %s)' % rc)
 
     def c_sm_records(self):
         smir, issm = self.one(r'^saquery .*SMIR$'), self.one(r'^saquery .*-s$')
@@ -644,14 +669,22 @@ class Side:
             self.set('sm_records', False, 'not run')
             return
         bad = []
-        recs = re.findall(r'GUID\.+0x([0-9a-f]+)\n(?:.*\n)*?\s*SMState\.+(\d+)',
-                          smir[0])
-        if smir[1] != 0 or recs != [('%016x' % self.sm_guid(), '3')]:
-            bad.append('SMIR: %s (rc %s)' % (recs, smir[1]))
         sm_lid = self.lid_of()[(self.net.nodes['sim0']['guid'], 1)]
-        ports = re.findall(r'EndPortLid\.+(\d+)\n\s*PortNum\.+(\d+)',
-                           issm[0].split('IsSMdisabled ports')[0])
-        if issm[1] != 0 or ports != [(str(sm_lid), '1')]:
+        recs = re.findall(r'LID\.+(\d+)\n\s*SMInfo dump:\n\s*GUID\.+'
+                          r'0x([0-9a-f]+)\n(?:.*\n)*?\s*SMState\.+(\d+)',
+                          smir[0])
+        if smir[1] != 0 or recs != [(str(sm_lid), '%016x' % self.sm_guid(),
+                                     '3')] or \
+                self.records(smir[0], 'SMInfoRecord') != 1:
+            bad.append('SMIR: %s (rc %s)' % (recs, smir[1]))
+        on, _, off = issm[0].partition('IsSMdisabled ports')
+        ports = re.findall(r'EndPortLid\.+(\d+)\n\s*PortNum\.+(\d+)\n'
+                           r'(?:.*\n)*?\s*capability_mask\.+0x([0-9a-fA-F]+)',
+                           on)
+        # The IsSM bit of CapabilityMask is bit 1.
+        if issm[1] != 0 or [p[:2] for p in ports] != [(str(sm_lid), '1')] \
+                or not all(int(p[2], 16) & 2 for p in ports) or \
+                'dump:' in off:
             bad.append('IsSM ports: %s (rc %s)' % (ports, issm[1]))
         self.set('sm_records', not bad, '; '.join(bad) or
                  'MASTER, IsSM LID %d' % sm_lid)
@@ -664,13 +697,26 @@ class Side:
             return
         bad = []
         vers = re.findall(r'(Base|Class) version\.+(\d+)', cpi[0])
-        if cpi[1] != 0 or vers != [('Base', '1'), ('Class', '2')]:
-            bad.append('ClassPortInfo: %s (rc %s)' % (vers, cpi[1]))
-        mgids = re.findall(r'MGID\.+(\S+)', groups[0])
-        if groups[1] != 0 or 'ff12:401b:ffff::ffff:ffff' not in mgids:
-            bad.append('groups: %s (rc %s)' % (mgids, groups[1]))
+        # OpenSM 3.3.23's SA on either side: CapabilityMask 0x2602,
+        # RespTimeValue 0x10 (its default subnet timeout).
+        caps = re.findall(r'(Capability mask|Response time value)\.+(\S+)',
+                          cpi[0])
+        if cpi[1] != 0 or vers != [('Base', '1'), ('Class', '2')] or \
+                caps != [('Capability mask', '0x2602'),
+                         ('Response time value', '0x10')]:
+            bad.append('ClassPortInfo: %s %s (rc %s)' % (vers, caps, cpi[1]))
+        # One group: IPoIB's broadcast group of the default partition,
+        # with a multicast LID.
+        recs = re.findall(r'MGID\.+(\S+)\n\s*Mlid\.+0x([0-9A-Fa-f]+)\n'
+                          r'(?:.*\n)*?\s*pkey\.+0x([0-9A-Fa-f]+)', groups[0])
+        if groups[1] != 0 or len(recs) != 1 or \
+                self.records(groups[0], 'MCMemberRecord group') != 1 or \
+                recs[0][0] != 'ff12:401b:ffff::ffff:ffff' or \
+                not 0xc000 <= int(recs[0][1], 16) <= 0xc3ff or \
+                int(recs[0][2], 16) != 0xffff:
+            bad.append('groups: %s (rc %s)' % (recs, groups[1]))
         self.set('sa_info', not bad, '; '.join(bad) or
-                 'SA class 2, %d group(s)' % len(mgids))
+                 'SA class 2, the IPoIB group')
 
     def c_errors(self):
         run = self.one(r'^ibqueryerrors')
@@ -683,7 +729,17 @@ class Side:
                       r'errors beyond threshold', text)
         want = (len(self.net.nodes), 0, 2 * len(self.net.links), 0)
         got = m and tuple(int(x) for x in m.groups())
-        ok = rc == 0 and got == want
+        # A PMA that does not answer is counted "checked" all the same:
+        # ibqueryerrors says so only in warnings and a summary line.
+        pma = re.findall(r'.*(?:query failed|PMA query failures).*', text)
+        # Nothing but the summary (a port with errors prints its block).
+        other = [l for l in text.splitlines() if l.strip() and not re.match(
+            r'^(## Summary: |##\s+\d+ ports checked|## Thresholds:|'
+            r'## Suppressed:|ibwarn: \[\d+\] sim_connect: )', l)]
+        ok = rc == 0 and got == want and not pma and not other and \
+            len(re.findall(r'## Summary: ', text)) == 1
+        if pma or other:
+            got = (pma + other)[:2]
         self.set('errors', ok, '%d nodes, %d ports, none bad' %
                  (want[0], want[2]) if ok else
                  'nodes, bad, ports, bad: %s, wanted %s (rc %s)' %
@@ -795,6 +851,12 @@ MUTATIONS = [
      r'\g<1>9'),
     ('SMInfoRecord not MASTER', 'ibsim',
      r'(=== cmd: ibsim saquery SMIR\n(?:.*\n)*?\s*SMState\.+)3', r'\g<1>2'),
+    ('a PMA not answering', 'kmad',
+     r'(=== cmd: kmad ibqueryerrors[^\n]*\n(?:.*\n)*?## Suppressed:)',
+     r'\1\n##          19 PMA query failures'),
+    ('two more groups, of zeros', 'kmad',
+     r'(=== cmd: kmad saquery -C sim0 -P 1 -g\n(?:.*\n)*?)(=== rc)',
+     r'\1MCMemberRecord group dump:\n\t\tMGID....::\n\t\tMlid....0x0\n\2'),
     ('a port with errors', 'kmad',
      r'(=== cmd: kmad ibqueryerrors[^\n]*\n(?:.*\n)*?.*ports checked, )0',
      r'\g<1>1'),
