@@ -62,9 +62,10 @@ SM_DEV=sim0
 LAST_HCA=sim3
 SM_DR_PATH="0,1,1,1,2"
 # Combined routes (smpquery -c): LID, then a directed route from there
-# (its first hop, 0, is the start): the root itself, the root to leaf 1,
-# leaf 0 up to the root and down to leaf 1 and sim3.
-COMBINED_ROUTES="5,0 5,0,2 6,0,1,2 6,0,1,2,3"
+# (its first hop, 0, is the start): the root itself, the root down to
+# leaf 0 and sim1, leaf 0 up to the root and down to leaf 1 and sim3.
+# (guest.sh also reads every switch port's peer, "<LID>,0,<port>".)
+COMBINED_ROUTES="5,0 5,0,1,3 6,0,1,2 6,0,1,2,3"
 
 say() { echo ">> $*"; }
 die() { echo "diags.sh: $*" >&2; exit 1; }
