@@ -484,7 +484,7 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	struct kmad_send_buf *msg;
 	struct kmad_dest dest;
 	size_t mad_len;
-	bool active, rmpp;
+	bool active, kernel_rmpp, rmpp;
 	int ret;
 
 	if (count < hdr_len + KMAD_RMPP_MAD_HDR_SIZE ||
@@ -527,8 +527,9 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	}
 	/* Kernel RMPP for a kernel-RMPP agent, else user RMPP (or none). */
 	active = kmad_rmpp_active((const struct kmad_mad *)packet->mad);
-	rmpp = active && file->agent_rmpp[array_index_nospec(packet->hdr.id,
-							     UMAD_MAX_AGENTS)];
+	kernel_rmpp = file->agent_rmpp[array_index_nospec(packet->hdr.id,
+							  UMAD_MAX_AGENTS)];
+	rmpp = active && kernel_rmpp;
 	if (!rmpp && mad_len > KMAD_MAD_SIZE) {
 		ret = -EINVAL;
 		goto err_unlock;
@@ -552,8 +553,7 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	 * the common header and the data after the RMPP header into a
 	 * zeroed buffer).
 	 */
-	if (!active && file->agent_rmpp[array_index_nospec(packet->hdr.id,
-							   UMAD_MAX_AGENTS)] &&
+	if (!active && kernel_rmpp &&
 	    kmad_mgmt_class_has_rmpp(msg->mad->mad_hdr.mgmt_class))
 		memset(&((struct kmad_rmpp_mad *)msg->mad)->rmpp_hdr, 0,
 		       sizeof(struct kmad_rmpp_hdr));
