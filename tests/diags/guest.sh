@@ -142,12 +142,17 @@ for lid in $SWITCH_LIDS; do
 	run smpquery $ca switchinfo "$lid"
 	run ibroute $ca "$lid"
 	run ibroute $ca -M "$lid"
-	# Every external port's VLArbitrationTable (port 0 has none).
+	# Every external port (port 0 has no VLArbitrationTable): its
+	# VLArbitrationTable, its state with its peer's, and the peer by a
+	# combined route (which node answers); then the counters port by port.
 	nports=$(smpquery $ca nodeinfo "$lid" | sed -n 's/^NumPorts:\.*//p')
 	[ -n "$nports" ] || say "FAILED: no NumPorts for LID $lid"
 	for p in $(seq 1 "${nports:-0}"); do
 		run smpquery $ca vlarb "$lid" "$p"
+		run ibportstate $ca "$lid" "$p" query
+		run smpquery $ca -c nodeinfo "$lid,0,$p"
 	done
+	run perfquery $ca -a -l "$lid"
 done
 for path in $DR_PATHS; do
 	run smpquery $ca -D nodeinfo "$path"
@@ -191,10 +196,10 @@ sleep 1
 run ibping $ca -c 3 2
 kill "$ping_pid"
 wait "$ping_pid"
-# The links every port sees, addresses, raw SMPs, every switch's tables
-# (found by the tool itself), port state with each switch port's peer,
-# counters port by port, and combined routes (a LID, then a directed
-# route from there).
+# The node lists, the links every port sees, addresses, raw SMPs, every
+# switch's tables (found by the tool itself), the HCA ports' state, the
+# last HCA's counters port by port, and combined routes (a LID, then a
+# directed route from there).  The switch ports' are in the loop above.
 run ibhosts $ca
 run ibswitches $ca
 run ibnodes $ca
@@ -219,16 +224,6 @@ run dump_fts $ca 2 6
 run dump_fts $ca -M
 for lid in $HCA_LIDS; do
 	run ibportstate $ca "$lid" 1 query
-done
-for lid in $SWITCH_LIDS; do
-	nports=$(smpquery $ca nodeinfo "$lid" | sed -n 's/^NumPorts:\.*//p')
-	[ -n "$nports" ] || say "FAILED: no NumPorts for LID $lid"
-	for p in $(seq 1 "${nports:-0}"); do
-		run ibportstate $ca "$lid" "$p" query
-		# The peer, by a combined route: which node answers.
-		run smpquery $ca -c nodeinfo "$lid,0,$p"
-	done
-	run perfquery $ca -a -l "$lid"
 done
 run ibportstate $ca -D 0 1 query
 run perfquery $ca -a -l "$LAST_HCA_LID"
