@@ -135,6 +135,10 @@ class Fabric:
         path = self.route(sw, dst)
         return path[0][2]
 
+    def last_hca_lid(self):
+        """The LID of the last HCA (diags.sh's LAST_HCA_LID)."""
+        return max(self.lid(n, 1) for n in self.hcas())
+
     def gid(self, n, p):
         """A port's GID as inet_ntop prints it: fe80::/64 and the port
         GUID."""
@@ -165,6 +169,11 @@ PERF_KEYS = ('SymbolErrorCounter', 'LinkErrorRecoveryCounter',
 PERF_X_KEYS = ('PortXmitData', 'PortRcvData', 'PortXmitPkts', 'PortRcvPkts',
                'PortUnicastXmitPkts', 'PortUnicastRcvPkts',
                'PortMulticastXmitPkts', 'PortMulticastRcvPkts')
+
+
+def hops(route):
+    """A directed route as the tools take it, "0,1,1,2": its ports."""
+    return [int(x) for x in route.split(',')]
 
 
 def fields(text):
@@ -400,15 +409,14 @@ class Checker:
         """(node, arrival port) a LID or directed route names."""
         fab = self.fab
         if '-D' in args:
-            path = [int(x) for x in args[-1].split(',')]
-            return fab.dr_walk(self.origin, path)
+            return fab.dr_walk(self.origin, hops(args[-1]))
         if '-c' in args:
             # A combined route: LID-routed to the LID, directed from there.
-            hops = [int(x) for x in args[-1].split(',')]
-            n, _ = fab.by_lid[hops[0]]
-            if len(hops) > 2:
-                return fab.dr_walk(n, hops[1:])
-            args = args[:-1] + [str(hops[0])]
+            route = hops(args[-1])
+            n, _ = fab.by_lid[route[0]]
+            if len(route) > 2:
+                return fab.dr_walk(n, route[1:])
+            args = args[:-1] + [str(route[0])]
         n, _ = fab.by_lid[int(args[-1])]
         if n == self.origin:
             return n, 0
@@ -417,8 +425,7 @@ class Checker:
 
     def c_smpquery(self, args, text):
         fab = self.fab
-        word = [a for a in args if not a.startswith('-') and
-                a not in ('sim0', '1')][0]
+        word = self.positional(args)[0]
         op = word.lower()
         # vlarb <lid> <port>: a switch's external port.
         vl_port = None
@@ -585,8 +592,7 @@ class Checker:
 
     def c_perfquery(self, args, text):
         fab = self.fab
-        pos = [a for a in args if not a.startswith('-') and a != 'sim0']
-        lid = int(pos[0]) if '-C' not in args else int(pos[1])
+        lid = int(self.positional(args)[0])
         n, _ = fab.by_lid[lid]
         name = fab.nodes[n]['name']
         if '-R' in args:
@@ -722,8 +728,7 @@ class Checker:
                 self.expect(name + ' peer guid', int(pguid, 16),
                             fab.port_guid(m_, mp))
         if '-D' in args:
-            n0, _ = fab.dr_walk(self.origin, [int(x) for x in
-                                              args[-1].split(',')])
+            n0, _ = fab.dr_walk(self.origin, hops(args[-1]))
             want = [k for k in fab.peer if k[0] == n0]
         else:
             want = list(fab.peer)
@@ -751,8 +756,7 @@ class Checker:
         attr = int(pos[1], 0)
         dr = '-D' in args
         if dr:
-            n, inp = fab.dr_walk(self.origin,
-                                 [int(x) for x in pos[0].split(',')])
+            n, inp = fab.dr_walk(self.origin, hops(pos[0]))
         else:
             n, inp = self.target([pos[0]])
         name = fab.nodes[n]['name']
@@ -788,7 +792,7 @@ class Checker:
             self.expect(name + ' PortInfo LID, SM LID',
                         (int.from_bytes(data[16:18], 'big'),
                          int.from_bytes(data[18:20], 'big')),
-                        (fab.lid(n) if sw else fab.lid(n, hp), 1))
+                        (fab.lid(n, hp), 1))
         else:
             self.fail('no check for attribute 0x%x' % attr)
 
@@ -811,8 +815,7 @@ class Checker:
             if not m:
                 self.fail('no DR path in %r' % b[:60])
                 continue
-            n, _ = fab.dr_walk(self.origin,
-                               [int(x) for x in m.group(1).split(',')])
+            n, _ = fab.dr_walk(self.origin, hops(m.group(1)))
             self.expect('switch at ' + m.group(1),
                         n is not None and fab.nodes[n]['guid'],
                         int(m.group(2), 16))
@@ -843,8 +846,7 @@ class Checker:
         pos = self.positional(args)
         port = int(pos[1])
         if '-D' in args:
-            n, _ = fab.dr_walk(self.origin,
-                               [int(x) for x in pos[0].split(',')])
+            n, _ = fab.dr_walk(self.origin, hops(pos[0]))
         else:
             n, _ = fab.by_lid[int(pos[0])]
         sw = fab.is_switch(n)
@@ -912,11 +914,9 @@ class Checker:
         if '-C' in args:
             src = fab.by_name[args[args.index('-C') + 1]]
         sm_node = fab.by_name[sm['dev']]
-        pos = [a for i, a in enumerate(args) if not a.startswith('-') and
-               args[i - 1] not in ('-C', '-P')]
+        pos = self.positional(args)
         if '-D' in args:
-            path = [int(x) for x in args[args.index('-D') + 1].split(',')]
-            n, inp = fab.dr_walk(src, path)
+            n, inp = fab.dr_walk(src, hops(args[args.index('-D') + 1]))
             self.expect('node the route reaches', n, sm_node)
         elif pos:
             self.expect('SM LID asked', int(pos[0]), sm['lid'])
@@ -941,10 +941,7 @@ class Checker:
 
     def c_ibtracert(self, args, text):
         fab = self.fab
-        pos = [a for a in args if not a.startswith('-') and a not in
-               ('sim0', '1')]
-        if len(pos) != 2:
-            pos = args[-2:]
+        pos = self.positional(args)
         a, _ = fab.by_lid[int(pos[0])]
         b, _ = fab.by_lid[int(pos[1])]
         path = fab.route(a, b)
@@ -969,11 +966,11 @@ class Checker:
 
 
 def required_runs(fab):
-    """Commands guest.sh must have run, derived from the fabric, so that
-    a run that went missing (a loop whose bound came from a query that
-    failed) fails the check too.  Runs whose arguments come from
-    diags.sh's lists (directed routes, traces, the SM) are only required
-    by tool."""
+    """Commands guest.sh must have run, word for word, so that a run that
+    went missing fails the check too: derived from the fabric for its
+    loops over LIDs and ports (whose bounds come from queries), and
+    written out for diags.sh's fixed lists and guest.sh's fixed
+    commands."""
     ca = '-C sim0 -P 1'
     req = {'ibstat', 'ibstatus', 'ibnetdiscover', 'ibnetdiscover ' + ca,
            'ibhosts ' + ca, 'ibswitches ' + ca, 'ibnodes ' + ca,
@@ -1006,7 +1003,7 @@ def required_runs(fab):
     # DR_SWITCH_PATHS, TRACES, COMBINED_ROUTES, the SM's route, the last
     # HCA) and its fixed commands: the same words, so a list that lost an
     # entry fails too.
-    last = max(fab.lid(n, 1) for n in fab.hcas())
+    last = fab.last_hca_lid()
     for path in ('0', '0,1', '0,1,1', '0,1,1,2', '0,1,1,2,2'):
         for attr in ('nodeinfo', 'nodedesc', 'portinfo', 'pkeys'):
             req.add('smpquery %s -D %s %s' % (ca, attr, path))
@@ -1134,8 +1131,7 @@ def check(log, quiet=False):
         for cmd in sorted(want - done):
             failed.append('missing run: ' + cmd)
         # The last HCA's counters: with the others, then after its -R.
-        last = max(fab.lid(n, 1) for n in fab.hcas())
-        twice = 'perfquery -C sim0 -P 1 %d 1' % last
+        twice = 'perfquery -C sim0 -P 1 %d 1' % fab.last_hca_lid()
         if [c for c, _, _ in runs].count(twice) != 2:
             failed.append('not run twice: ' + twice)
     if not runs:
