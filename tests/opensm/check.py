@@ -636,6 +636,8 @@ class Side:
                 want |= {(l, p) for l in sw for p in range(v['ports'] + 1)}
         want |= {(lid[(self.net.nodes[n]['guid'], p)], p)
                  for n, p in self.net.hca_ports()}
+        switch_lids = {l for (g, _), l in lid.items()
+                       if self.net.is_switch(self.net.by_guid[g])}
         got = []
         bad = []
         # Each record: its port Active; an HCA port's and a switch's port
@@ -649,12 +651,10 @@ class Side:
             got.append(key)
             state = re.findall(r'^\s*LinkState:\.+(\S+)$', rec, flags=re.M)
             plid = re.findall(r'^\s*Lid:\.+(\d+)$', rec, flags=re.M)
-            switch_port = key[0] in {l for (g, _), l in lid.items()
-                                     if self.net.is_switch(
-                                         self.net.by_guid[g])}
             if state != ['Active']:
                 bad.append('%s: LinkState %s' % (key, state))
-            if (key[1] == 0 or not switch_port) and plid != [str(key[0])]:
+            if (key[1] == 0 or key[0] not in switch_lids) and \
+                    plid != [str(key[0])]:
                 bad.append('%s: Lid %s' % (key, plid))
         if sorted(got) != sorted(want):
             bad.append('%d records of %d' % (len(got), len(want)))
