@@ -855,6 +855,40 @@ static void t_rmpp(void)
 	result("rmpp_write_errors", NULL);
 
 	/*
+	 * A kernel-RMPP agent sends RMPP classes only (ib_mad's
+	 * ib_post_send_mad()), a send-only one (class 0) too; the PerfMgt
+	 * agent may send the same Get.
+	 */
+	{
+		struct ib_user_mad_reg_req req;
+		struct pkt g;
+		int any;
+
+		memset(&req, 0, sizeof(req));
+		req.qpn = 1;
+		req.rmpp_version = 1;
+		any = ioctl(cli, IB_USER_MAD_REGISTER_AGENT, &req) ? -errno :
+		      (int)req.id;
+		CHECK("rmpp_agent_non_rmpp_class", any == 2,
+		      "send-only RMPP agent: %d", any);
+		make_get(&g, cid, NO_LID, 0x04, 0x12, 0x70, 0, 0);
+		CHECK("rmpp_agent_non_rmpp_class",
+		      write(cli, &g, HDR + MAD) < 0 && errno == EINVAL,
+		      "PerfMgt Get from the SA agent: %m");
+		g.hdr.id = any;
+		CHECK("rmpp_agent_non_rmpp_class",
+		      write(cli, &g, HDR + MAD) < 0 && errno == EINVAL,
+		      "PerfMgt Get from the send-only RMPP agent: %m");
+		g.hdr.id = 0;
+		CHECK("rmpp_agent_non_rmpp_class",
+		      write(cli, &g, HDR + MAD) == HDR + MAD,
+		      "PerfMgt Get from the PerfMgt agent: %m");
+		if (any >= 0)
+			ioctl(cli, IB_USER_MAD_UNREGISTER_AGENT, &any);
+	}
+	result("rmpp_agent_non_rmpp_class", NULL);
+
+	/*
 	 * GetTable (one MAD), answered by a 25-segment GetTableResp.  Not
 	 * RMPP-active, from a kernel-RMPP agent: it goes with an RMPP header
 	 * of zeros, whatever was written there, as under ib_umad.
@@ -927,9 +961,13 @@ static void t_rmpp(void)
 	      read_ll(dropped_path) - before);
 	result("rmpp_requeue_then_two_queued", NULL);
 
-	/* A 25-segment request (GetMulti) the other way. */
+	/*
+	 * A 25-segment request (GetMulti) the other way, written with
+	 * RRespTime 31: it goes with 0, as under ib_umad, whose RMPP header
+	 * is the kernel's.
+	 */
 	make_sa(w, SA_HDR + RMPP_DATA_LEN, cid, lid, 0x14, 0x62, 1, 5);
-	w[HDR + 26] = 0x07;
+	w[HDR + 26] = 0xff;
 	CHECK("rmpp_request", write(cli, w, big) == (ssize_t)big,
 	      "write GetMulti: %m");
 	{
@@ -943,6 +981,9 @@ static void t_rmpp(void)
 	      "read %d (want %zu) method %#x, data %s", n, big, r[HDR + 3],
 	      n > 0 && sa_data_ok(r + HDR, n - HDR, 5) ? "ok" : "differs");
 	result("rmpp_request", NULL);
+	CHECK("rmpp_rtime_zeroed", n == (int)big && (r[HDR + 26] >> 3) == 0,
+	      "read %d, RRespTime %d", n, n > 0 ? r[HDR + 26] >> 3 : -1);
+	result("rmpp_rtime_zeroed", NULL);
 	free(w);
 	free(r);
 	close(srv);

@@ -18,9 +18,10 @@
  *   agent registered with an RMPP version, a MAD of an RMPP class whose
  *   RMPP header is Active is an RMPP message of any length up to
  *   %UMAD_MAX_RMPP_LEN: its header (kmad_rmpp_hdr_len() of the class)
- *   and data, which kmad segments and sends (ib_umad's layout); its
- *   timeout and retries are the ACK timeout and retries, for a response
- *   too.
+ *   and data, which kmad segments and sends (ib_umad's layout, RRespTime
+ *   0); its timeout and retries are the ACK timeout and retries, for a
+ *   response too.  Such an agent's MAD of a class without the RMPP
+ *   header: -EINVAL, as ib_mad.
  * - read(): one header and MAD per call: a received MAD (status 0), or a
  *   request that timed out (status ETIMEDOUT, its 24-byte MAD header).  A
  *   buffer too small for the next packet gets -EINVAL and the packet stays
@@ -141,10 +142,11 @@ static bool umad_recv_full(const struct umad_file *file, size_t len)
 	size_t max = READ_ONCE(umad_recv_queue_bytes);
 
 	lockdep_assert_held(&file->mutex);
-	if (!file->recv_count)
-		return false;
-	return file->recv_count >= UMAD_MAX_RECV_LIST || len > max ||
-	       file->recv_bytes > max - len;
+	/* ib_umad's count: every packet waiting, timeout records too. */
+	if (file->recv_count > UMAD_MAX_RECV_LIST)
+		return true;
+	/* With no received MAD waiting, one of any length is taken. */
+	return file->recv_bytes && (len > max || file->recv_bytes > max - len);
 }
 
 /* Context: F held.  Put @packet back first in @file's queue for read(). */
@@ -153,10 +155,9 @@ static void umad_requeue_first(struct umad_file *file,
 {
 	lockdep_assert_held(&file->mutex);
 	list_add(&packet->list, &file->recv_list);
-	if (packet->is_recv) {
-		file->recv_count++;
+	file->recv_count++;
+	if (packet->is_recv)
 		file->recv_bytes += packet->length;
-	}
 	/* Another reader may have found the queue empty meanwhile. */
 	wake_up_interruptible(&file->recv_wait);
 }
@@ -186,10 +187,9 @@ static int umad_queue_packet(struct umad_file *file, struct kmad_agent *agent,
 		 */
 		packet->hdr.length = umad_hdr_size(file) + packet->length;
 		list_add_tail(&packet->list, &file->recv_list);
-		if (is_recv) {
-			file->recv_count++;
+		file->recv_count++;
+		if (is_recv)
 			file->recv_bytes += packet->length;
-		}
 		wake_up_interruptible(&file->recv_wait);
 		ret = 0;
 		break;
@@ -347,10 +347,9 @@ static ssize_t umad_read(struct file *filp, char __user *buf, size_t count,
 	 */
 	packet = list_first_entry(&file->recv_list, struct umad_packet, list);
 	list_del(&packet->list);
-	if (packet->is_recv) {
-		file->recv_count--;
+	file->recv_count--;
+	if (packet->is_recv)
 		file->recv_bytes -= packet->length;
-	}
 	mutex_unlock(&file->mutex);
 	ret = umad_copy_packet(file, buf, packet, count);
 	if (ret < 0) {
@@ -446,6 +445,7 @@ static struct kmad_send_buf *umad_rmpp_msg(struct kmad_agent *agent,
 {
 	unsigned int hdr_len = kmad_rmpp_hdr_len(first->mad_hdr.mgmt_class);
 	size_t seg_data = KMAD_MAD_SIZE - hdr_len, off, n;
+	struct kmad_rmpp_mad *first_seg;
 	struct kmad_send_buf *msg;
 	unsigned int seg;
 	u8 *data;
@@ -463,7 +463,14 @@ static struct kmad_send_buf *umad_rmpp_msg(struct kmad_agent *agent,
 				       GFP_KERNEL);
 	if (IS_ERR(msg))
 		goto out;
-	memcpy(kmad_send_buf_seg(msg, 1), data, hdr_len);
+	first_seg = (struct kmad_rmpp_mad *)kmad_send_buf_seg(msg, 1);
+	memcpy(first_seg, data, hdr_len);
+	/*
+	 * As ib_umad: RRespTime 0 in every segment (it copies the common
+	 * header and what follows the RMPP header; the RMPP header is the
+	 * kernel's).
+	 */
+	first_seg->rmpp_hdr.rmpp_rtime_flags &= KMAD_RMPP_FLAGS_MASK;
 	for (seg = 1, off = hdr_len; off < len; seg++, off += n) {
 		n = min(len - off, seg_data);
 		memcpy((u8 *)kmad_send_buf_seg(msg, seg) + hdr_len, data + off,
@@ -531,6 +538,14 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 							  UMAD_MAX_AGENTS)];
 	rmpp = active && kernel_rmpp;
 	if (!rmpp && mad_len > KMAD_MAD_SIZE) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
+	/*
+	 * As ib_mad's ib_post_send_mad(): a kernel-RMPP agent, a send-only
+	 * one too, sends only classes with the RMPP header.
+	 */
+	if (kernel_rmpp && !kmad_mgmt_class_has_rmpp(packet->mad[1])) {
 		ret = -EINVAL;
 		goto err_unlock;
 	}

@@ -40,7 +40,11 @@
 
 #include <kmad/mad.h>
 
-/* As ib_umad: agents per open file, ports (umadN minors), receive queue. */
+/*
+ * As ib_umad: agents per open file, ports (umadN minors), receive queue
+ * (a received MAD is dropped when more than this many wait, so one more
+ * may be queued).
+ */
 #define UMAD_MAX_AGENTS		32
 #define UMAD_MAX_PORTS		64
 #define UMAD_MAX_RECV_LIST	200000
@@ -97,8 +101,9 @@ struct umad_port {
  * @mutex: F.
  * @agents: F: the agents by id; NULL: free.
  * @recv_list: F: packets for read(), &struct umad_packet.
- * @recv_count: F: received MADs on @recv_list.
- * @recv_bytes: F: their lengths, summed.
+ * @recv_count: F: packets on @recv_list (received MADs and timeout
+ *	records, as ib_umad's recv_list_size).
+ * @recv_bytes: F: the received MADs' lengths, summed.
  * @recv_wait: woken when @recv_list grows or the port dies.
  * @send_lock: S.
  * @send_list: S: posted sends, for the duplicate check.
