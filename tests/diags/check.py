@@ -1091,7 +1091,7 @@ def check(log, quiet=False):
                 c.errors.extend(bad)
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
                               text, flags=re.M)
-                want = 5 if '--port-gone' in words else 53
+                want = 6 if '--port-gone' in words else 53
                 # Three more on a kernel with fault injection.
                 if re.search(r'^umad-test: fault injection: on$', text,
                              flags=re.M):

@@ -1316,6 +1316,7 @@ static void t_issm(void)
 static void t_port_gone(const char *cmd)
 {
 	int fd = open_port(), sm, gsi, i, rc;
+	pid_t reader;
 	struct ib_user_mad_reg_req req;
 	struct pollfd pfd;
 	struct pkt p;
@@ -1331,8 +1332,38 @@ static void t_port_gone(const char *cmd)
 	}
 	sm = open(issm_path, O_RDWR);
 	CHECK("port_gone", sm >= 0, "open %s: %m", issm_path);
+	/*
+	 * A reader asleep on the empty queue (the sends wait for no
+	 * answer) is woken by the removal and gets EIO (umad.rst; ib_umad's
+	 * would sleep on).
+	 */
+	reader = fork();
+	CHECK("port_gone", reader >= 0, "fork: %m");
+	if (!reader) {
+		/* Its own file, opened blocking (open_port()'s is not). */
+		int rfd = open(umad_path, O_RDWR);
+
+		if (rfd < 0)
+			_exit(errno & 0xff);
+		n = read(rfd, &p, sizeof(p));
+		/* 0 for EIO, else the errno, or 255 for a packet read. */
+		_exit(n >= 0 ? 255 : errno == EIO ? 0 : errno & 0xff);
+	}
+	usleep(300000);
 	rc = system(cmd);
 	CHECK("port_gone", rc == 0, "%s: status %#x", cmd, rc);
+	for (i = 0; i < 100 && waitpid(reader, &rc, WNOHANG) == 0; i++)
+		usleep(50000);
+	if (i == 100) {
+		kill(reader, SIGKILL);
+		waitpid(reader, &rc, 0);
+		CHECK("port_gone_blocked_read", 0, "still asleep 5 s on");
+	}
+	CHECK("port_gone_blocked_read", WIFEXITED(rc) && !WEXITSTATUS(rc),
+	      "the reader got %s, not EIO",
+	      !WIFEXITED(rc) ? "killed" : WEXITSTATUS(rc) == 255 ? "a packet" :
+	      strerror(WEXITSTATUS(rc)));
+	result("port_gone_blocked_read", NULL);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	CHECK("port_gone_poll", poll(&pfd, 1, 1000) == 1 &&
