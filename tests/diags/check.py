@@ -1029,7 +1029,8 @@ def required_runs(fab):
             'perfquery %s -a -l %d' % (ca, last),
             'perfquery %s -R %d 1' % (ca, last),
             'dump_fts %s 2 6' % ca,
-            'sminfo ' + ca, 'sminfo %s 1' % ca, 'sminfo -C sim3 -P 1',
+            'sminfo ' + ca, 'sminfo %s 1' % ca, 'sminfo %s -D 0' % ca,
+            'sminfo -C sim3 -P 1',
             'sminfo -C sim3 -P 1 -D 0,1,1,1,2',
             'ibping %s -c 3 2' % ca}
     for op in ('', ' host', ' cpu'):

@@ -180,10 +180,12 @@ for pair in $TRACES; do
 done
 # SMInfo goes to the test SM agent kmad_diags_fabric registered on
 # $SM_DEV (LID 1, every port's MasterSMLID): from sim0 itself (no address:
-# the port's SM LID; by LID) and from the last HCA across the fabric (by
-# the SM LID and by directed route).
+# the port's SM LID; by LID; by a directed route of 0 hops, whose answer
+# stays in the port) and from the last HCA across the fabric (by the SM
+# LID and by directed route).
 run sminfo $ca
 run sminfo $ca 1
+run sminfo $ca -D 0
 run sminfo -C "$LAST_HCA" -P 1
 run sminfo -C "$LAST_HCA" -P 1 -D "$SM_DR_PATH"
 # A vendor class with an OUI (0x32, OpenIB): ibping's server on sim1

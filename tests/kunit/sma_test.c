@@ -1028,12 +1028,24 @@ static void sma_sm_info(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 2);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
 
+	/*
+	 * From the SM's own port, 0 hops (sminfo -D 0 on the SM's node): the
+	 * request goes up to the SM, its answer back down to the requester,
+	 * neither over the link.  Before, the answer went to the switch,
+	 * which dropped it, and the request timed out.
+	 */
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_SM_INFO, 0, NULL, 0);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 1, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, mad.mad_hdr.method, KMAD_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_TEST_GUID);
+	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 3);
+
 	/* Other SubnGets still go to the firmware, not to the SM. */
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_NODE_INFO, 0, 2, &mad,
 				       NULL), 0);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 1ULL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 3);
 	kmad_unregister_agent(dr);
 	kmad_unregister_agent(a);
 	kmad_port_put(port);

@@ -568,6 +568,19 @@ static void sim_hca_send(struct kmad_sim_fabric *fab, struct sim_port *port,
 		sim_local_smp(fab, port, pkt);
 		return;
 	}
+	/*
+	 * A directed-route answer back at its start (hop pointer 0, C14-13:4)
+	 * with no LID-routed part left: an agent of this port answered a
+	 * hop-0 request of this port (an SM's SMInfo, say).  Delivered here,
+	 * as ib_mad does (smi_check_local_returning_smp()); on the link the
+	 * neighbour would drop it.
+	 */
+	if (pkt->src_qpn == 0 && sim_is_dr(pkt) &&
+	    kmad_smp_is_returning(smp) && !smp->hop_ptr &&
+	    smp->dr_slid == cpu_to_be16(SIM_PERMISSIVE_LID)) {
+		sim_deliver(fab, port, pkt);
+		return;
+	}
 	if (!sim_is_dr(pkt) && sim_to_self(fab, port, pkt)) {
 		struct sim_port *origin = port;
 
