@@ -555,6 +555,10 @@ static void t_read(void)
 	      "status %u method %#x tid %#llx length %u node type %u",
 	      r.hdr.status, r.mad[3], (unsigned long long)tid, r.hdr.length,
 	      r.mad[64 + 2]);
+	/* From the permissive LID, as ib_mad reports a local SMP's answer. */
+	CHECK("local_smp_nodeinfo", r.hdr.lid == htobe16(0xffff) &&
+	      r.hdr.qpn == 0, "header lid %#x qpn %u", be16toh(r.hdr.lid),
+	      be32toh(r.hdr.qpn));
 	result("local_smp_nodeinfo", NULL);
 
 	/*

@@ -1026,6 +1026,8 @@ static void sma_sm_info(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_TEST_GUID);
 	KUNIT_EXPECT_EQ(test, d[20], SM_TEST_PRI_STATE);
 	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 2);
+	/* From the permissive LID, as an HCA reports a directed route. */
+	KUNIT_EXPECT_EQ(test, s->resp_slid, KMAD_PERMISSIVE_LID);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
 
 	/*
@@ -1039,6 +1041,11 @@ static void sma_sm_info(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mad.mad_hdr.method, KMAD_METHOD_GET_RESP);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_TEST_GUID);
 	KUNIT_EXPECT_EQ(test, atomic_read(&seen), 3);
+	KUNIT_EXPECT_EQ(test, s->resp_slid, KMAD_PERMISSIVE_LID);
+	/* The switch's SMA answers a directed route from 0xFFFF too. */
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0, path, 1);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), 0);
+	KUNIT_EXPECT_EQ(test, s->resp_slid, KMAD_PERMISSIVE_LID);
 
 	/* Other SubnGets still go to the firmware, not to the SM. */
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,

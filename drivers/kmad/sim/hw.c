@@ -220,8 +220,16 @@ static void sim_src_addr(struct sim_port *port, const struct sim_send *s,
 	unsigned long flags;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	pkt->slid = port->pi.lid |
-		    (s->attr.src_path_bits & ((1U << port->pi.lmc) - 1));
+	/* To the permissive LID from the permissive LID, as HCAs send a
+	 * directed-route SMP (IBTA 14.2.2), so that it arrives with SLID
+	 * 0xFFFF.
+	 */
+	if (s->dlid == SIM_PERMISSIVE_LID)
+		pkt->slid = SIM_PERMISSIVE_LID;
+	else
+		pkt->slid = port->pi.lid |
+			    (s->attr.src_path_bits &
+			     ((1U << port->pi.lmc) - 1));
 	pkt->pkey = s->pkey_index < SIM_PKEYS ? port->pkeys[s->pkey_index] : 0;
 	spin_unlock_irqrestore(&fab->lock, flags);
 }

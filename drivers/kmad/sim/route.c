@@ -228,7 +228,9 @@ static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 	bits = pkt->by_gid ? 0 : sim_lid_bits(pkt->dlid, base, lmc);
 	pkt->by_gid = false;
 	pkt->dlid = dlid;
-	pkt->slid = base | bits;
+	/* A directed-route answer leaves from the permissive LID too. */
+	pkt->slid = dlid == SIM_PERMISSIVE_LID ? SIM_PERMISSIVE_LID :
+						 base | bits;
 	/* Where it lands, should that be @fw itself (a request to the
 	 * port's own LID, looped back); any other port sets its own
 	 * (sim_hca_rx()).
@@ -396,7 +398,9 @@ static struct sim_port *sim_switch_dr_out(struct kmad_sim_fabric *fab,
 		}
 		num = out->num;
 	} else if (num <= sw->num_ports) {
+		/* A directed hop: permissive LIDs both ways (IBTA 14.2.2). */
 		pkt->dlid = SIM_PERMISSIVE_LID;
+		pkt->slid = SIM_PERMISSIVE_LID;
 		out = &sw->ports[num];
 	}
 	me.port_num = num;
