@@ -989,6 +989,10 @@ static void sma_sm_info(struct kunit *test)
 				       NULL), 0x000c);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered, 0ULL);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 1ULL);
+	/* Likewise by a route of 0 hops: kmad's answer stays in the port. */
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_SM_INFO, 0, NULL, 0);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 1, 1, &mad, KMAD_PERMISSIVE_LID),
+			0x000c);
 	/* The switch (LID 3) has no SM: its SMA answers. */
 	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
 				       KMAD_SMP_ATTR_SM_INFO, 0, 3, &mad,
