@@ -118,7 +118,8 @@ struct kmad_agent;
 
 /**
  * KMAD_MAX_CLASS_VERSION - class versions an agent registers for are
- * below this (ib_mad's MAX_MGMT_VERSION).
+ * below this.  IBTA's classes have versions 1 and 2; ib_mad's limit
+ * (MAX_MGMT_VERSION) is 0x83, for OPA's 0x80 and 0x81.
  */
 #define KMAD_MAX_CLASS_VERSION 8
 
@@ -240,17 +241,18 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
  *	no unsolicited requests: only responses to its own requests (and,
  *	without @rmpp_version, the RMPP-active ones that match none of them,
  *	see @rmpp_version).
- * @class_version: class version, 1-7: 0 is no class's (kmad refuses it,
- *	where ib_mad takes it), 8 on ib_mad refuses too; both are -EINVAL.
+ * @class_version: class version, 1-7: 0 is no class's and 8 on no IB
+ *	class's (kmad refuses both, -EINVAL, where ib_mad takes 0 to 0x82).
  *	For a class with one version (kmad_mgmt_class_version(): SMP 1,
  *	SA 2, PerfMgt 1, CM 2, CongMgt 2) MADs of any other version are
  *	dropped on receipt, so a registration for another version, which
  *	is taken (as ib_mad takes it), gets no unsolicited MAD.
  * @method_mask: bit m set: unsolicited requests with method m come here;
  *	at least one bit.  MADs with a method IBTA reserves (0x00, 0x04,
- *	0x08-0x0F) are dropped on receipt (kmad_mad_validate(), the rules
- *	at the top of wire.c): such bits are taken but never used, so a
- *	mask with every bit set (bitmap_fill()) takes every method.
+ *	0x08-0x0F), or one their class does not define (a PerfMgt Report,
+ *	an SMP Send...), are dropped on receipt (kmad_mad_validate(), the
+ *	rules at the top of wire.c): such bits are taken but never used, so
+ *	a mask with every bit set (bitmap_fill()) takes every method.
  * @oui: for vendor classes 0x30-0x4F: the vendor's OUI.
  * @rmpp_version: 0: kmad passes the agent's MADs through as single
  *	256-byte MADs, RMPP header and all, for the agent to do RMPP itself
