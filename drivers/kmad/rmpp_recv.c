@@ -484,15 +484,17 @@ static u8 rmpp_data_check(const struct kmad_rmpp_hdr *h)
 	return 0;
 }
 
-/* A response to none of the agent's outstanding requests: one MAD. */
+/*
+ * A response that matches none of the agent's outstanding requests (by
+ * TID, class and the address it came back to, kmad_send_resp_matches()):
+ * one MAD, which starts no transfer and is not ACKed.
+ */
 static bool rmpp_unmatched_response(struct kmad_agent_priv *agent,
 				    const struct kmad_recv_priv *recv)
 {
-	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
-
 	lockdep_assert_held(&agent->lock);
-	return kmad_mad_is_response(hdr) &&
-	       !kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid));
+	return kmad_mad_is_response(&recv->mad.mad_hdr) &&
+	       !kmad_send_resp_matches(agent, recv);
 }
 
 /*

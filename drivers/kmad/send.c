@@ -634,6 +634,29 @@ static bool resp_same_addr(struct kmad_port *port,
 	return !port_path_bits(port, wc->dlid_path_bits ^ dest->src_path_bits);
 }
 
+/*
+ * Would kmad_send_response() match @recv to one of @agent's requests (same
+ * TID and class, waiting for it, back at the address it left from)?  For
+ * the first segment of an RMPP response, which starts a transfer only if
+ * so, as ib_mad's is_kernel_rmpp_data_response() asks ib_find_send_mad().
+ *
+ * Context: the agent lock held.
+ */
+bool kmad_send_resp_matches(struct kmad_agent_priv *agent,
+			    const struct kmad_recv_priv *recv)
+{
+	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
+	struct kmad_tid_entry *ent;
+	struct kmad_send_wr *wr;
+
+	lockdep_assert_held(&agent->lock);
+	ent = kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid));
+	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
+	return wr && send_matchable(wr, wr->state) &&
+	       wr->mad.mad_hdr.mgmt_class == hdr->mgmt_class &&
+	       resp_same_addr(agent->qpi->port, wr, &recv->wc);
+}
+
 /**
  * kmad_send_response() - a response arrived for one of @agent's requests.
  * @agent: the agent whose hi_tid the response carries (a reference held).

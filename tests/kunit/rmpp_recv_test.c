@@ -1181,6 +1181,62 @@ static void rmpp_recv_response_matched(struct kunit *test)
 }
 
 /*
+ * A response transfer that comes back to another address than its request
+ * left from (with a GRH, the request had none) starts no transfer: its
+ * first segment is a misaddressed response, not ACKed (its sender gets
+ * ABORT T2L, as any unmatched response's), and the request goes on
+ * waiting for the real one, which is matched.  ib_mad likewise checks the
+ * address (is_kernel_rmpp_data_response()) before it ACKs anything.
+ * Before, kmad ACKed the whole misaddressed transfer (its sender's send
+ * ended OK) and dropped the message only once reassembled.
+ */
+static void rmpp_recv_response_misaddressed(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 misaddr = rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED);
+	struct kmad_sim_rx rx = {};
+	struct kmad_send_buf *req;
+	struct kmad_mad mad;
+	u32 seg;
+	u64 tid;
+
+	rt_register(rt, true);
+	req = rt_request(rt, 5000, &tid);
+	rx.slid = kmad_port_lid(rt->f->port[KT_DEV1]);
+	rx.src_qpn = KT_QPN;
+	rx.grh_present = true;
+	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV1, 1, 0,
+						&rx.sgid), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV0, 1, 0,
+						&rx.dgid), 0);
+	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 1, RT_SEGS, RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
+						 &mad, sizeof(mad), &rx), 0);
+	kt_event(rt->f, KT_DEV0);
+	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
+		      KMAD_RMPP_STATUS_T2L, 0, 0);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED),
+			misaddr + 1);
+	KUNIT_EXPECT_TRUE(test,
+			  list_empty(&kmad_agent_priv(rt->agent)->rmpp_recvs));
+	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
+	KUNIT_EXPECT_EQ(test, rt_sends(rt), 0);
+
+	for (seg = 1; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], req);
+	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
+	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
+	kmad_free_send_buf(req);
+}
+
+/*
  * User-level RMPP (mad.h, @rmpp_version 0; ib_mad's ib_mad_complete_recv()):
  * an agent that does not do RMPP gets a three-segment GetTableResp as
  * three MADs.  The first segment completes its request (OK, handed to
@@ -1606,6 +1662,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_alloc_fails_single_and_abort),
 	KUNIT_CASE(rmpp_recv_total_time),
 	KUNIT_CASE(rmpp_recv_response_matched),
+	KUNIT_CASE(rmpp_recv_response_misaddressed),
 	KUNIT_CASE(rmpp_recv_response_after_timeout),
 	KUNIT_CASE(rmpp_recv_user_rmpp_segments),
 	KUNIT_CASE(rmpp_recv_response_unsolicited),
