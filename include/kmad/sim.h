@@ -214,6 +214,13 @@ struct kmad_sim_node_info {
  *	to Armed and Active through the SMA.  LID-routed MADs then follow
  *	the LFTs it programmed.  false (0): the static plan, every port
  *	Active, as if an SM had done that already.
+ * @traps: a switch whose port's link goes down or comes up by
+ *	kmad_sim_set_link() (a cable pulled or plugged) sends its SM a
+ *	SubnTrap(Notice) 128, "link state changed" (IBTA 14.2.5.1), as
+ *	ibsim's switches do: LID-routed from its LID to its MasterSMLID (none
+ *	while either is 0), once: it is not repeated until a TrapRepress,
+ *	which the switch takes and ignores.  false (0): no traps (the SM
+ *	finds the change at its next sweep, from SwitchInfo.PortStateChange).
  * @minimal_ops: the devices offer kmad only the provider ops provider.h
  *	requires, plus now() in step mode (its clock): no query_gid,
  *	query_pkey or modify_port_cap, and with &kmad_sim_config.ah
@@ -241,6 +248,7 @@ struct kmad_sim_config {
 	enum kmad_link_layer link_layer;
 	enum kmad_sim_ah ah;
 	bool no_sm;
+	bool traps;
 	bool minimal_ops;
 };
 

@@ -1062,6 +1062,117 @@ static void sma_sm_info(struct kunit *test)
 	kmad_port_put(port);
 }
 
+/* What sma_trap_128's SM agent saw; it answers every Trap. */
+struct sm_traps {
+	spinlock_t lock;	/* guards the rest */
+	int n;
+	struct kmad_mad mad;	/* the last */
+	u16 slid;
+};
+
+static void sm_trap_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
+			 struct kmad_recv_wc *wc)
+{
+	struct sm_traps *t = agent->context;
+	struct kmad_send_buf *buf;
+
+	if (!req && wc->mad->mad_hdr.method == KMAD_METHOD_TRAP) {
+		spin_lock(&t->lock);
+		t->n++;
+		t->mad = *wc->mad;
+		t->slid = wc->slid;
+		spin_unlock(&t->lock);
+		/* TrapRepress, which the switch takes (not a drop). */
+		buf = kmad_create_response(agent, wc, GFP_ATOMIC);
+		if (!IS_ERR(buf) && kmad_post_send(buf))
+			kmad_free_send_buf(buf);
+	}
+	kmad_free_recv(wc);
+}
+
+/* Wait up to @ms until @t has seen @n traps; how many it has. */
+static int sm_traps_wait(struct sn *s, struct sm_traps *t, int n,
+			 unsigned int ms)
+{
+	int i, got = 0;
+
+	for (i = 0; i < ms / 20; i++) {
+		kmad_sim_settle(s->fab);
+		spin_lock(&t->lock);
+		got = t->n;
+		spin_unlock(&t->lock);
+		if (got >= n)
+			break;
+		msleep(20);
+	}
+	return got;
+}
+
+/*
+ * Trap 128 (&kmad_sim_config.traps): a cable pulled, then plugged, between
+ * HCA 1 and the switch of a star: each time the switch (the end that is a
+ * switch) sends its SM (MasterSMLID 1, HCA 0, where an agent takes SubnTrap)
+ * a Notice: generic, urgent, producer switch, trap 128, issuer and LIDADDR
+ * the switch's LID, from that LID.  The agent's TrapRepress is taken by
+ * the switch without a drop.  A call that changes no state sends none.
+ */
+static void sma_trap_128(struct kunit *test)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_STAR,
+		.hcas = 2,
+		.mode = KMAD_SIM_ASYNC,
+		.rq_depth = 32,
+		.traps = true,
+	};
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct sn *s = sn_setup_cfg(test, &cfg);
+	struct sm_traps t = { .n = 0 };
+	struct kmad_port *port;
+	struct kmad_agent *a;
+	u16 sw_lid = sn_lid(s, 2, 0);
+	char dev[24];
+	u8 *d;
+
+	spin_lock_init(&t.lock);
+	KUNIT_ASSERT_NE(test, sw_lid, 0);
+	snprintf(dev, sizeof(dev), "%s0", s->name);
+	port = kmad_port_get(dev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, port);
+	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
+	a = kmad_register_agent(port, KMAD_QPT_SMI, &req, sn_send_done,
+				sm_trap_recv, &t);
+	if (IS_ERR(a))
+		kmad_port_put(port);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, false), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, &t, 1, SN_ASYNC_TIMEOUT_MS), 1);
+	d = ((struct kmad_smp *)&t.mad)->data;
+	KUNIT_EXPECT_EQ(test, t.mad.mad_hdr.mgmt_class,
+			KMAD_MGMT_CLASS_SUBN_LID_ROUTED);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(t.mad.mad_hdr.attr_id),
+			KMAD_ATTR_NOTICE);
+	KUNIT_EXPECT_EQ(test, t.slid, sw_lid);
+	KUNIT_EXPECT_EQ(test, d[0], 0x81);		/* generic, urgent */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d) & 0xffffff, 2U);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 128);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), sw_lid);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 10), sw_lid);
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, true), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, &t, 2, SN_ASYNC_TIMEOUT_MS), 2);
+	/* The same state again: no change, no trap. */
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, true), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, &t, 3, 200), 2);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 2, 0).dropped_no_recv, 0ULL);
+	kmad_unregister_agent(a);
+	kmad_port_put(port);
+}
+
 static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_info_hca),
 	KUNIT_CASE(sma_node_info_switch),
@@ -1088,6 +1199,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_unsupported),
 	KUNIT_CASE(sma_firmware_consumes),
 	KUNIT_CASE(sma_sm_info),
+	KUNIT_CASE(sma_trap_128),
 	{}
 };
 

@@ -72,6 +72,25 @@ static inline void sn_recv(struct kmad_agent *agent,
 	kmad_free_recv(wc);
 }
 
+/* A fabric of @cfg (its name is set here); sn_exit frees it. */
+static inline struct sn *sn_setup_cfg(struct kunit *test,
+				      struct kmad_sim_config *cfg)
+{
+	struct sn *s;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->test = test;
+	s->async = cfg->mode == KMAD_SIM_ASYNC;
+	spin_lock_init(&s->lock);
+	snprintf(s->name, sizeof(s->name), "sn%d_", atomic_inc_return(&sn_seq));
+	cfg->name = s->name;
+	s->fab = kmad_sim_create(cfg);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(s->fab));
+	test->priv = s;
+	return s;
+}
+
 /* A fabric of @topo in @mode; the test owns it (sn_exit frees it). */
 static inline struct sn *sn_setup_mode(struct kunit *test,
 				       enum kmad_sim_topology topo,
@@ -87,19 +106,8 @@ static inline struct sn *sn_setup_mode(struct kunit *test,
 		.mode = mode,
 		.rq_depth = 32,	/* cheaper setup than the default 256 */
 	};
-	struct sn *s;
 
-	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->test = test;
-	s->async = mode == KMAD_SIM_ASYNC;
-	spin_lock_init(&s->lock);
-	snprintf(s->name, sizeof(s->name), "sn%d_", atomic_inc_return(&sn_seq));
-	cfg.name = s->name;
-	s->fab = kmad_sim_create(&cfg);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(s->fab));
-	test->priv = s;
-	return s;
+	return sn_setup_cfg(test, &cfg);
 }
 
 static inline struct sn *sn_setup(struct kunit *test,

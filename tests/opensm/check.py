@@ -47,6 +47,8 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
                    nothing but the summary printed;
   link down/up     (kmad) a cut cable is seen Down and swept, then mended
                    and swept back to Active;
+  trap 128         (kmad) OpenSM received Trap 128 from the cut cable's
+                   switch after the cut, and again after the mend;
   guest            no kernel splat, the guest reached its end and unloaded
                    its modules.
 
@@ -91,6 +93,7 @@ CHECKS = [
     ('sa_info', 'saquery ClassPortInfo, groups'),
     ('errors', 'ibqueryerrors: no port errors'),
     ('link', 'link cut, mended, ACTIVE again'),
+    ('trap', 'Trap 128 from the switch, cut and mend'),
     ('guest', 'no splat, guest ended cleanly'),
 ]
 # Checks that do not depend on OpenSM having brought the subnet up.
@@ -99,6 +102,7 @@ INDEPENDENT = ('umad_reg', 'subnet_up', 'topology', 'guest')
 NOT_RUN = {
     ('ibsim', 'umad_reg'): '(kernel: kmad side)',
     ('ibsim', 'link'): 'not run (ibsim: console only)',
+    ('ibsim', 'trap'): 'not run (ibsim: console only)',
     ('ibsim', 'guest'): '(kernel: kmad side)',
 }
 
@@ -773,6 +777,38 @@ class Side:
         self.set('link', not bad, '; '.join(bad) or
                  'Down, swept, Active again')
 
+    def c_trap(self):
+        """OpenSM's log: Trap 128 from the switch at the other end of the
+        cut cable ("LID n" per trap), once by the cut, once more by the
+        mend."""
+        cut = re.search(r'^kmad-opensm: kmad: Trap 128 after the cut:(.*)$',
+                        self.log, flags=re.M)
+        mend = re.search(r'^kmad-opensm: kmad: Trap 128 after the mend:(.*)$',
+                         self.log, flags=re.M)
+        if not cut or not mend:
+            self.set('trap', False, 'not run')
+            return
+        lids = [re.findall(r'LID (\d+)', m.group(1)) for m in (cut, mend)]
+        want = None
+        m = re.search(r'^kmad-opensm: kmad: link (\S+):(\d+) cut', self.log,
+                      flags=re.M)
+        if m and m.group(1) in self.net.nodes and self.port_lids()[0]:
+            peer = self.net.peer(self.net.nodes[m.group(1)]['guid'],
+                                 int(m.group(2)))
+            for lid, where in self.lid_map().items():
+                if peer and where == (peer[0], 0):
+                    want = lid
+        bad = []
+        if len(lids[0]) != 1:
+            bad.append('%d traps by the cut' % len(lids[0]))
+        if len(lids[1]) != 2:
+            bad.append('%d traps by the mend' % len(lids[1]))
+        if want is None or any(int(x) != want for x in lids[1]):
+            bad.append('from LIDs %s, not the switch %s' %
+                       (' '.join(lids[1]), want))
+        self.set('trap', not bad, '; '.join(bad) or
+                 'from LID %s, after the cut and after the mend' % want)
+
     def c_guest(self):
         bad = []
         m = SPLAT.search(self.log)
@@ -864,6 +900,8 @@ MUTATIONS = [
      r'\g<1>1'),
     ('link stays Down', 'kmad', r'kmad-opensm: kmad: OpenSM swept the mend',
      'kmad-opensm: kmad: no sweep of the mend'),
+    ('no Trap 128 by the mend', 'kmad',
+     r'^(kmad-opensm: kmad: Trap 128 after the mend: LID \d+ ).*$', r'\1'),
     ('a kernel splat', 'kmad', r'kmad-opensm: end',
      '[ 1.0] BUG: kernel NULL pointer dereference\nkmad-opensm: end'),
 ]

@@ -189,7 +189,12 @@ run kmad ibstat
 ca="-C sim0 -P 1"
 tools kmad "$ca"
 # The cable of the last HCA's port 1: cut, swept, mended, swept back.
+# Its leaf switch sends OpenSM Trap 128 each time (kmad_sim's traps=1).
 sweeps() { grep -c 'INITIATING HEAVY SWEEP' /tmp/osm-kmad.log; }
+traps() {
+	grep -o 'Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:[0-9]*' \
+		/tmp/osm-kmad.log | sed 's/.*from LID:/LID /' | tr '\n' ' '
+}
 n=$(sweeps)
 up=$(grep -c 'SUBNET UP' /tmp/osm-kmad.log)
 say "kmad: link $LINK cut at $(now)s"
@@ -202,6 +207,7 @@ else
 fi
 # The heavy sweep that saw the cut must end before the mend.
 wait_log /tmp/osm-kmad.log 'SUBNET UP' $((up + 1)) "$LINK_S"
+say "kmad: Trap 128 after the cut: $(traps)"
 n=$(sweeps)
 up=$(grep -c 'SUBNET UP' /tmp/osm-kmad.log)
 t1=$(now)
@@ -218,6 +224,7 @@ if wait_log /tmp/osm-kmad.log 'SUBNET UP' $((up + 1)) "$LINK_S"; then
 else
 	say "kmad: no SUBNET UP within ${LINK_S}s of the mend"
 fi
+say "kmad: Trap 128 after the mend: $(traps)"
 run kmad ibstat "$LAST_HCA" 1
 stop_opensm kmad
 say "kmad: side took from ${t0}s to $(now)s"

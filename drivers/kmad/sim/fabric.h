@@ -344,6 +344,7 @@ struct sim_node {
  * @ah_stats: per HCA, &struct kmad_sim_ah_stats counters (A).
  * @netlist_dir: its directory in kmad_sim's debugfs, or an error
  *	pointer (netlist.c; set after the fabric is built, read at destroy).
+ * @trap_tid: the TID of the last trap a switch sent (F).
  * @num_hcas: HCA nodes, which come first in @nodes (I).
  * @num_nodes: all nodes (I).
  * @nodes: the nodes (I).
@@ -365,6 +366,7 @@ struct kmad_sim_fabric {
 	struct list_head ah_held;
 	atomic64_t (*ah_stats)[4];
 	struct dentry *netlist_dir;
+	u64 trap_tid;
 	unsigned int num_hcas;
 	unsigned int num_nodes;
 	struct sim_node *nodes[];
@@ -541,5 +543,6 @@ void kmad_sim_netlist_remove(struct kmad_sim_fabric *fab);
 
 /* route.c */
 void kmad_sim_route(struct sim_qp *src, const struct sim_packet *pkt);
+void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw);
 
 #endif /* KMAD_SIM_FABRIC_H */

@@ -76,6 +76,11 @@ module_param(sm, bool, 0444);
 MODULE_PARM_DESC(sm,
 		 "default fabric: 1 (default): static LIDs and routes, every port Active, as if a subnet manager had run; 0: SM-less, every LID 0, empty forwarding tables, ports Init (LinkUp) for a subnet manager to bring up");
 
+static bool traps = true;
+module_param(traps, bool, 0444);
+MODULE_PARM_DESC(traps,
+		 "default fabric: 1 (default): a switch sends its SM Trap 128 when a cable of its is pulled or plugged (\"link\"); 0: no traps");
+
 static char *faults = "";
 module_param(faults, charp, 0444);
 MODULE_PARM_DESC(faults,
@@ -150,6 +155,7 @@ static int sim_parse_params(struct kmad_sim_config *cfg, bool *build)
 		return -EINVAL;
 	}
 	cfg->no_sm = !sm;
+	cfg->traps = traps;
 	cfg->hcas = hcas;
 	cfg->leaves = leaves;
 	cfg->hca_ports = hca_ports;

@@ -45,6 +45,7 @@
 
 #include <linux/err.h>
 #include <linux/spinlock.h>
+#include <asm/unaligned.h>
 #include <kmad/smi.h>
 
 #include "fabric.h"
@@ -478,6 +479,13 @@ static struct sim_port *sim_switch_rx(struct kmad_sim_fabric *fab,
 	}
 	if (sim_is_dr(pkt))
 		return sim_switch_dr(fab, in, origin, pkt);
+	/* The SM's TrapRepress of a trap it sent (kmad_sim_switch_trap()):
+	 * taken; the switch never repeats a trap, so there is nothing to
+	 * stop.
+	 */
+	if (pkt->dst_qpn == 0 &&
+	    sim_hdr(pkt)->method == KMAD_METHOD_TRAP_REPRESS)
+		return NULL;
 	if (!sim_fw_request(pkt)) {
 		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_RECV);
 		return NULL;
@@ -492,11 +500,14 @@ static struct sim_port *sim_switch_rx(struct kmad_sim_fabric *fab,
 	return out;
 }
 
-/* Carry @pkt from HCA port @from until it is delivered or lost. */
-static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
-		      struct sim_packet *pkt)
+/*
+ * Carry @pkt, which @from sent (an HCA port, or a switch's port 0), out
+ * of port @at until it is delivered or lost.
+ */
+static void sim_carry_from(struct kmad_sim_fabric *fab, struct sim_port *from,
+			   struct sim_port *at, struct sim_packet *pkt)
 {
-	struct sim_port *origin = from, *at = from, *in, *next;
+	struct sim_port *origin = from, *in, *next;
 	unsigned int hops;
 
 	for (hops = 0; hops < SIM_MAX_LEG; hops++) {
@@ -517,6 +528,74 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
 		at = next;
 	}
 	sim_port_count(origin, SIM_STAT_DROPPED_NO_ROUTE);
+}
+
+/* Carry @pkt from HCA port @from until it is delivered or lost. */
+static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
+		      struct sim_packet *pkt)
+{
+	sim_carry_from(fab, from, from, pkt);
+}
+
+/* Notice (IBTA 14.2.5.1): IsGeneric and Type "urgent"; a switch's trap. */
+#define SIM_NOTICE_GENERIC_URGENT	0x81
+#define SIM_NOTICE_PRODUCER_SWITCH	2
+#define SIM_TRAP_LINK_STATE		128
+
+/**
+ * kmad_sim_switch_trap() - switch @sw tells its SM that the link state
+ * of one of its ports changed (&kmad_sim_config.traps).
+ * @fab: its fabric.
+ * @sw: the switch.
+ *
+ * A SubnTrap(Notice) 128 from its port 0's LID to its MasterSMLID,
+ * LID-routed by its own forwarding table, as ibsim's switches send it:
+ * generic, urgent, producer "switch", issuer and DataDetails LIDADDR the
+ * switch's LID, TID from the fabric's count.  Nothing while the switch
+ * has no LID or no SM LID.
+ *
+ * Context: any; no sim lock held.
+ */
+void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw)
+{
+	struct sim_port *mgmt = &sw->ports[0], *out;
+	struct sim_packet pkt = {};
+	struct kmad_smp *smp;
+	unsigned long flags;
+	u16 lid, sm_lid;
+	u64 tid;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	lid = mgmt->pi.lid;
+	sm_lid = mgmt->pi.sm_lid;
+	tid = ++fab->trap_tid;
+	spin_unlock_irqrestore(&fab->lock, flags);
+	if (!lid || !sm_lid || sm_lid >= SIM_MCAST_LID_BASE ||
+	    sm_lid == lid)
+		return;
+	pkt.len = KMAD_MAD_SIZE;
+	pkt.slid = lid;
+	pkt.dlid = sm_lid;
+	pkt.pkey = 0xffff;
+	pkt.copies = 1;
+	smp = sim_smp(&pkt);
+	smp->base_version = KMAD_MGMT_BASE_VERSION;
+	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp->class_version = KMAD_SMP_CLASS_VERSION;
+	smp->method = KMAD_METHOD_TRAP;
+	smp->tid = cpu_to_be64(tid);
+	smp->attr_id = cpu_to_be16(KMAD_ATTR_NOTICE);
+	smp->data[0] = SIM_NOTICE_GENERIC_URGENT;
+	put_unaligned_be16(SIM_NOTICE_PRODUCER_SWITCH, smp->data + 2);
+	put_unaligned_be16(SIM_TRAP_LINK_STATE, smp->data + 4);
+	put_unaligned_be16(lid, smp->data + 6);		/* IssuerLID */
+	put_unaligned_be16(lid, smp->data + 10);	/* LIDADDR */
+	out = sim_lft_port(fab, sw, sm_lid);
+	if (!out) {
+		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_ROUTE);
+		return;
+	}
+	sim_carry_from(fab, mgmt, out, &pkt);
 }
 
 /*

@@ -651,7 +651,9 @@ EXPORT_SYMBOL_GPL(kmad_sim_link_peer);
  *	lost (dropped_link at its sender, PortXmitDiscards at the port).
  *	true: the link comes back, and both ends are Active again (Init on an
  *	SM-less fabric, for the SM to bring up) unless one is Disabled or
- *	asleep.  Either way a switch end sets SwitchInfo.PortStateChange.
+ *	asleep.  Either way a switch end sets SwitchInfo.PortStateChange,
+ *	and with &kmad_sim_config.traps sends its SM Trap 128
+ *	(kmad_sim_switch_trap()), once this call has changed the states.
  *
  * Context: any.
  * Return: 0; -ENOTCONN if no cable is plugged in; -EINVAL.
@@ -660,17 +662,31 @@ int kmad_sim_set_link(struct kmad_sim_fabric *fab, unsigned int node,
 		      u8 port, bool up)
 {
 	struct sim_port *p = kmad_sim_port(fab, node, port);
+	struct sim_port *end[2];
+	bool changed[2];
 	unsigned long flags;
+	u8 was[2];
+	int i;
 
 	if (!p || !port)
 		return -EINVAL;
 	if (!p->peer)
 		return -ENOTCONN;
+	end[0] = p;
+	end[1] = p->peer;
 	spin_lock_irqsave(&fab->lock, flags);
+	for (i = 0; i < 2; i++)
+		was[i] = end[i]->state;
 	p->cable_up = up;
 	p->peer->cable_up = up;
 	kmad_sim_link_update_locked(p, kmad_sim_link_up_state(fab));
+	for (i = 0; i < 2; i++)
+		changed[i] = end[i]->state != was[i];
 	spin_unlock_irqrestore(&fab->lock, flags);
+	/* Each switch end whose port changed tells its SM (Trap 128). */
+	for (i = 0; i < 2; i++)
+		if (fab->cfg.traps && changed[i] && sim_is_switch(end[i]->node))
+			kmad_sim_switch_trap(fab, end[i]->node);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kmad_sim_set_link);
