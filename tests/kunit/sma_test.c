@@ -181,6 +181,35 @@ static void sma_port_info_hca(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d[52], 8);		/* RespTimeValue */
 }
 
+/*
+ * An HCA takes a PortInfo Set only for the port it arrived on (ibsim and
+ * qib refuse another): a Set through HCA 1's port 1 naming its port 2 is
+ * answered 0x001C with port 2's PortInfo, its LID unchanged; naming port
+ * 1 it is taken.  Before, port 2 took the Set.
+ */
+static void sma_port_info_set_other_port(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 2);
+	u16 lid1 = sn_lid(s, 1, 1), lid2 = sn_lid(s, 1, 2);
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_NE(test, lid2, 0);
+	sm_port_get_for_set(s, lid1, 2, pi, &mad);
+	put_unaligned_be16(0x55, pi + 16);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, lid1, &mad,
+				       pi), 0x001c);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(sn_smp_data(&mad) + 16),
+			lid2);
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 2), lid2);
+	sm_port_get_for_set(s, lid1, 1, pi, &mad);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PORT_INFO, 1, lid1, &mad,
+				       pi), 0);
+	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 1), lid1);
+}
+
 /* PortInfo of switch ports: an external port has no LID; port 0 has. */
 static void sma_port_info_switch(struct kunit *test)
 {
@@ -1179,6 +1208,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_desc),
 	KUNIT_CASE(sma_port_info_hca),
 	KUNIT_CASE(sma_port_info_switch),
+	KUNIT_CASE(sma_port_info_set_other_port),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
 	KUNIT_CASE(sma_lmc_own_lid),

@@ -511,7 +511,10 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 
 /*
  * PortInfo: the modifier names the port (a switch: 0 to num_ports; an
- * HCA: 1 to num_ports, or 0 for the port the SMP arrived on).
+ * HCA: 1 to num_ports, or 0 for the port the SMP arrived on).  An HCA
+ * takes a Set only for the port it arrived on (IBTA 14.2.5.6; ibsim and
+ * qib refuse another): a Set naming its other port is answered 0x001C
+ * with that port's PortInfo, unchanged.
  */
 static u16 sma_port_info(struct sma_req *r)
 {
@@ -524,7 +527,9 @@ static u16 sma_port_info(struct sma_req *r)
 		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
 	}
 	port = r->mod || sim_is_switch(node) ? &node->ports[r->mod] : r->in;
-	if (r->set)
+	if (r->set && !sim_is_switch(node) && port != r->in)
+		status = KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	else if (r->set)
 		status = sma_port_info_set(r, port);
 	sma_port_info_get(r, port);
 	return status;
