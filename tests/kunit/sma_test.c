@@ -210,6 +210,47 @@ static void sma_port_info_set_other_port(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sn_lid(s, 1, 1), lid1);
 }
 
+/*
+ * LinkWidthActive and LinkSpeedActive follow what both ends of the link
+ * enable, as the link trains (ibsim sets them from the enabled values):
+ * a switch port set to 1x and 2.5 Gb/s reads 1x and 2.5 on both ends,
+ * and "as supported" (0xFF, 0xF) brings 4x and 10 Gb/s back.  Before,
+ * they read 4x and 10 Gb/s whatever was enabled.
+ */
+static void sma_link_active_follows_enabled(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
+	u16 sw = sn_lid(s, 2, 0), hca;
+	unsigned int peer;
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+	u8 peer_port;
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 2, 1, &peer,
+						 &peer_port), 0);
+	hca = sn_lid(s, peer, peer_port);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0x01, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x01, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[31], 0x01);		/* 1x */
+	KUNIT_EXPECT_EQ(test, d[35], 0x11);		/* 2.5, 2.5 enabled */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, hca, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[29], 0x03);		/* its own: both */
+	KUNIT_EXPECT_EQ(test, d[31], 0x01);
+	KUNIT_EXPECT_EQ(test, d[35] >> 4, 0x1);
+	/* Another switch port keeps 4x and 10 Gb/s. */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, sw, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[31], 0x02);
+	KUNIT_EXPECT_EQ(test, d[35] >> 4, 0x4);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0xff, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x0f, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[31], 0x02);		/* 4x */
+	KUNIT_EXPECT_EQ(test, d[35], 0x47);		/* 10, all enabled */
+}
+
 /* PortInfo of switch ports: an external port has no LID; port 0 has. */
 static void sma_port_info_switch(struct kunit *test)
 {
@@ -1209,6 +1250,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_hca),
 	KUNIT_CASE(sma_port_info_switch),
 	KUNIT_CASE(sma_port_info_set_other_port),
+	KUNIT_CASE(sma_link_active_follows_enabled),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
 	KUNIT_CASE(sma_lmc_own_lid),

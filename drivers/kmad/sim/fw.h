@@ -91,9 +91,7 @@ enum sim_pi_offset {
 
 /* What the simulated ports support, in PortInfo encodings. */
 #define SIM_PORT_WIDTHS			0x03	/* 1x, 4x */
-#define SIM_PORT_WIDTH_ACTIVE		0x02	/* 4x */
 #define SIM_PORT_SPEEDS			0x07	/* 2.5, 5, 10 Gb/s */
-#define SIM_PORT_SPEED_ACTIVE		0x04	/* 10 Gb/s */
 #define SIM_PORT_MTU_CAP		4	/* 2048 bytes */
 #define SIM_PORT_VL_CAP			1	/* VL0 */
 /* VLArbitrationTable (IBTA 14.2.5.9): modifier bits 31-16 name a block. */

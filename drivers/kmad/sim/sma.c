@@ -315,8 +315,25 @@ static u8 sma_phys_state(const struct sim_port *port)
 	return kmad_sim_phys_up(port) ? SIM_PHYS_LINKUP : SIM_PHYS_POLLING;
 }
 
+/*
+ * LinkWidthActive or LinkSpeedActive: the widest or fastest value both
+ * ends of the link enable (@peer: NULL for a switch's port 0 or a port
+ * without a cable, which has only its own), as the link trains (ibsim sets
+ * it from LinkSpeed/WidthEnabled too).  Context: F held.
+ */
+static u8 sma_active(u8 mine, const u8 *peer, u8 supported)
+{
+	u8 common = mine & (peer ? *peer : supported) & supported;
+
+	if (!common)
+		common = supported;
+	return 1U << __fls(common);
+}
+
 static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 {
+	const struct sim_pinfo *peer = port->num && port->peer ?
+				       &port->peer->pi : NULL;
 	const struct sim_pinfo *pi = &port->pi;
 	bool end = sim_endport(port);
 	u8 *d = r->data;
@@ -347,10 +364,14 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 	d[SIM_PI_LOCAL_PORT] = r->in->num;
 	d[SIM_PI_WIDTH_ENABLED] = pi->width_enabled;
 	d[SIM_PI_WIDTH_SUPPORTED] = SIM_PORT_WIDTHS;
-	d[SIM_PI_WIDTH_ACTIVE] = SIM_PORT_WIDTH_ACTIVE;
+	d[SIM_PI_WIDTH_ACTIVE] = sma_active(pi->width_enabled,
+					    peer ? &peer->width_enabled : NULL,
+					    SIM_PORT_WIDTHS);
 	d[SIM_PI_SPEED_STATE] = SIM_PORT_SPEEDS << 4 | port->state;
 	d[SIM_PI_PHYS_DOWNDEF] = sma_phys_state(port) << 4 | pi->down_default;
-	d[SIM_PI_SPEED_ACT_ENA] = SIM_PORT_SPEED_ACTIVE << 4 |
+	d[SIM_PI_SPEED_ACT_ENA] = sma_active(pi->speed_enabled,
+					     peer ? &peer->speed_enabled : NULL,
+					     SIM_PORT_SPEEDS) << 4 |
 				  pi->speed_enabled;
 	d[SIM_PI_MTU_SMSL] |= pi->neighbor_mtu << 4;
 	d[SIM_PI_VLCAP_INIT] = SIM_PORT_VL_CAP << 4;
