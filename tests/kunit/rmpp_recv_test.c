@@ -1140,6 +1140,23 @@ static struct kmad_send_buf *rt_request(struct rt *rt,
 	return buf;
 }
 
+/*
+ * The address of a MAD from device 1 that comes with a GRH (device 1's
+ * GID to device 0's): for a response to a request sent without one.
+ */
+static void rt_rx_grh(struct rt *rt, struct kmad_sim_rx *rx)
+{
+	struct kunit *test = rt->f->test;
+
+	rx->slid = kmad_port_lid(rt->f->port[KT_DEV1]);
+	rx->src_qpn = KT_QPN;
+	rx->grh_present = true;
+	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV1, 1, 0,
+						&rx->sgid), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV0, 1, 0,
+						&rx->dgid), 0);
+}
+
 static int rt_sends(struct rt *rt)
 {
 	int n;
@@ -1202,13 +1219,7 @@ static void rmpp_recv_response_misaddressed(struct kunit *test)
 
 	rt_register(rt, true);
 	req = rt_request(rt, 5000, &tid);
-	rx.slid = kmad_port_lid(rt->f->port[KT_DEV1]);
-	rx.src_qpn = KT_QPN;
-	rx.grh_present = true;
-	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV1, 1, 0,
-						&rx.sgid), 0);
-	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV0, 1, 0,
-						&rx.dgid), 0);
+	rt_rx_grh(rt, &rx);
 	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 1, RT_SEGS, RT_PAYLEN);
 	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
 						 &mad, sizeof(mad), &rx), 0);
@@ -1273,13 +1284,7 @@ static void rmpp_recv_user_rmpp_segments(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 	rt->agent = a;
 	req = rt_request(rt, 5000, &tid);
-	rx.slid = kmad_port_lid(rt->f->port[KT_DEV1]);
-	rx.src_qpn = KT_QPN;
-	rx.grh_present = true;
-	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV1, 1, 0,
-						&rx.sgid), 0);
-	KUNIT_ASSERT_EQ(test, kmad_sim_port_gid(rt->f->fab, KT_DEV0, 1, 0,
-						&rx.dgid), 0);
+	rt_rx_grh(rt, &rx);
 	rt_seg(&mad[4], KMAD_METHOD_GET_TABLE_RESP, tid, 1, 3,
 	       3 * RT_SEG_PAY - 10);
 	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
