@@ -1168,20 +1168,15 @@ static int rt_sends(struct rt *rt)
 }
 
 /*
- * A multi-segment GetTableResp is matched, whole, to the request: the
- * handler gets it with the request, then the send ends OK.  The ACKs
- * carry GetTable and the request's TID, hi_tid included.
+ * The usual GetTableResp transfer to request @req (TID @tid), ACKed in
+ * its windows, matched whole to the request, which ends OK.
  */
-static void rmpp_recv_response_matched(struct kunit *test)
+static void rt_expect_response_matched(struct rt *rt,
+				       struct kmad_send_buf *req, u64 tid)
 {
-	struct rt *rt = rt_of(test);
-	struct kmad_send_buf *req;
+	struct kunit *test = rt->f->test;
 	u32 seg;
-	u64 tid;
 
-	rt_register(rt, true);
-	req = rt_request(rt, 5000, &tid);
-	KUNIT_EXPECT_EQ(test, (u32)(tid >> 32), rt->agent->hi_tid);
 	for (seg = 1; seg <= RT_SEGS; seg++)
 		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
 	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
@@ -1194,6 +1189,23 @@ static void rmpp_recv_response_matched(struct kunit *test)
 		      RT_PAYLEN);
 	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
 	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
+}
+
+/*
+ * A multi-segment GetTableResp is matched, whole, to the request: the
+ * handler gets it with the request, then the send ends OK.  The ACKs
+ * carry GetTable and the request's TID, hi_tid included.
+ */
+static void rmpp_recv_response_matched(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	struct kmad_send_buf *req;
+	u64 tid;
+
+	rt_register(rt, true);
+	req = rt_request(rt, 5000, &tid);
+	KUNIT_EXPECT_EQ(test, (u32)(tid >> 32), rt->agent->hi_tid);
+	rt_expect_response_matched(rt, req, tid);
 	kmad_free_send_buf(req);
 }
 
@@ -1214,7 +1226,6 @@ static void rmpp_recv_response_misaddressed(struct kunit *test)
 	struct kmad_sim_rx rx = {};
 	struct kmad_send_buf *req;
 	struct kmad_mad mad;
-	u32 seg;
 	u64 tid;
 
 	rt_register(rt, true);
@@ -1234,16 +1245,7 @@ static void rmpp_recv_response_misaddressed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
 	KUNIT_EXPECT_EQ(test, rt_sends(rt), 0);
 
-	for (seg = 1; seg <= RT_SEGS; seg++)
-		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
-	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
-	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
-	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
-	rt_expect_quiet(rt);
-	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
-	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], req);
-	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
-	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
+	rt_expect_response_matched(rt, req, tid);
 	kmad_free_send_buf(req);
 }
 
