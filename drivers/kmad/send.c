@@ -635,6 +635,28 @@ static bool resp_same_addr(struct kmad_port *port,
 }
 
 /*
+ * The send of @agent that response @hdr answers: same TID and class; from
+ * whichever LID; sent (not BACKLOG) and still waiting.  NULL if none.  The
+ * address it came back to is resp_same_addr()'s to check.
+ *
+ * Context: the agent lock held.
+ */
+static struct kmad_send_wr *resp_find_send(struct kmad_agent_priv *agent,
+					   const struct kmad_mad_hdr *hdr)
+{
+	struct kmad_tid_entry *ent;
+	struct kmad_send_wr *wr;
+
+	lockdep_assert_held(&agent->lock);
+	ent = kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid));
+	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
+	if (!wr || !send_matchable(wr, wr->state) ||
+	    wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class)
+		return NULL;
+	return wr;
+}
+
+/*
  * Would kmad_send_response() match @recv to one of @agent's requests (same
  * TID and class, waiting for it, back at the address it left from)?  For
  * the first segment of an RMPP response, which starts a transfer only if
@@ -645,16 +667,9 @@ static bool resp_same_addr(struct kmad_port *port,
 bool kmad_send_resp_matches(struct kmad_agent_priv *agent,
 			    const struct kmad_recv_priv *recv)
 {
-	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
-	struct kmad_tid_entry *ent;
-	struct kmad_send_wr *wr;
+	struct kmad_send_wr *wr = resp_find_send(agent, &recv->mad.mad_hdr);
 
-	lockdep_assert_held(&agent->lock);
-	ent = kmad_tid_find(&agent->tids, be64_to_cpu(hdr->tid));
-	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
-	return wr && send_matchable(wr, wr->state) &&
-	       wr->mad.mad_hdr.mgmt_class == hdr->mgmt_class &&
-	       resp_same_addr(agent->qpi->port, wr, &recv->wc);
+	return wr && resp_same_addr(agent->qpi->port, wr, &recv->wc);
 }
 
 /**
@@ -681,19 +696,13 @@ bool kmad_send_resp_matches(struct kmad_agent_priv *agent,
 bool kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv)
 {
-	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
 	struct kmad_port *port = agent->qpi->port;
-	u64 tid = be64_to_cpu(hdr->tid);
-	struct kmad_tid_entry *ent;
 	struct kmad_send_wr *wr;
 	unsigned long flags;
 
 	spin_lock_irqsave(&agent->lock, flags);
-	ent = kmad_tid_find(&agent->tids, tid);
-	wr = ent ? container_of(ent, struct kmad_send_wr, tid) : NULL;
-	/* Same TID and class; from whichever LID; sent (not BACKLOG). */
-	if (!wr || !send_matchable(wr, wr->state) ||
-	    wr->mad.mad_hdr.mgmt_class != hdr->mgmt_class) {
+	wr = resp_find_send(agent, &recv->mad.mad_hdr);
+	if (!wr) {
 		spin_unlock_irqrestore(&agent->lock, flags);
 		return false;
 	}
