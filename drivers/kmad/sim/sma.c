@@ -317,13 +317,13 @@ static u8 sma_phys_state(const struct sim_port *port)
 
 /*
  * LinkWidthActive or LinkSpeedActive: the widest or fastest value both
- * ends of the link enable (@peer: NULL for a switch's port 0 or a port
- * without a cable, which has only its own), as the link trains (ibsim sets
- * it from LinkSpeed/WidthEnabled too).  Context: F held.
+ * ends of the link enable (@peer: the other end's; @supported for a
+ * switch's port 0 or a port without a cable, which has only its own), as
+ * the link trains (ibsim sets it from LinkSpeed/WidthEnabled too).
  */
-static u8 sma_active(u8 mine, const u8 *peer, u8 supported)
+static u8 sma_active(u8 mine, u8 peer, u8 supported)
 {
-	u8 common = mine & (peer ? *peer : supported) & supported;
+	u8 common = mine & peer & supported;
 
 	if (!common)
 		common = supported;
@@ -365,12 +365,14 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 	d[SIM_PI_WIDTH_ENABLED] = pi->width_enabled;
 	d[SIM_PI_WIDTH_SUPPORTED] = SIM_PORT_WIDTHS;
 	d[SIM_PI_WIDTH_ACTIVE] = sma_active(pi->width_enabled,
-					    peer ? &peer->width_enabled : NULL,
+					    peer ? peer->width_enabled :
+						   SIM_PORT_WIDTHS,
 					    SIM_PORT_WIDTHS);
 	d[SIM_PI_SPEED_STATE] = SIM_PORT_SPEEDS << 4 | port->state;
 	d[SIM_PI_PHYS_DOWNDEF] = sma_phys_state(port) << 4 | pi->down_default;
 	d[SIM_PI_SPEED_ACT_ENA] = sma_active(pi->speed_enabled,
-					     peer ? &peer->speed_enabled : NULL,
+					     peer ? peer->speed_enabled :
+						    SIM_PORT_SPEEDS,
 					     SIM_PORT_SPEEDS) << 4 |
 				  pi->speed_enabled;
 	d[SIM_PI_MTU_SMSL] |= pi->neighbor_mtu << 4;
@@ -533,9 +535,9 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 /*
  * PortInfo: the modifier names the port (a switch: 0 to num_ports; an
  * HCA: 1 to num_ports, or 0 for the port the SMP arrived on).  An HCA
- * takes a Set only for the port it arrived on (IBTA 14.2.5.6; ibsim and
- * qib refuse another): a Set naming its other port is answered 0x001C
- * with that port's PortInfo, unchanged.
+ * takes a Set only for the port it arrived on (ibsim refuses another
+ * with an error status; qib answers it as a Get): a Set naming its other
+ * port is answered 0x001C with that port's PortInfo, unchanged.
  */
 static u16 sma_port_info(struct sma_req *r)
 {
