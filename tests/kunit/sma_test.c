@@ -182,8 +182,9 @@ static void sma_port_info_hca(struct kunit *test)
 }
 
 /*
- * An HCA takes a PortInfo Set only for the port it arrived on (ibsim and
- * qib refuse another): a Set through HCA 1's port 1 naming its port 2 is
+ * An HCA takes a PortInfo Set only for the port it arrived on (ibsim
+ * refuses another, qib takes it as a Get): a Set through HCA 1's port 1
+ * naming its port 2 is
  * answered 0x001C with port 2's PortInfo, its LID unchanged; naming port
  * 1 it is taken.  Before, port 2 took the Set.
  */
@@ -1183,8 +1184,9 @@ static int sm_traps_wait(struct sn *s, struct sm_traps *t, int n,
  * HCA 1 and the switch of a star: each time the switch (the end that is a
  * switch) sends its SM (MasterSMLID 1, HCA 0, where an agent takes SubnTrap)
  * a Notice: generic, urgent, producer switch, trap 128, issuer and LIDADDR
- * the switch's LID, from that LID.  The agent's TrapRepress is taken by
- * the switch without a drop.  A call that changes no state sends none.
+ * the switch's LID, from that LID.  The agent answers with TrapRepress,
+ * and the switch counts no drop for it (dropped_no_recv stays 0).  A call
+ * that changes no state sends none.
  */
 static void sma_trap_128(struct kunit *test)
 {
