@@ -252,6 +252,25 @@ static void sma_link_active_follows_enabled(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d[35], 0x47);		/* 10, all enabled */
 }
 
+/*
+ * A LID-routed SubnGet to the permissive LID reaches the neighbour (a
+ * star's switch), whose answer is routed back by its LFT to the sender's
+ * LID: only a directed-route SMP leaves from 0xFFFF.  (A first form of
+ * 0b2682b sent every SMP to 0xFFFF from 0xFFFF, and the switch dropped
+ * its answer: no route to 0xFFFF.)
+ */
+static void sma_lid_routed_to_permissive(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
+	struct kmad_mad mad;
+
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 0,
+				       KMAD_PERMISSIVE_LID, &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[2], 2);	/* a switch */
+	KUNIT_EXPECT_EQ(test, s->resp_slid, sn_lid(s, 2, 0));
+}
+
 /* PortInfo of switch ports: an external port has no LID; port 0 has. */
 static void sma_port_info_switch(struct kunit *test)
 {
@@ -1253,6 +1272,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_switch),
 	KUNIT_CASE(sma_port_info_set_other_port),
 	KUNIT_CASE(sma_link_active_follows_enabled),
+	KUNIT_CASE(sma_lid_routed_to_permissive),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
 	KUNIT_CASE(sma_lmc_own_lid),

@@ -220,16 +220,8 @@ static void sim_src_addr(struct sim_port *port, const struct sim_send *s,
 	unsigned long flags;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	/* To the permissive LID from the permissive LID, as HCAs send a
-	 * directed-route SMP (IBTA 14.2.2), so that it arrives with SLID
-	 * 0xFFFF.
-	 */
-	if (s->dlid == SIM_PERMISSIVE_LID)
-		pkt->slid = SIM_PERMISSIVE_LID;
-	else
-		pkt->slid = port->pi.lid |
-			    (s->attr.src_path_bits &
-			     ((1U << port->pi.lmc) - 1));
+	pkt->slid = port->pi.lid |
+		    (s->attr.src_path_bits & ((1U << port->pi.lmc) - 1));
 	pkt->pkey = s->pkey_index < SIM_PKEYS ? port->pkeys[s->pkey_index] : 0;
 	spin_unlock_irqrestore(&fab->lock, flags);
 }
@@ -251,6 +243,16 @@ static bool sim_packet_fill(struct sim_packet *pkt, struct sim_qp *qp,
 		return false;
 	/* The DMA read of kmad's buffer. */
 	memcpy(pkt->mad, s->mad, s->len);
+	/*
+	 * A directed-route SMP to the permissive LID leaves from it too, as
+	 * HCAs send it (IBTA 14.2.2): it arrives with SLID 0xFFFF.  A
+	 * LID-routed SMP to 0xFFFF keeps the port's LID, to which a
+	 * neighbouring switch's answer is routed back.
+	 */
+	if (pkt->dlid == SIM_PERMISSIVE_LID && pkt->len >= KMAD_MAD_HDR_SIZE &&
+	    ((struct kmad_mad_hdr *)pkt->mad)->mgmt_class ==
+	    KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		pkt->slid = SIM_PERMISSIVE_LID;
 	return true;
 }
 
