@@ -1111,6 +1111,11 @@ static void t_user_rmpp(void)
 	      "USER_RMPP: %m, id %u", req.id);
 	sid = reg_sa(srv, 1, 0x12, 0);
 	CHECK("user_rmpp_register", sid == 0, "kernel-RMPP server: %d", sid);
+	/* Registered with an RMPP version: RMPP classes only, as ib_mad. */
+	make_get(&p, 0, NO_LID, 0x04, 0x12, 0x73, 0, 0);
+	CHECK("user_rmpp_register",
+	      write(cli, &p, HDR + MAD) < 0 && errno == EINVAL,
+	      "PerfMgt Get from the USER_RMPP agent: taken");
 	result("user_rmpp_register", NULL);
 
 	/*

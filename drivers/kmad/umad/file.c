@@ -20,8 +20,9 @@
  *   %UMAD_MAX_RMPP_LEN: its header (kmad_rmpp_hdr_len() of the class)
  *   and data, which kmad segments and sends (ib_umad's layout, RRespTime
  *   0); its timeout and retries are the ACK timeout and retries, for a
- *   response too.  Such an agent's MAD of a class without the RMPP
- *   header: -EINVAL, as ib_mad.
+ *   response too.  An agent registered with an RMPP version (kernel or
+ *   user RMPP) writing a MAD of a class without the RMPP header:
+ *   -EINVAL, as ib_mad.
  * - read(): one header and MAD per call: a received MAD (status 0), or a
  *   request that timed out (status ETIMEDOUT, its 24-byte MAD header).  A
  *   buffer too small for the next packet gets -EINVAL and the packet stays
@@ -128,6 +129,7 @@ static struct kmad_agent *umad_take_agent(struct umad_file *file, u32 id)
 	agent = file->agents[id];
 	file->agents[id] = NULL;
 	file->agent_rmpp[id] = false;
+	file->agent_rmpp_only[id] = false;
 	return agent;
 }
 
@@ -542,10 +544,13 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 		goto err_unlock;
 	}
 	/*
-	 * As ib_mad's ib_post_send_mad(): a kernel-RMPP agent, a send-only
-	 * one too, sends only classes with the RMPP header.
+	 * As ib_mad's ib_post_send_mad(): an agent registered with an RMPP
+	 * version (kernel or user RMPP, a send-only one too) sends only
+	 * classes with the RMPP header.
 	 */
-	if (kernel_rmpp && !kmad_mgmt_class_has_rmpp(packet->mad[1])) {
+	if (file->agent_rmpp_only[array_index_nospec(packet->hdr.id,
+						     UMAD_MAX_AGENTS)] &&
+	    !kmad_mgmt_class_has_rmpp(packet->mad[1])) {
 		ret = -EINVAL;
 		goto err_unlock;
 	}
@@ -761,6 +766,7 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 	}
 	file->agents[id] = agent;
 	file->agent_rmpp[id] = req.rmpp_version;
+	file->agent_rmpp_only[id] = reg->rmpp_version;
 	return id;
 }
 
@@ -1000,6 +1006,7 @@ static void umad_file_stop(struct umad_file *file, bool dead)
 	memcpy(agents, file->agents, sizeof(agents));
 	memset(file->agents, 0, sizeof(file->agents));
 	memset(file->agent_rmpp, 0, sizeof(file->agent_rmpp));
+	memset(file->agent_rmpp_only, 0, sizeof(file->agent_rmpp_only));
 	if (dead)
 		WRITE_ONCE(file->agents_dead, true);
 	mutex_unlock(&file->mutex);

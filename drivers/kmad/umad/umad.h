@@ -120,6 +120,12 @@ struct umad_file {
 	struct kmad_agent *agents[UMAD_MAX_AGENTS];
 	/* F: agents[i] was registered with an RMPP version: kmad does RMPP */
 	bool agent_rmpp[UMAD_MAX_AGENTS];
+	/*
+	 * F: agents[i] was registered with an RMPP version, kernel or user
+	 * RMPP (IB_USER_MAD_USER_RMPP): it may send RMPP classes only, as
+	 * ib_mad's agent.rmpp_version makes it.
+	 */
+	bool agent_rmpp_only[UMAD_MAX_AGENTS];
 	struct list_head recv_list;
 	unsigned int recv_count;
 	size_t recv_bytes;
