@@ -218,9 +218,9 @@ struct kmad_sim_node_info {
  *	kmad_sim_set_link() (a cable pulled or plugged) sends its SM a
  *	SubnTrap(Notice) 128, "link state changed" (IBTA 14.2.5.1), as
  *	ibsim's switches do: LID-routed from its LID to its MasterSMLID (none
- *	while either is 0), once (a real switch repeats it until the SM's
- *	TrapRepress; this one never repeats it, and takes a TrapRepress and
- *	ignores it).  false (0): no traps (the SM
+ *	while either is 0, none on Ethernet), once (a real switch repeats
+ *	it until the SM's TrapRepress; this one never repeats, and takes a
+ *	TrapRepress and ignores it).  false (0): no traps (the SM
  *	finds the change at its next sweep, from SwitchInfo.PortStateChange).
  * @minimal_ops: the devices offer kmad only the provider ops provider.h
  *	requires, plus now() in step mode (its clock): no query_gid,

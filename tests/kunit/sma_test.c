@@ -1264,6 +1264,38 @@ static void sma_trap_128(struct kunit *test)
 	kmad_port_put(port);
 }
 
+/*
+ * No Trap 128 on an Ethernet (RoCE) fabric, which has no SM and no QP0:
+ * a cable pulled between HCA 1 and the switch of a star sends nothing,
+ * neither from the switch's port 0 nor into HCA 0's port (the SM LID's
+ * port).  Before, the switch sent the trap, which HCA 0's port dropped.
+ */
+static void sma_trap_none_on_ethernet(struct kunit *test)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_STAR,
+		.hcas = 2,
+		.mode = KMAD_SIM_ASYNC,
+		.rq_depth = 32,
+		.traps = true,
+		.link_layer = KMAD_LINK_LAYER_ETHERNET,
+	};
+	struct sn *s = sn_setup_cfg(test, &cfg);
+	struct kmad_sim_stats sw0 = sn_stats(s, 2, 0);
+	struct kmad_sim_stats hca0 = sn_stats(s, 0, 1);
+	struct kmad_sim_stats sw, hca;
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, false), 0);
+	msleep(100);
+	kmad_sim_settle(s->fab);
+	sw = sn_stats(s, 2, 0);
+	hca = sn_stats(s, 0, 1);
+	KUNIT_EXPECT_EQ(test, sw.sent, sw0.sent);
+	KUNIT_EXPECT_EQ(test, hca.delivered + hca.dropped_no_recv,
+			hca0.delivered + hca0.dropped_no_recv);
+	KUNIT_EXPECT_EQ(test, sw.dropped_no_route, sw0.dropped_no_route);
+}
+
 static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_info_hca),
 	KUNIT_CASE(sma_node_info_switch),
@@ -1294,6 +1326,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_firmware_consumes),
 	KUNIT_CASE(sma_sm_info),
 	KUNIT_CASE(sma_trap_128),
+	KUNIT_CASE(sma_trap_none_on_ethernet),
 	{}
 };
 

@@ -37,8 +37,9 @@
  * request with hop count 0 is local: the HCA's own SMA answers it into the
  * same port's QP0 without using a link.
  *
- * Context: any (called from the transmit work or from step controls), no
- * sim lock held; F is taken briefly for each lookup, C to deliver.
+ * Context: any (called from the transmit work, from step controls, and
+ * for a switch's trap from kmad_sim_set_link()), no sim lock held; F is
+ * taken briefly for each lookup, C to deliver.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -552,7 +553,7 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
  * LID-routed by its own forwarding table, as ibsim's switches send it:
  * generic, urgent, producer "switch", issuer and DataDetails LIDADDR the
  * switch's LID, TID from the fabric's count.  Nothing while the switch
- * has no LID or no SM LID.
+ * has no LID or no SM LID, nor on an Ethernet fabric.
  *
  * Context: any; no sim lock held.
  */
@@ -565,6 +566,8 @@ void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw)
 	u16 lid, sm_lid;
 	u64 tid;
 
+	if (sim_eth(fab))
+		return;		/* RoCE: no SMPs, no SM */
 	spin_lock_irqsave(&fab->lock, flags);
 	lid = mgmt->pi.lid;
 	sm_lid = mgmt->pi.sm_lid;
