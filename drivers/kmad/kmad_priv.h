@@ -901,8 +901,8 @@ void kmad_qp_recv_returned(struct kmad_qp_info *qpi, bool flushed);
 void kmad_send_ah_attr(const struct kmad_send_wr *wr,
 		       struct kmad_ah_attr *attr);
 void kmad_send_hw_done(struct kmad_send_wr *wr, enum kmad_wc_status status);
-bool kmad_send_resp_matches(struct kmad_agent_priv *agent,
-			    const struct kmad_recv_priv *recv);
+int kmad_send_resp_match(struct kmad_agent_priv *agent,
+			 const struct kmad_recv_priv *recv);
 bool kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
 bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len);

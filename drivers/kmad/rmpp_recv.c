@@ -486,15 +486,17 @@ static u8 rmpp_data_check(const struct kmad_rmpp_hdr *h)
 
 /*
  * A response that matches none of the agent's outstanding requests (by
- * TID, class and the address it came back to, kmad_send_resp_matches()):
- * one MAD, which starts no transfer and is not ACKed.
+ * TID, class and the address it came back to, kmad_send_resp_match()):
+ * -ENOENT, or -EXDEV if misaddressed; one MAD, which starts or continues
+ * no transfer and is not ACKed.  0 for a request or a matching response.
  */
-static bool rmpp_unmatched_response(struct kmad_agent_priv *agent,
-				    const struct kmad_recv_priv *recv)
+static int rmpp_unmatched_response(struct kmad_agent_priv *agent,
+				   const struct kmad_recv_priv *recv)
 {
 	lockdep_assert_held(&agent->lock);
-	return kmad_mad_is_response(&recv->mad.mad_hdr) &&
-	       !kmad_send_resp_matches(agent, recv);
+	if (!kmad_mad_is_response(&recv->mad.mad_hdr))
+		return 0;
+	return kmad_send_resp_match(agent, recv);
 }
 
 /*
@@ -630,15 +632,20 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 	struct kmad_port *port = agent->qpi->port;
 	const struct kmad_recv_priv *recv = out->recv;
 	struct rmpp_recv *rr = out->fresh;
+	int unmatched;
 	u32 paylen;
 
 	lockdep_assert_held(&agent->lock);
 	/* A response to no outstanding request: one MAD, unmatched; its
 	 * sender gets ABORT T2L rather than wait for an ACK that never comes
-	 * (see rmpp_continue()).
+	 * (see rmpp_continue()).  A misaddressed one: one MAD, counted so,
+	 * unanswered, as ib_mad leaves it (the request may still get its
+	 * answer where it was asked).
 	 */
-	if (rmpp_unmatched_response(agent, recv)) {
-		rmpp_refuse(port, out, KMAD_RMPP_STATUS_T2L);
+	unmatched = rmpp_unmatched_response(agent, recv);
+	if (unmatched) {
+		if (unmatched != -EXDEV)
+			rmpp_refuse(port, out, KMAD_RMPP_STATUS_T2L);
 		out->done = out->recv;
 		out->recv = NULL;
 		return;
@@ -724,9 +731,19 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 	bool last = kmad_rmpp_flags(h) & KMAD_RMPP_FLAG_LAST;
 	bool seg_is_total = seg == rr->total;
 	unsigned int hdr_len;
+	int unmatched;
 	size_t n;
 
 	lockdep_assert_held(&agent->lock);
+	/* A segment that came to another address than the request left
+	 * from (another DGID or path bits): dropped alone, unanswered, as
+	 * ib_mad drops it; the transfer goes on.
+	 */
+	unmatched = rmpp_unmatched_response(agent, out->recv);
+	if (unmatched == -EXDEV) {
+		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_MISADDRESSED);
+		return;
+	}
 	if (rr->state == RMPP_RECV_DONE || seg <= rr->last) {
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_DUPLICATES);
 		rmpp_ack(out, rr);
@@ -740,7 +757,7 @@ static void rmpp_continue(struct kmad_agent_priv *agent,
 	 * Linux 6.1's ib_mad leaves it, it would wait for ACKs and resend
 	 * until its retries ran out (Documentation/rmpp.rst).
 	 */
-	if (rmpp_unmatched_response(agent, out->recv)) {
+	if (unmatched) {
 		kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
 		rmpp_refuse(port, out, KMAD_RMPP_STATUS_T2L);
 		rmpp_unlink(agent, rr, &out->ended);

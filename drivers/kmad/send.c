@@ -659,17 +659,22 @@ static struct kmad_send_wr *resp_find_send(struct kmad_agent_priv *agent,
 /*
  * Would kmad_send_response() match @recv to one of @agent's requests (same
  * TID and class, waiting for it, back at the address it left from)?  For
- * the first segment of an RMPP response, which starts a transfer only if
- * so, as ib_mad's is_kernel_rmpp_data_response() asks ib_find_send_mad().
+ * the segments of an RMPP response, which start or go on with a transfer
+ * only if so, as ib_mad's is_kernel_rmpp_data_response() asks
+ * ib_find_send_mad().
  *
  * Context: the agent lock held.
+ * Return: 0 if so; -EXDEV if it matches but for the address (a
+ * misaddressed response); -ENOENT if no request waits for it.
  */
-bool kmad_send_resp_matches(struct kmad_agent_priv *agent,
-			    const struct kmad_recv_priv *recv)
+int kmad_send_resp_match(struct kmad_agent_priv *agent,
+			 const struct kmad_recv_priv *recv)
 {
 	struct kmad_send_wr *wr = resp_find_send(agent, &recv->mad.mad_hdr);
 
-	return wr && resp_same_addr(agent->qpi->port, wr, &recv->wc);
+	if (!wr)
+		return -ENOENT;
+	return resp_same_addr(agent->qpi->port, wr, &recv->wc) ? 0 : -EXDEV;
 }
 
 /**

@@ -1210,22 +1210,31 @@ static void rmpp_recv_response_matched(struct kunit *test)
 }
 
 /*
- * A response transfer that comes back to another address than its request
- * left from (with a GRH, the request had none) starts no transfer: its
- * first segment is a misaddressed response, not ACKed (its sender gets
- * ABORT T2L, as any unmatched response's), and the request goes on
- * waiting for the real one, which is matched.  ib_mad likewise checks the
- * address (is_kernel_rmpp_data_response()) before it ACKs anything.
+ * A response that comes back to another address than its request left
+ * from is misaddressed, and its segments are dropped one by one, as
+ * ib_mad drops them (is_kernel_rmpp_data_response() asks
+ * ib_find_send_mad(), which checks the address): a first segment with a
+ * GRH (the request had none) starts no transfer and is not answered; a
+ * segment 2 that came to path bits 1 (LMC 1, the request left from path
+ * bits 0) is dropped alone, as is a repeat of segment 1 there (not
+ * ACKed), and the transfer from the right address goes on, matched.
  * Before, kmad ACKed the whole misaddressed transfer (its sender's send
- * ended OK) and dropped the message only once reassembled.
+ * ended OK) and dropped the message once reassembled.
  */
 static void rmpp_recv_response_misaddressed(struct kunit *test)
 {
 	struct rt *rt = rt_of(test);
+	struct kmad_port *port = rt->f->port[KT_DEV0];
 	s64 misaddr = rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED);
+	struct kmad_port_attr attr = {
+		.lid = kmad_port_lid(port),
+		.lmc = 1,
+		.sm_lid = kmad_port_sm_lid(port),
+	};
 	struct kmad_sim_rx rx = {};
 	struct kmad_send_buf *req;
 	struct kmad_mad mad;
+	u32 seg;
 	u64 tid;
 
 	rt_register(rt, true);
@@ -1235,8 +1244,6 @@ static void rmpp_recv_response_misaddressed(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
 						 &mad, sizeof(mad), &rx), 0);
 	kt_event(rt->f, KT_DEV0);
-	rt_expect_ctl(rt, KMAD_METHOD_GET_TABLE, tid, KMAD_RMPP_TYPE_ABORT,
-		      KMAD_RMPP_STATUS_T2L, 0, 0);
 	rt_expect_quiet(rt);
 	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED),
 			misaddr + 1);
@@ -1245,7 +1252,38 @@ static void rmpp_recv_response_misaddressed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt_recvs(rt), 0);
 	KUNIT_EXPECT_EQ(test, rt_sends(rt), 0);
 
-	rt_expect_response_matched(rt, req, tid);
+	KUNIT_ASSERT_EQ(test,
+			kmad_device_port_changed(kmad_sim_device(rt->f->fab,
+								 KT_DEV0),
+						 1, &attr), 0);
+	rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, 1);
+	memset(&rx, 0, sizeof(rx));
+	rx.slid = kmad_port_lid(rt->f->port[KT_DEV1]);
+	rx.src_qpn = KT_QPN;
+	rx.dlid_path_bits = 1;
+	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 2, RT_SEGS, RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
+						 &mad, sizeof(mad), &rx), 0);
+	kt_event(rt->f, KT_DEV0);
+	/* A repeat of segment 1 there: dropped too, not ACKed. */
+	rt_seg(&mad, KMAD_METHOD_GET_TABLE_RESP, tid, 1, RT_SEGS, RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(rt->f->fab, KT_DEV0, KT_QPN,
+						 &mad, sizeof(mad), &rx), 0);
+	kt_event(rt->f, KT_DEV0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RESP_MISADDRESSED),
+			misaddr + 3);
+	for (seg = 2; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[0], req);
+	rt_expect_msg(rt, 0, KMAD_METHOD_GET_TABLE_RESP, tid, RT_SEGS,
+		      RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
+	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
 	kmad_free_send_buf(req);
 }
 
