@@ -18,13 +18,20 @@
 #define SW_LID		5
 
 /* Get (or Set, with @mad's data) attribute @attr/@mod of @dlid from 0. */
-static int sm_query(struct sn *s, u8 method, u16 attr, u32 mod, u16 dlid,
-		    struct kmad_mad *mad, const u8 *data)
+static int sm_query_key(struct sn *s, u8 method, u16 attr, u32 mod,
+			u16 dlid, struct kmad_mad *mad, const u8 *data, u64 mkey)
 {
 	sn_smp(mad, method, attr, mod);
+	((struct kmad_smp *)mad)->mkey = cpu_to_be64(mkey);
 	if (data)
 		memcpy(sn_smp_data(mad), data, KMAD_SMP_DATA_SIZE);
 	return sn_rpc(s, 0, 1, mad, dlid);
+}
+
+static int sm_query(struct sn *s, u8 method, u16 attr, u32 mod, u16 dlid,
+		    struct kmad_mad *mad, const u8 *data)
+{
+	return sm_query_key(s, method, attr, mod, dlid, mad, data, 0);
 }
 
 /*
@@ -269,6 +276,84 @@ static void sma_lid_routed_to_permissive(struct kunit *test)
 				       KMAD_PERMISSIVE_LID, &mad, NULL), 0);
 	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[2], 2);	/* a switch */
 	KUNIT_EXPECT_EQ(test, s->resp_slid, sn_lid(s, 2, 0));
+}
+
+#define SM_MKEY		0x1122334455667788ULL
+
+/* PortInfo of HCA 1 (LID 2) got with @mkey into @mad; its status. */
+static int sm_pi_key(struct sn *s, struct kmad_mad *mad, u64 mkey)
+{
+	return sm_query_key(s, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, 2,
+			    mad, NULL, mkey);
+}
+
+/*
+ * Set HCA 1's M_Key to SM_MKEY with ProtectBits @prot and
+ * M_KeyLeasePeriod @lease (s), sending @mkey; the Set's status.
+ */
+static noinline_for_stack int sm_set_mkey(struct sn *s, u8 prot, u16 lease,
+					  u64 mkey)
+{
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+
+	KUNIT_ASSERT_EQ(s->test, sm_pi_key(s, &mad, mkey), 0);
+	sm_port_info_for_set(pi, &mad);
+	put_unaligned_be64(SM_MKEY, pi);
+	put_unaligned_be16(lease, pi + 26);
+	pi[34] = (pi[34] & 0x3f) | prot << 6;
+	return sm_query_key(s, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, 0, 2,
+			    &mad, pi, mkey);
+}
+
+/*
+ * M_Key checking (IBTA 14.2.4), of HCA 1 (LID 2) from HCA 0, step mode.
+ * ProtectBits 1: a Get with no key is answered, PortInfo's M_Key reading
+ * 0 (with the key: the key); a Set with no key is dropped and counted in
+ * M_KeyViolations.  ProtectBits 2 and a 1 s lease: a Get with no key is
+ * dropped; with the key it is answered and stops the lease timer; a
+ * failure starts it, and once it has run out the ProtectBits read 0 and
+ * anyone's Get is answered, M_Key and all.
+ */
+static void sma_mkey_check(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	/* No M_Key yet: any key passes. */
+	KUNIT_ASSERT_EQ(test, sm_set_mkey(s, 1, 0, 0x99), 0);
+	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, 0), 0);
+	KUNIT_EXPECT_EQ(test, d[34] >> 6, 1);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), 0ULL);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 2);	/* LID */
+	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_MKEY);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 0);
+	/* A Set without the key: dropped, counted. */
+	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, 0), -1);
+	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, d[34] >> 6, 1);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 1);
+
+	KUNIT_ASSERT_EQ(test, sm_set_mkey(s, 2, 1, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, 0), -1);	/* timer on */
+	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);	/* off */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 2);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 26), 1);	/* lease */
+	kmad_sim_advance_clock(s->fab, 2000);
+	/* The timer was stopped: still protected; this starts it. */
+	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, 0), -1);
+	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, 0x99), -1);
+	kmad_sim_advance_clock(s->fab, 1000);
+	/* Run out: ProtectBits 0, the key readable by anyone. */
+	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, 0), 0);
+	KUNIT_EXPECT_EQ(test, d[34] >> 6, 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_MKEY);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 4);
+	/* A Set still needs the key. */
+	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, 0), -1);
+	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, SM_MKEY), 0);
 }
 
 /* PortInfo of switch ports: an external port has no LID; port 0 has. */
@@ -1305,6 +1390,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_set_other_port),
 	KUNIT_CASE(sma_link_active_follows_enabled),
 	KUNIT_CASE(sma_lid_routed_to_permissive),
+	KUNIT_CASE(sma_mkey_check),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
 	KUNIT_CASE(sma_lmc_own_lid),

@@ -49,6 +49,13 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
                    and swept back to Active;
   trap 128         (kmad) OpenSM received Trap 128 from the cut cable's
                    switch after the cut, and again after the mend;
+  M_Key            (kmad) OpenSM run again with an M_Key at ProtectBits 2
+                   (m_key, m_key_protection_level in its config file):
+                   SUBNET UP with no SMP timeout in its log; smpquery of
+                   an HCA's PortInfo and a switch's NodeInfo without the
+                   key, or with a wrong one, gets no answer; with it
+                   (-y), an answer, PortInfo with ProtectBits 2 and
+                   MkeyViolations counting the refused PortInfo Gets;
   guest            no kernel splat, the guest reached its end and unloaded
                    its modules.
 
@@ -94,6 +101,7 @@ CHECKS = [
     ('errors', 'ibqueryerrors: no port errors'),
     ('link', 'link cut, mended, ACTIVE again'),
     ('trap', 'Trap 128 from the switch, cut and mend'),
+    ('mkey', 'M_Key ProtectBits 2: no key, no answer'),
     ('guest', 'no splat, guest ended cleanly'),
 ]
 # Checks that do not depend on OpenSM having brought the subnet up.
@@ -103,6 +111,7 @@ NOT_RUN = {
     ('ibsim', 'umad_reg'): '(kernel: kmad side)',
     ('ibsim', 'link'): 'not run (ibsim: console only)',
     ('ibsim', 'trap'): 'not run (ibsim: console only)',
+    ('ibsim', 'mkey'): 'not run (kmad side)',
     ('ibsim', 'guest'): '(kernel: kmad side)',
 }
 
@@ -245,6 +254,7 @@ class Side:
         self.name = name
         self.net = net
         self.runs = [(c, t, rc) for s, c, t, rc in runs if s == name]
+        self.mkey_runs = [(c, t, rc) for s, c, t, rc in runs if s == 'mkey']
         self.log = log
         self.res = {}
         self.figures = {}
@@ -809,6 +819,54 @@ class Side:
         self.set('trap', not bad, '; '.join(bad) or
                  'from LID %s, after the cut and after the mend' % want)
 
+    def c_mkey(self):
+        """The M_Key run: OpenSM up with no SMP timeout; no answer
+        without the key or with a wrong one, an answer with it."""
+        m = re.search(r'^kmad-opensm: mkey: HCA LID (\d+), switch LID (\d+), '
+                      r'M_Key (0x[0-9a-f]+)$', self.log, flags=re.M)
+        text = block(self.log, '=== osmlog: mkey')
+        if not m or text is None:
+            self.set('mkey', False, 'not run')
+            return
+        ca, sw, key = m.groups()
+        ev = osm_events(text)
+        bad = []
+        if not any(msg == 'SUBNET UP' for _, msg in ev):
+            bad.append('no SUBNET UP')
+        tmo = [msg for _, msg in ev if re.search(r'ERR [0-9A-F]{4}:', msg)
+               and re.search(r'(?i)timeout', msg)]
+        if tmo:
+            bad.append('OpenSM: ' + tmo[0][:60])
+        want = [
+            ('smpquery -C sim0 -P 1 portinfo %s' % ca, False),
+            ('smpquery -C sim0 -P 1 -y %s portinfo %s' % (key, ca), True),
+            ('smpquery -C sim0 -P 1 nodeinfo %s' % sw, False),
+            ('smpquery -C sim0 -P 1 -y %s nodeinfo %s' % (key, sw), True),
+            ('smpquery -C sim0 -P 1 -y 0x99 portinfo %s' % ca, False),
+            ('smpquery -C sim0 -P 1 -y %s portinfo %s' % (key, ca), True),
+        ]
+        runs = self.mkey_runs
+        if [c for c, _, _ in runs] != [c for c, _ in want]:
+            self.set('mkey', False, '%d of %d runs' % (len(runs), len(want)))
+            return
+        viol = 0
+        for (cmd, answered), (_, out, rc) in zip(want, runs):
+            if answered != (rc == 0):
+                bad.append('%s: rc %s' % (cmd.split(' ', 4)[-1], rc))
+            if not answered and 'portinfo' in cmd:
+                viol += 1
+            if answered and 'portinfo' in cmd:
+                # smpquery prints no M_Key ("<not displayed>").
+                pb = re.search(r'^ProtectBits:\.+(\d+)$', out, flags=re.M)
+                mv = re.search(r'^MkeyViolations:\.+(\d+)$', out, flags=re.M)
+                if not pb or pb.group(1) != '2' or not mv or \
+                        int(mv.group(1)) != viol:
+                    bad.append('PortInfo with the key: ProtectBits %s, '
+                               'MkeyViolations %s (wanted 2, %d)' %
+                               (pb and pb.group(1), mv and mv.group(1), viol))
+        self.set('mkey', not bad, '; '.join(bad[:3]) or
+                 'HCA %s and switch %s: answered with the key only' % (ca, sw))
+
     def c_guest(self):
         bad = []
         m = SPLAT.search(self.log)
@@ -902,6 +960,13 @@ MUTATIONS = [
      'kmad-opensm: kmad: no sweep of the mend'),
     ('no Trap 128 by the mend', 'kmad',
      r'^(kmad-opensm: kmad: Trap 128 after the mend: LID \d+ ).*$', r'\1'),
+    ('M_Key not enforced', 'kmad',
+     r'(?s)(=== cmd: mkey smpquery -C sim0 -P 1 portinfo \d+\n.*?=== rc: )\d+',
+     r'\g<1>0'),
+    ('M_Key ProtectBits 1', 'kmad', r'(?m)^(ProtectBits:\.+)2$', r'\g<1>1'),
+    ('M_Key violations not counted', 'kmad',
+     r'(?s)(=== cmd: mkey smpquery -C sim0 -P 1 -y \S+ portinfo \d+\n.*?'
+     r'^MkeyViolations:\.+)1$', r'\g<1>0'),
     ('a kernel splat', 'kmad', r'kmad-opensm: end',
      '[ 1.0] BUG: kernel NULL pointer dereference\nkmad-opensm: end'),
 ]

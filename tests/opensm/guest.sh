@@ -8,7 +8,8 @@
 #
 #   side kmad:  OpenSM on sim0 port 1 through kmad_umad and kmad_sim;
 #               then a cable is cut and mended (kmad_sim's parameter
-#               "link");
+#               "link"); then OpenSM once more, with an M_Key (run
+#               "mkey");
 #   side ibsim: ibsim on the netlist, OpenSM and the tools with
 #               libumad2sim.so preloaded (no kernel involved).
 #
@@ -59,16 +60,19 @@ wait_log() {
 # OpenSM's options on both sides: log level ERROR + INFO + VERBOSE (the
 # sweep banners), flushed after each line (-d 2), a sweep every 2 s.
 OSM_OPTS="-d 2 -D 0x07 -s 2"
-# start_opensm <side> <port GUID>: OpenSM in the background, log in
-# /tmp/osm-<side>.log; sets osm_pid and osm_t0.
+# start_opensm <side> <port GUID> [options...]: OpenSM in the background,
+# log in /tmp/osm-<side>.log; sets osm_pid and osm_t0.
 start_opensm() {
-	rm -f "/tmp/osm-$1.log"
+	local side=$1 guid=$2
+	shift 2
+	mkdir -p "/tmp/osm-$side"
+	rm -f "/tmp/osm-$side.log"
 	osm_t0=$(now)
-	say "$1: opensm -g $2 $OSM_OPTS started at ${osm_t0}s"
+	say "$side: opensm -g $guid $OSM_OPTS $* started at ${osm_t0}s"
 	# shellcheck disable=SC2086
-	OSM_CACHE_DIR=/tmp/osm-$1 OSM_TMP_DIR=/tmp/osm-$1 \
-		opensm -g "$2" $OSM_OPTS -f "/tmp/osm-$1.log" \
-		--dump_files_dir "/tmp/osm-$1" > "/tmp/osm-$1.out" 2>&1 &
+	OSM_CACHE_DIR=/tmp/osm-$side OSM_TMP_DIR=/tmp/osm-$side \
+		opensm -g "$guid" $OSM_OPTS "$@" -f "/tmp/osm-$side.log" \
+		--dump_files_dir "/tmp/osm-$side" > "/tmp/osm-$side.out" 2>&1 &
 	osm_pid=$!
 }
 # wait_subnet_up <side>: up to SUBNET_UP_S seconds for "SUBNET UP".
@@ -228,6 +232,32 @@ say "kmad: Trap 128 after the mend: $(traps)"
 run kmad ibstat "$LAST_HCA" 1
 stop_opensm kmad
 say "kmad: side took from ${t0}s to $(now)s"
+
+# M_Key: OpenSM again on the same fabric, from its configuration file,
+# with an M_Key at ProtectBits 2 on every port.  The SMAs then answer
+# only SMPs with that key: OpenSM's sweeps carry it, a tool's must give
+# it (-y).  The first HCA other than the SM's, and the first switch.
+MKEY=0x00000000c0ffee01
+printf 'm_key %s\nm_key_protection_level 2\nm_key_lease_period 0\n' \
+	"$MKEY" > /tmp/osm-mkey.conf
+mkey_ca=$(awk -v me="$(ibstat sim0 1 | awk '/Base lid:/ { print $3 }')" \
+	'$1 == "CA" && $2 != me { print $2; exit }' "/tmp/ports-kmad")
+mkey_sw=$(echo "$sw_lids" | head -n 1)
+say "mkey: HCA LID $mkey_ca, switch LID $mkey_sw, M_Key $MKEY"
+start_opensm mkey "$sm_guid" -F /tmp/osm-mkey.conf
+wait_subnet_up mkey
+# A light sweep or two (every 2 s), all of whose SMPs need the key.
+sleep 5
+# shellcheck disable=SC2086
+{
+run mkey smpquery $ca portinfo "$mkey_ca"
+run mkey smpquery $ca -y "$MKEY" portinfo "$mkey_ca"
+run mkey smpquery $ca nodeinfo "$mkey_sw"
+run mkey smpquery $ca -y "$MKEY" nodeinfo "$mkey_sw"
+run mkey smpquery $ca -y 0x99 portinfo "$mkey_ca"
+run mkey smpquery $ca -y "$MKEY" portinfo "$mkey_ca"
+}
+stop_opensm mkey
 
 # Side ibsim: the same fabric from the netlist, in user space.
 t0=$(now)

@@ -241,6 +241,11 @@ struct sim_node;
  *	(F).
  * @pkeys: P_KeyTable (F).
  * @guids: GUIDInfo; entry 0 is the port GUID (F).
+ * @mkey_violations: PortInfo.M_KeyViolations: SMPs this endport's M_Key
+ *	check refused, saturating at 0xFFFF (F).
+ * @mkey_lease_end: when the M_Key lease runs out (fabric time, jiffies or
+ *	step-mode clock), after which M_KeyProtectBits read 0; 0 while the
+ *	lease timer is stopped (F).
  * @vlarb: VLArbitrationTable, the low-priority table then the high one,
  *	%SIM_VLARB_CAP entries each in IBTA encoding (VL in the low nibble
  *	of the first byte, Weight in the second); unused on a switch's
@@ -265,6 +270,8 @@ struct sim_port {
 	u32 cap_set;
 	u16 pkeys[SIM_PKEYS];
 	u64 guids[SIM_GUIDS];
+	u16 mkey_violations;
+	u64 mkey_lease_end;
 	u8 vlarb[2][SIM_VLARB_CAP][2];
 	struct sim_qp *qps[SIM_RAW_QPN + 1];
 	atomic64_t stats[SIM_STAT_COUNT];

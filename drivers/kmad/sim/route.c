@@ -184,17 +184,19 @@ static u8 sim_lid_bits(u16 lid, u16 base, u8 lmc)
  * request in @pkt that arrived on @in: @pkt becomes the response,
  * addressed back to the requester, from the LID the request reached (as
  * ib_mad answers for an HCA's SMA and PMA: from the receive's
- * dlid_path_bits).
+ * dlid_path_bits).  An SMP the SMA's M_Key check refuses gets no answer:
+ * false, and @pkt is to be dropped.
  */
-static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
+static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 			  struct sim_packet *pkt)
 {
 	struct kmad_sim_fabric *fab = fw->node->fab;
 	struct kmad_mad_hdr *hdr = sim_hdr(pkt);
 	u32 fw_qpn = pkt->dst_qpn;
-	u16 status, dlid, base;
+	u16 dlid, base;
 	unsigned long flags;
 	u8 lmc, bits;
+	int status;
 
 	if (hdr->class_version != (fw_qpn ? KMAD_PMA_CLASS_VERSION :
 					    KMAD_SMP_CLASS_VERSION))
@@ -203,6 +205,8 @@ static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 		status = kmad_sim_sma(in, sim_smp(pkt));
 	else
 		status = kmad_sim_pma(in, (struct kmad_mad *)pkt->mad);
+	if (status < 0)
+		return false;
 	if (sim_is_dr(pkt)) {
 		kmad_smi_make_response(sim_smp(pkt));
 		/* The D bit it set, and the SMA's status: none of the
@@ -242,6 +246,7 @@ static void sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 	pkt->src_qpn = fw_qpn;
 	pkt->qkey = KMAD_QP1_QKEY;
 	sim_port_count(fw, SIM_STAT_FW_ANSWERED);
+	return true;
 }
 
 /* Put @pkt in a receive buffer of HCA port @in's destination QP. */
@@ -343,7 +348,8 @@ static struct sim_port *sim_hca_rx(struct kmad_sim_fabric *fab,
 		sim_port_count(in, SIM_STAT_DROPPED_SMI);
 		return NULL;
 	}
-	sim_fw_answer(in, in, pkt);
+	if (!sim_fw_answer(in, in, pkt))
+		return NULL;
 	*origin = in;
 	if (sim_is_dr(pkt) && !sim_dr_answer_by_lid(pkt) &&
 	    kmad_smi_send(sim_smp(pkt), &me) != KMAD_SMI_HANDLE) {
@@ -436,7 +442,8 @@ static struct sim_port *sim_switch_dr(struct kmad_sim_fabric *fab,
 			sim_port_count(&sw->ports[0], SIM_STAT_DROPPED_NO_RECV);
 			return NULL;
 		}
-		sim_fw_answer(&sw->ports[0], in, pkt);
+		if (!sim_fw_answer(&sw->ports[0], in, pkt))
+			return NULL;
 		*origin = &sw->ports[0];
 		if (!sim_dr_answer_by_lid(pkt))
 			return sim_switch_dr_out(fab, sw, *origin, pkt);
@@ -493,7 +500,8 @@ static struct sim_port *sim_switch_rx(struct kmad_sim_fabric *fab,
 	}
 	if (!sim_keys_ok(mgmt, pkt))
 		return NULL;
-	sim_fw_answer(mgmt, in, pkt);
+	if (!sim_fw_answer(mgmt, in, pkt))
+		return NULL;
 	*origin = mgmt;
 	out = sim_lft_port(fab, sw, pkt->dlid);
 	if (!out)
@@ -616,7 +624,8 @@ static void sim_local_smp(struct kmad_sim_fabric *fab, struct sim_port *port,
 	};
 
 	if (sim_hca_fw_request(pkt)) {
-		sim_fw_answer(port, port, pkt);
+		if (!sim_fw_answer(port, port, pkt))
+			return;
 		if (kmad_smi_send(sim_smp(pkt), &me) != KMAD_SMI_HANDLE) {
 			sim_port_count(port, SIM_STAT_DROPPED_SMI);
 			return;

@@ -16,8 +16,8 @@
  * port cannot take, with "invalid attribute value", changing nothing.
  * SMInfo is the SM's: an HCA's never comes here (route.c passes it to kmad
  * on QP0), a switch's, with no SM, is answered "unsupported".
- * The answer to a Set is the attribute as it is afterwards.  M_Keys are
- * stored but not enforced.
+ * The answer to a Set is the attribute as it is afterwards.  Each request
+ * first passes the M_Key check (sma_mkey_ok()), or is dropped unanswered.
  *
  * Locks: F, held across each request, guards every field read or written
  * here.
@@ -26,6 +26,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bits.h>
+#include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -50,7 +51,8 @@
 
 /*
  * An SMA request: the node, the port it arrived on, the SMP data, the
- * attribute modifier, and whether it is a Set.
+ * attribute modifier, whether it is a Set, and whether a PortInfo Get
+ * reads M_Key 0 (a wrong key at M_KeyProtectBits 1).
  */
 struct sma_req {
 	struct sim_node *node;
@@ -58,6 +60,7 @@ struct sma_req {
 	u8 *data;
 	u32 mod;
 	bool set;
+	bool hide_mkey;
 };
 
 static bool sim_endport(const struct sim_port *port)
@@ -342,7 +345,7 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 
 	memset(d, 0, KMAD_SMP_DATA_SIZE);
 	if (end) {
-		put_unaligned_be64(pi->mkey, d + SIM_PI_MKEY);
+		put_unaligned_be64(r->hide_mkey ? 0 : pi->mkey, d + SIM_PI_MKEY);
 		put_unaligned_be64(pi->gid_prefix, d + SIM_PI_GID_PREFIX);
 		put_unaligned_be16(pi->lid, d + SIM_PI_LID);
 		put_unaligned_be16(pi->sm_lid, d + SIM_PI_SM_LID);
@@ -352,6 +355,7 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
 		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
 		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
+		put_unaligned_be16(port->mkey_violations, d + SIM_PI_MKEY_VIOL);
 		viol = atomic64_read(&port->ctr[SIM_CTR_PKEY_VIOLATIONS]);
 		put_unaligned_be16(min_t(u64, viol, U16_MAX),
 				   d + SIM_PI_PKEY_VIOL);
@@ -587,6 +591,48 @@ int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
 	return 0;
 }
 
+/*
+ * The M_Key check (IBTA 14.2.4; qib's check_mkey() does the same) of the
+ * endport @r is for: the HCA port it arrived on, or a switch's port 0.  It
+ * passes with the endport's M_Key, or when that is 0; a Get with another
+ * key passes too at M_KeyProtectBits 0, and at 1, where a PortInfo Get
+ * then reads M_Key 0.  Anything else fails: M_KeyViolations counts it
+ * and, if M_KeyLeasePeriod is not 0, the lease timer starts unless it
+ * runs.  A check the right key passes stops the timer; once it runs out,
+ * M_KeyProtectBits read 0 (the SM that held the key is taken to be gone).
+ * No Trap 256 is sent.
+ *
+ * Context: F held.
+ * Return: whether the SMA may answer.
+ */
+static bool sma_mkey_ok(struct sma_req *r, const struct kmad_smp *smp)
+{
+	struct sim_node *node = r->node;
+	struct kmad_sim_fabric *fab = node->fab;
+	struct sim_port *ep = sim_is_switch(node) ? &node->ports[0] : r->in;
+	u64 now = fab->cfg.mode == KMAD_SIM_STEP ? fab->clock :
+						   get_jiffies_64();
+
+	lockdep_assert_held(&fab->lock);
+	if (ep->mkey_lease_end && time_after_eq64(now, ep->mkey_lease_end)) {
+		ep->mkey_lease_end = 0;
+		ep->pi.mkey_protect = 0;
+	}
+	if (!ep->pi.mkey || be64_to_cpu(smp->mkey) == ep->pi.mkey) {
+		ep->mkey_lease_end = 0;
+		return true;
+	}
+	if (!r->set && ep->pi.mkey_protect < 2) {
+		r->hide_mkey = ep->pi.mkey_protect == 1;
+		return true;
+	}
+	if (ep->mkey_violations != U16_MAX)
+		ep->mkey_violations++;
+	if (!ep->mkey_lease_end && ep->pi.mkey_lease)
+		ep->mkey_lease_end = now + (u64)ep->pi.mkey_lease * HZ ?: 1;
+	return false;
+}
+
 /**
  * kmad_sim_sma() - answer a SubnGet or SubnSet.
  * @in: the port the SMP arrived on (a switch's physical port, or an HCA
@@ -594,9 +640,10 @@ int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
  * @smp: the request; its data becomes the attribute.
  *
  * Context: any, no sim lock held; takes F.
- * Return: the MAD status for the response.
+ * Return: the MAD status for the response, or -EACCES if the M_Key check
+ * fails (no response).
  */
-u16 kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
+int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
 {
 	struct kmad_sim_fabric *fab = in->node->fab;
 	struct sma_req r = {
@@ -610,9 +657,13 @@ u16 kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
 	unsigned long flags;
 	u16 status;
 
+	spin_lock_irqsave(&fab->lock, flags);
+	if (!sma_mkey_ok(&r, smp)) {
+		spin_unlock_irqrestore(&fab->lock, flags);
+		return -EACCES;
+	}
 	if (!r.set)
 		memset(r.data, 0, KMAD_SMP_DATA_SIZE);
-	spin_lock_irqsave(&fab->lock, flags);
 	switch (attr) {
 	case KMAD_SMP_ATTR_NODE_DESC:
 		status = sma_node_desc(&r);
