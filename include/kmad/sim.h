@@ -220,7 +220,9 @@ struct kmad_sim_node_info {
  *	ibsim's switches do: LID-routed from its LID to its MasterSMLID (none
  *	while either is 0, none on Ethernet), once (a real switch repeats
  *	it until the SM's TrapRepress; this one never repeats, and takes a
- *	TrapRepress and ignores it).  false (0): no traps (the SM
+ *	TrapRepress and ignores it).  And an endport (HCA port, switch
+ *	port 0) whose M_Key check refuses an SMP sends its SM a Trap 256,
+ *	"Bad M_Key", from its LID, once.  false (0): no traps (the SM
  *	finds the change at its next sweep, from SwitchInfo.PortStateChange).
  * @minimal_ops: the devices offer kmad only the provider ops provider.h
  *	requires, plus now() in step mode (its clock): no query_gid,

@@ -1381,6 +1381,76 @@ static void sma_trap_none_on_ethernet(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sw.dropped_no_route, sw0.dropped_no_route);
 }
 
+/*
+ * Trap 256, "Bad M_Key" (IBTA 14.2.4.2): HCA 1 of a star, its M_Key set
+ * at ProtectBits 2, refuses a PortInfo Get without the key from HCA 0
+ * (the SM, MasterSMLID 1) and sends the SM a Notice: generic, security,
+ * producer CA, trap 256, issuer HCA 1's LID; LIDADDR the requester's
+ * LID, the method, attribute, modifier and M_Key of the refused SMP,
+ * no directed-route part.
+ */
+static void sma_trap_256(struct kunit *test)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_STAR,
+		.hcas = 2,
+		.mode = KMAD_SIM_ASYNC,
+		.rq_depth = 32,
+		.traps = true,
+	};
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct sn *s = sn_setup_cfg(test, &cfg);
+	struct sm_traps *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	struct kmad_port *port;
+	struct kmad_mad mad;
+	struct kmad_agent *a;
+	char dev[24];
+	u8 *d;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	spin_lock_init(&t->lock);
+	KUNIT_ASSERT_EQ(test, sn_lid(s, 0, 1), 1);
+	KUNIT_ASSERT_EQ(test, sn_lid(s, 1, 1), 2);
+	snprintf(dev, sizeof(dev), "%s0", s->name);
+	port = kmad_port_get(dev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, port);
+	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
+	a = kmad_register_agent(port, KMAD_QPT_SMI, &req, sn_send_done,
+				sm_trap_recv, t);
+	if (IS_ERR(a))
+		kmad_port_put(port);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+
+	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 2, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 1, 20), 0);
+	KUNIT_EXPECT_EQ(test, sm_query_key(s, KMAD_METHOD_GET,
+					   KMAD_SMP_ATTR_PORT_INFO, 1, 2, &mad,
+					   NULL, 0x99), -1);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 1, SN_ASYNC_TIMEOUT_MS), 1);
+	d = ((struct kmad_smp *)&t->mad)->data;
+	KUNIT_EXPECT_EQ(test, t->slid, 2);
+	KUNIT_EXPECT_EQ(test, d[0], 0x82);		/* generic, security */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d) & 0xffffff, 1U);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 256);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 2);	/* issuer */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 12), 1);	/* LIDADDR */
+	KUNIT_EXPECT_EQ(test, d[16], KMAD_METHOD_GET);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 18),
+			KMAD_SMP_ATTR_PORT_INFO);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 20), 1U);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d + 24), 0x99ULL);
+	KUNIT_EXPECT_EQ(test, d[32], 0);		/* not DR */
+	/* The right key: answered, no trap. */
+	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 2, 200), 1);
+	kmad_unregister_agent(a);
+	kmad_port_put(port);
+}
+
 static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_info_hca),
 	KUNIT_CASE(sma_node_info_switch),
@@ -1413,6 +1483,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_sm_info),
 	KUNIT_CASE(sma_trap_128),
 	KUNIT_CASE(sma_trap_none_on_ethernet),
+	KUNIT_CASE(sma_trap_256),
 	{}
 };
 

@@ -56,6 +56,9 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
                    key, or with a wrong one, gets no answer; with it
                    (-y), an answer, PortInfo with ProtectBits 2 and
                    MkeyViolations counting the refused PortInfo Gets;
+                   OpenSM's log reports one Trap 256 (Bad M_Key) per
+                   refused SMP, from the HCA's or the switch's LID, with
+                   its attribute and the key it carried;
   guest            no kernel splat, the guest reached its end and unloaded
                    its modules.
 
@@ -864,8 +867,18 @@ class Side:
                     bad.append('PortInfo with the key: ProtectBits %s, '
                                'MkeyViolations %s (wanted 2, %d)' %
                                (pb and pb.group(1), mv and mv.group(1), viol))
+        # One Trap 256 (Bad M_Key) per refused SMP, from the SMA that
+        # refused it, naming the attribute and the key it carried.
+        got = re.findall(r'Reporting Security Notice "Bad M_Key" from LID '
+                         r'(\d+), GUID 0x[0-9a-f]+, Method 0x1, Attribute '
+                         r'(0x[0-9a-f]+), AttrMod 0x0, M_Key (0x[0-9a-f]+)',
+                         text)
+        traps = [(lid, attr, int(k, 16)) for lid, attr, k in got]
+        if traps != [(ca, '0x15', 0), (sw, '0x11', 0), (ca, '0x15', 0x99)]:
+            bad.append('Trap 256 notices %s' % traps)
         self.set('mkey', not bad, '; '.join(bad[:3]) or
-                 'HCA %s and switch %s: answered with the key only' % (ca, sw))
+                 'HCA %s and switch %s: answered with the key only; '
+                 '3 Trap 256' % (ca, sw))
 
     def c_guest(self):
         bad = []
@@ -964,6 +977,9 @@ MUTATIONS = [
      r'(?s)(=== cmd: mkey smpquery -C sim0 -P 1 portinfo \d+\n.*?=== rc: )\d+',
      r'\g<1>0'),
     ('M_Key ProtectBits 1', 'kmad', r'(?m)^(ProtectBits:\.+)2$', r'\g<1>1'),
+    ('no Trap 256 from the switch', 'kmad',
+     r'(Reporting Security Notice "Bad M_Key" from LID \d+, GUID 0x[0-9a-f]+, '
+     r'Method 0x1, Attribute )0x11', r'\g<1>0x15'),
     ('M_Key violations not counted', 'kmad',
      r'(?s)(=== cmd: mkey smpquery -C sim0 -P 1 -y \S+ portinfo \d+\n.*?'
      r'^MkeyViolations:\.+)1$', r'\g<1>0'),

@@ -257,6 +257,8 @@ run mkey smpquery $ca -y "$MKEY" nodeinfo "$mkey_sw"
 run mkey smpquery $ca -y 0x99 portinfo "$mkey_ca"
 run mkey smpquery $ca -y "$MKEY" portinfo "$mkey_ca"
 }
+# The SMAs' Trap 256 (Bad M_Key) for each refused SMP, in OpenSM's log.
+sleep 1
 stop_opensm mkey
 
 # Side ibsim: the same fabric from the netlist, in user space.

@@ -179,13 +179,16 @@ static u8 sim_lid_bits(u16 lid, u16 base, u8 lmc)
 	return lid >= base && lid - base < (1U << lmc) ? lid - base : 0;
 }
 
+static void sim_bad_mkey_trap(struct kmad_sim_fabric *fab,
+			      struct sim_port *ep, struct sim_packet *req);
+
 /*
  * The firmware behind @fw (an HCA port, or a switch's port 0) answers the
  * request in @pkt that arrived on @in: @pkt becomes the response,
  * addressed back to the requester, from the LID the request reached (as
  * ib_mad answers for an HCA's SMA and PMA: from the receive's
- * dlid_path_bits).  An SMP the SMA's M_Key check refuses gets no answer:
- * false, and @pkt is to be dropped.
+ * dlid_path_bits).  An SMP the SMA's M_Key check refuses gets no answer
+ * (a Trap 256 goes to the SM instead): false, and @pkt is to be dropped.
  */
 static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 			  struct sim_packet *pkt)
@@ -205,8 +208,10 @@ static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 		status = kmad_sim_sma(in, sim_smp(pkt));
 	else
 		status = kmad_sim_pma(in, (struct kmad_mad *)pkt->mad);
-	if (status < 0)
+	if (status < 0) {
+		sim_bad_mkey_trap(fab, fw, pkt);
 		return false;
+	}
 	if (sim_is_dr(pkt)) {
 		kmad_smi_make_response(sim_smp(pkt));
 		/* The D bit it set, and the SMA's status: none of the
@@ -546,30 +551,45 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
 	sim_carry_from(fab, from, from, pkt);
 }
 
-/* Notice (IBTA 14.2.5.1): IsGeneric and Type "urgent"; a switch's trap. */
+/* Notice (IBTA 14.2.5.1): IsGeneric and Type; producers; trap numbers. */
 #define SIM_NOTICE_GENERIC_URGENT	0x81
+#define SIM_NOTICE_GENERIC_SECURITY	0x82
+#define SIM_NOTICE_PRODUCER_CA		1
 #define SIM_NOTICE_PRODUCER_SWITCH	2
 #define SIM_TRAP_LINK_STATE		128
+#define SIM_TRAP_BAD_MKEY		256
+/* Trap 256's DataDetails (IBTA 14.2.5.1, table "Notice DataDetails for
+ * Trap 256"), at their offset in the Notice: LIDADDR, DRSLID, Method,
+ * AttributeID, AttributeModifier, M_Key, DRNotice/DRPathTruncated/
+ * DRHopCount, DRNoticeReturnPath (30 bytes).
+ */
+#define SIM_NTC256_LID			12
+#define SIM_NTC256_DR_SLID		14
+#define SIM_NTC256_METHOD		16
+#define SIM_NTC256_ATTR_ID		18
+#define SIM_NTC256_ATTR_MOD		20
+#define SIM_NTC256_MKEY			24
+#define SIM_NTC256_DR			32
+#define SIM_NTC256_DR_PATH		33
+#define SIM_NTC256_DR_PATH_LEN		30
+#define SIM_NTC256_DR_NOTICE		0x80
+#define SIM_NTC256_DR_TRUNCATED		0x40
 
-/**
- * kmad_sim_switch_trap() - switch @sw tells its SM that the link state
- * of one of its ports changed (&kmad_sim_config.traps).
- * @fab: its fabric.
- * @sw: the switch.
- *
- * A SubnTrap(Notice) 128 from its port 0's LID to its MasterSMLID,
- * LID-routed by its own forwarding table, as ibsim's switches send it:
- * generic, urgent, producer "switch", issuer and DataDetails LIDADDR the
- * switch's LID, TID from the fabric's count.  Nothing while the switch
- * has no LID or no SM LID, nor on an Ethernet fabric.
+/*
+ * Send the SubnTrap(Notice) whose data @pkt holds from endport @ep (an HCA
+ * port, or a switch's port 0) to its MasterSMLID: from @ep's LID (the
+ * Notice's IssuerLID), TID from the fabric's count, LID-routed (by the
+ * switch's forwarding table, or over the HCA port's cable).  Nothing
+ * while @ep has no LID or no SM LID, or is the SM's own port, nor on an
+ * Ethernet fabric.
  *
  * Context: any; no sim lock held.
  */
-void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw)
+static void sim_trap_send(struct kmad_sim_fabric *fab, struct sim_port *ep,
+			  struct sim_packet *pkt)
 {
-	struct sim_port *mgmt = &sw->ports[0], *out;
-	struct sim_packet pkt = {};
-	struct kmad_smp *smp;
+	struct kmad_smp *smp = sim_smp(pkt);
+	struct sim_port *out = ep;
 	unsigned long flags;
 	u16 lid, sm_lid;
 	u64 tid;
@@ -577,36 +597,104 @@ void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw)
 	if (sim_eth(fab))
 		return;		/* RoCE: no SMPs, no SM */
 	spin_lock_irqsave(&fab->lock, flags);
-	lid = mgmt->pi.lid;
-	sm_lid = mgmt->pi.sm_lid;
+	lid = ep->pi.lid;
+	sm_lid = ep->pi.sm_lid;
 	tid = ++fab->trap_tid;
 	spin_unlock_irqrestore(&fab->lock, flags);
 	if (!lid || !sm_lid || sm_lid >= SIM_MCAST_LID_BASE ||
 	    sm_lid == lid)
 		return;
-	pkt.len = KMAD_MAD_SIZE;
-	pkt.slid = lid;
-	pkt.dlid = sm_lid;
-	pkt.pkey = 0xffff;
-	pkt.copies = 1;
-	smp = sim_smp(&pkt);
+	pkt->len = KMAD_MAD_SIZE;
+	pkt->slid = lid;
+	pkt->dlid = sm_lid;
+	pkt->pkey = 0xffff;
+	pkt->copies = 1;
 	smp->base_version = KMAD_MGMT_BASE_VERSION;
 	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
 	smp->class_version = KMAD_SMP_CLASS_VERSION;
 	smp->method = KMAD_METHOD_TRAP;
 	smp->tid = cpu_to_be64(tid);
 	smp->attr_id = cpu_to_be16(KMAD_ATTR_NOTICE);
+	put_unaligned_be16(lid, smp->data + 6);		/* IssuerLID */
+	if (sim_is_switch(ep->node)) {
+		out = sim_lft_port(fab, ep->node, sm_lid);
+		if (!out) {
+			sim_port_count(ep, SIM_STAT_DROPPED_NO_ROUTE);
+			return;
+		}
+	}
+	sim_carry_from(fab, ep, out, pkt);
+}
+
+/**
+ * kmad_sim_switch_trap() - switch @sw tells its SM that the link state
+ * of one of its ports changed (&kmad_sim_config.traps).
+ * @fab: its fabric.
+ * @sw: the switch.
+ *
+ * A SubnTrap(Notice) 128 from its port 0 (sim_trap_send()), as ibsim's
+ * switches send it: generic, urgent, producer "switch", DataDetails
+ * LIDADDR the switch's LID.
+ *
+ * Context: any; no sim lock held.
+ */
+void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw)
+{
+	struct sim_port *mgmt = &sw->ports[0];
+	struct sim_packet pkt = {};
+	struct kmad_smp *smp = sim_smp(&pkt);
+	unsigned long flags;
+	u16 lid;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	lid = mgmt->pi.lid;
+	spin_unlock_irqrestore(&fab->lock, flags);
 	smp->data[0] = SIM_NOTICE_GENERIC_URGENT;
 	put_unaligned_be16(SIM_NOTICE_PRODUCER_SWITCH, smp->data + 2);
 	put_unaligned_be16(SIM_TRAP_LINK_STATE, smp->data + 4);
-	put_unaligned_be16(lid, smp->data + 6);		/* IssuerLID */
 	put_unaligned_be16(lid, smp->data + 10);	/* LIDADDR */
-	out = sim_lft_port(fab, sw, sm_lid);
-	if (!out) {
-		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_ROUTE);
+	sim_trap_send(fab, mgmt, &pkt);
+}
+
+/*
+ * Trap 256, "Bad M_Key" (IBTA 14.2.4.2), for the SMP in @req that endport
+ * @ep's M_Key check refused (&kmad_sim_config.traps): LIDADDR the
+ * requester's LID (its SLID), its method, attribute, modifier and M_Key,
+ * and for a directed-route SMP its DrSLID, hop count and return path.
+ *
+ * Context: any; no sim lock held.
+ */
+static void sim_bad_mkey_trap(struct kmad_sim_fabric *fab,
+			      struct sim_port *ep, struct sim_packet *req)
+{
+	const struct kmad_smp *bad = sim_smp(req);
+	struct sim_packet pkt = {};
+	struct kmad_smp *smp = sim_smp(&pkt);
+	u8 *d = smp->data;
+	u8 hops;
+
+	if (!fab->cfg.traps)
 		return;
+	d[0] = SIM_NOTICE_GENERIC_SECURITY;
+	put_unaligned_be16(sim_is_switch(ep->node) ?
+			   SIM_NOTICE_PRODUCER_SWITCH : SIM_NOTICE_PRODUCER_CA,
+			   d + 2);
+	put_unaligned_be16(SIM_TRAP_BAD_MKEY, d + 4);
+	put_unaligned_be16(req->slid, d + SIM_NTC256_LID);
+	d[SIM_NTC256_METHOD] = bad->method;
+	memcpy(d + SIM_NTC256_ATTR_ID, &bad->attr_id, sizeof(bad->attr_id));
+	memcpy(d + SIM_NTC256_ATTR_MOD, &bad->attr_mod, sizeof(bad->attr_mod));
+	memcpy(d + SIM_NTC256_MKEY, &bad->mkey, sizeof(bad->mkey));
+	if (sim_is_dr(req)) {
+		hops = min_t(u8, bad->hop_cnt, SIM_NTC256_DR_PATH_LEN);
+		memcpy(d + SIM_NTC256_DR_SLID, &bad->dr_slid,
+		       sizeof(bad->dr_slid));
+		d[SIM_NTC256_DR] = SIM_NTC256_DR_NOTICE | hops |
+				   (bad->hop_cnt > hops ?
+				    SIM_NTC256_DR_TRUNCATED : 0);
+		memcpy(d + SIM_NTC256_DR_PATH, bad->return_path, hops);
 	}
-	sim_carry_from(fab, mgmt, out, &pkt);
+	sim_trap_send(fab, ep, &pkt);
 }
 
 /*

@@ -600,7 +600,7 @@ int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
  * and, if M_KeyLeasePeriod is not 0, the lease timer starts unless it
  * runs.  A check the right key passes stops the timer; once it runs out,
  * M_KeyProtectBits read 0 (the SM that held the key is taken to be gone).
- * No Trap 256 is sent.
+ * The caller sends the Trap 256 (route.c).
  *
  * Context: F held.
  * Return: whether the SMA may answer.
