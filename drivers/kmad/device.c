@@ -1268,6 +1268,49 @@ int kmad_port_query_pkey(struct kmad_port *port, unsigned int index,
 EXPORT_SYMBOL_GPL(kmad_port_query_pkey);
 
 /**
+ * kmad_port_query_smp() - ask the port's own SMA, as a driver asks its
+ * firmware (ib_core's query_port), without a MAD on the wire.
+ * @port: the port.
+ * @smp: a SubnGet (class 0x01 or 0x81, base and class version 1) of an
+ *	attribute of the port's node or of @port; its data is filled in.
+ *
+ * The provider's query_smp answers it as firmware answers its driver: the
+ * SMA's M_Key check does not apply (a port an SM protects with
+ * M_KeyProtectBits 2 still answers; no violation is counted), unlike a
+ * local directed-route SMP sent with kmad_post_send(), which the SMA
+ * checks as any other.
+ *
+ * Context: any but hard interrupt; does not sleep.
+ * Return: the MAD status of the answer (0: @smp's data is the attribute);
+ * -EINVAL for anything but such a SubnGet; -EOPNOTSUPP if the provider
+ * has no query_smp (send a local SMP instead); -ENODEV once the device
+ * is gone; or the provider's error.
+ */
+int kmad_port_query_smp(struct kmad_port *port, struct kmad_smp *smp)
+{
+	struct kmad_device *dev;
+	int idx, ret;
+
+	if (IS_ERR_OR_NULL(port) || !smp ||
+	    smp->base_version != KMAD_MGMT_BASE_VERSION ||
+	    !kmad_is_smp_class(smp->mgmt_class) ||
+	    smp->class_version != KMAD_SMP_CLASS_VERSION ||
+	    smp->method != KMAD_METHOD_GET)
+		return -EINVAL;
+	dev = port->dev;
+	idx = srcu_read_lock(&kmad_provider_srcu);
+	if (READ_ONCE(dev->gone))
+		ret = -ENODEV;
+	else if (!dev->ops->query_smp)
+		ret = -EOPNOTSUPP;
+	else
+		ret = dev->ops->query_smp(dev, port->port_num, smp);
+	srcu_read_unlock(&kmad_provider_srcu, idx);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kmad_port_query_smp);
+
+/**
  * kmad_port_find_gid() - the index of a GID in a port's table.
  * @port: the port.
  * @gid: the GID.

@@ -373,6 +373,12 @@ struct kmad_hw_recv {
  *	@clear, of the CapabilityMask the port's SMA reports in PortInfo
  *	(as ib_modify_port() does for IsSM); see kmad_port_modify_cap().
  *	Process context, may sleep.  Return 0 or an error.
+ * @query_smp: optional: answer @smp, a SubnGet of the port's own SMA,
+ *	filling its data, as firmware answers its driver's own query
+ *	without the M_Key check (mlx4's and mthca's MAD_IFC "ignore
+ *	M_Key"); see kmad_port_query_smp().  Any context but hard
+ *	interrupt; must not sleep.  Return the MAD status (0 or an
+ *	IBTA status, >= 0), or a negative error.
  */
 struct kmad_provider_ops {
 	struct module *owner;
@@ -402,6 +408,8 @@ struct kmad_provider_ops {
 			   const struct kmad_reg_req *req);
 	int (*modify_port_cap)(struct kmad_device *dev, u8 port_num,
 			       u32 set, u32 clear);
+	int (*query_smp)(struct kmad_device *dev, u8 port_num,
+			 struct kmad_smp *smp);
 };
 
 /* The largest LMC (IBTA: 3 bits), and the most send or receive slots per

@@ -313,7 +313,8 @@ static noinline_for_stack int sm_set_mkey(struct sn *s, u8 prot, u16 lease,
  * M_KeyViolations.  ProtectBits 2 and a 1 s lease: a Get with no key is
  * dropped; with the key it is answered and stops the lease timer; a
  * failure starts it, and once it has run out the ProtectBits read 0 and
- * anyone's Get is answered, M_Key and all.
+ * anyone's Get is answered, M_Key and all.  kmad_port_query_smp() (the
+ * driver's own query) is answered whatever the key, counting nothing.
  */
 static void sma_mkey_check(struct kunit *test)
 {
@@ -337,6 +338,17 @@ static void sma_mkey_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 1);
 
 	KUNIT_ASSERT_EQ(test, sm_set_mkey(s, 2, 1, SM_MKEY), 0);
+	/* The driver's own query (sysfs): no M_Key check, no violation. */
+	sn_agent(s, 1, 1, 0);		/* which gets s->port[1][0] */
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_smp(s->port[1][0],
+						  (struct kmad_smp *)&mad), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 2);	/* LID */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 1);
+	mad.mad_hdr.method = KMAD_METHOD_SET;
+	KUNIT_EXPECT_EQ(test, kmad_port_query_smp(s->port[1][0],
+						  (struct kmad_smp *)&mad),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, 0), -1);	/* timer on */
 	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);	/* off */
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 2);
@@ -354,6 +366,43 @@ static void sma_mkey_check(struct kunit *test)
 	/* A Set still needs the key. */
 	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, 0), -1);
 	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, SM_MKEY), 0);
+}
+
+/*
+ * An HCA's PortInfo Get naming its other port passes that port's M_Key
+ * check too (as qib's subn_get_portinfo()): HCA 1's port 2 protected
+ * (ProtectBits 2), port 1 not; a Get through port 1 of port 2's PortInfo
+ * without the key is dropped and counted on port 2; with it, answered.
+ * Before, port 1's check let anyone read port 2's M_Key.
+ */
+static void sma_mkey_other_port(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 2);
+	u16 lid1 = sn_lid(s, 1, 1), lid2 = sn_lid(s, 1, 2);
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	/* Through HCA 0's port 2, cabled to HCA 1's port 2. */
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 2, &mad, lid2), 0);
+	sm_port_info_for_set(pi, &mad);
+	put_unaligned_be64(SM_MKEY, pi);
+	pi[34] = (pi[34] & 0x3f) | 2 << 6;
+	sn_smp(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	memcpy(d, pi, sizeof(pi));
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 2, &mad, lid2), 0);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 1, lid1, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, lid1, &mad,
+				       NULL), -1);
+	KUNIT_ASSERT_EQ(test, sm_query_key(s, KMAD_METHOD_GET,
+					   KMAD_SMP_ATTR_PORT_INFO, 2, lid1,
+					   &mad, NULL, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_MKEY);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 1);
 }
 
 /* PortInfo of switch ports: an external port has no LID; port 0 has. */
@@ -1284,6 +1333,63 @@ static int sm_traps_wait(struct sn *s, struct sm_traps *t, int n,
 }
 
 /*
+ * The trap cases' fabric: an async star of two HCAs and a switch with
+ * &kmad_sim_config.traps, and on HCA 0 (the SM, MasterSMLID 1) an SMI
+ * agent that takes SubnTrap into @f->t; sm_trap_teardown() ends it.
+ */
+struct sm_trap_fix {
+	struct sn *s;
+	struct sm_traps *t;
+	struct kmad_port *port;
+	struct kmad_agent *a;
+};
+
+/* The trap cases' star, on @link_layer. */
+static struct sn *sm_trap_fabric(struct kunit *test,
+				 enum kmad_link_layer link_layer)
+{
+	struct kmad_sim_config cfg = {
+		.topology = KMAD_SIM_TOPO_STAR,
+		.hcas = 2,
+		.mode = KMAD_SIM_ASYNC,
+		.rq_depth = 32,
+		.traps = true,
+		.link_layer = link_layer,
+	};
+
+	return sn_setup_cfg(test, &cfg);
+}
+
+static void sm_trap_setup(struct kunit *test, struct sm_trap_fix *f)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	char dev[24];
+
+	f->s = sm_trap_fabric(test, KMAD_LINK_LAYER_INFINIBAND);
+	f->t = kunit_kzalloc(test, sizeof(*f->t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->t);
+	spin_lock_init(&f->t->lock);
+	snprintf(dev, sizeof(dev), "%s0", f->s->name);
+	f->port = kmad_port_get(dev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, f->port);
+	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
+	f->a = kmad_register_agent(f->port, KMAD_QPT_SMI, &req, sn_send_done,
+				   sm_trap_recv, f->t);
+	if (IS_ERR(f->a))
+		kmad_port_put(f->port);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(f->a));
+}
+
+static void sm_trap_teardown(struct sm_trap_fix *f)
+{
+	kmad_unregister_agent(f->a);
+	kmad_port_put(f->port);
+}
+
+/*
  * Trap 128 (&kmad_sim_config.traps): a cable pulled, then plugged, between
  * HCA 1 and the switch of a star: each time the switch (the end that is a
  * switch) sends its SM (MasterSMLID 1, HCA 0, where an agent takes SubnTrap)
@@ -1294,45 +1400,26 @@ static int sm_traps_wait(struct sn *s, struct sm_traps *t, int n,
  */
 static void sma_trap_128(struct kunit *test)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_STAR,
-		.hcas = 2,
-		.mode = KMAD_SIM_ASYNC,
-		.rq_depth = 32,
-		.traps = true,
-	};
-	struct kmad_reg_req req = {
-		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
-		.class_version = 1,
-	};
-	struct sn *s = sn_setup_cfg(test, &cfg);
-	struct sm_traps t = { .n = 0 };
-	struct kmad_port *port;
-	struct kmad_agent *a;
-	u16 sw_lid = sn_lid(s, 2, 0);
-	char dev[24];
+	struct sm_trap_fix f;
+	struct sm_traps *t;
+	struct sn *s;
+	u16 sw_lid;
 	u8 *d;
 
-	spin_lock_init(&t.lock);
+	sm_trap_setup(test, &f);
+	s = f.s;
+	t = f.t;
+	sw_lid = sn_lid(s, 2, 0);
 	KUNIT_ASSERT_NE(test, sw_lid, 0);
-	snprintf(dev, sizeof(dev), "%s0", s->name);
-	port = kmad_port_get(dev, 1);
-	KUNIT_ASSERT_NOT_NULL(test, port);
-	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
-	a = kmad_register_agent(port, KMAD_QPT_SMI, &req, sn_send_done,
-				sm_trap_recv, &t);
-	if (IS_ERR(a))
-		kmad_port_put(port);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 
 	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, false), 0);
-	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, &t, 1, SN_ASYNC_TIMEOUT_MS), 1);
-	d = ((struct kmad_smp *)&t.mad)->data;
-	KUNIT_EXPECT_EQ(test, t.mad.mad_hdr.mgmt_class,
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 1, SN_ASYNC_TIMEOUT_MS), 1);
+	d = ((struct kmad_smp *)&t->mad)->data;
+	KUNIT_EXPECT_EQ(test, t->mad.mad_hdr.mgmt_class,
 			KMAD_MGMT_CLASS_SUBN_LID_ROUTED);
-	KUNIT_EXPECT_EQ(test, be16_to_cpu(t.mad.mad_hdr.attr_id),
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(t->mad.mad_hdr.attr_id),
 			KMAD_ATTR_NOTICE);
-	KUNIT_EXPECT_EQ(test, t.slid, sw_lid);
+	KUNIT_EXPECT_EQ(test, t->slid, sw_lid);
 	KUNIT_EXPECT_EQ(test, d[0], 0x81);		/* generic, urgent */
 	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d) & 0xffffff, 2U);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 128);
@@ -1340,13 +1427,12 @@ static void sma_trap_128(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 10), sw_lid);
 
 	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, true), 0);
-	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, &t, 2, SN_ASYNC_TIMEOUT_MS), 2);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 2, SN_ASYNC_TIMEOUT_MS), 2);
 	/* The same state again: no change, no trap. */
 	KUNIT_EXPECT_EQ(test, kmad_sim_set_link(s->fab, 1, 1, true), 0);
-	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, &t, 3, 200), 2);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 3, 200), 2);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 2, 0).dropped_no_recv, 0ULL);
-	kmad_unregister_agent(a);
-	kmad_port_put(port);
+	sm_trap_teardown(&f);
 }
 
 /*
@@ -1357,15 +1443,7 @@ static void sma_trap_128(struct kunit *test)
  */
 static void sma_trap_none_on_ethernet(struct kunit *test)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_STAR,
-		.hcas = 2,
-		.mode = KMAD_SIM_ASYNC,
-		.rq_depth = 32,
-		.traps = true,
-		.link_layer = KMAD_LINK_LAYER_ETHERNET,
-	};
-	struct sn *s = sn_setup_cfg(test, &cfg);
+	struct sn *s = sm_trap_fabric(test, KMAD_LINK_LAYER_ETHERNET);
 	struct kmad_sim_stats sw0 = sn_stats(s, 2, 0);
 	struct kmad_sim_stats hca0 = sn_stats(s, 0, 1);
 	struct kmad_sim_stats sw, hca;
@@ -1391,38 +1469,18 @@ static void sma_trap_none_on_ethernet(struct kunit *test)
  */
 static void sma_trap_256(struct kunit *test)
 {
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_STAR,
-		.hcas = 2,
-		.mode = KMAD_SIM_ASYNC,
-		.rq_depth = 32,
-		.traps = true,
-	};
-	struct kmad_reg_req req = {
-		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
-		.class_version = 1,
-	};
-	struct sn *s = sn_setup_cfg(test, &cfg);
-	struct sm_traps *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
-	struct kmad_port *port;
+	static const u8 dr_path[] = { 1, 2 };
+	struct sm_trap_fix f;
+	struct sm_traps *t;
 	struct kmad_mad mad;
-	struct kmad_agent *a;
-	char dev[24];
+	struct sn *s;
 	u8 *d;
 
-	KUNIT_ASSERT_NOT_NULL(test, t);
-	spin_lock_init(&t->lock);
+	sm_trap_setup(test, &f);
+	s = f.s;
+	t = f.t;
 	KUNIT_ASSERT_EQ(test, sn_lid(s, 0, 1), 1);
 	KUNIT_ASSERT_EQ(test, sn_lid(s, 1, 1), 2);
-	snprintf(dev, sizeof(dev), "%s0", s->name);
-	port = kmad_port_get(dev, 1);
-	KUNIT_ASSERT_NOT_NULL(test, port);
-	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
-	a = kmad_register_agent(port, KMAD_QPT_SMI, &req, sn_send_done,
-				sm_trap_recv, t);
-	if (IS_ERR(a))
-		kmad_port_put(port);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
 
 	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 2, 0, 0), 0);
 	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
@@ -1447,8 +1505,20 @@ static void sma_trap_256(struct kunit *test)
 	/* The right key: answered, no trap. */
 	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
 	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 2, 200), 1);
-	kmad_unregister_agent(a);
-	kmad_port_put(port);
+	/* Directed route to HCA 1 (out of HCA 0's port 1, then the
+	 * switch's port 2), no key: DRNotice, hop count 2, the return path
+	 * from hop 1, DrSLID 0xFFFF; LIDADDR the permissive SLID.
+	 */
+	sn_dr(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0, dr_path, 2);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, KMAD_PERMISSIVE_LID), -1);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(s, t, 2, SN_ASYNC_TIMEOUT_MS), 2);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 12), 0xffff);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 14), 0xffff);
+	KUNIT_EXPECT_EQ(test, d[32], 0);		/* reserved */
+	KUNIT_EXPECT_EQ(test, d[33], 0x80 | 2);		/* DRNotice, 2 hops */
+	KUNIT_EXPECT_EQ(test, d[34], 1);	/* in at the switch's port 1 */
+	KUNIT_EXPECT_EQ(test, d[35], 1);	/* in at HCA 1's port 1 */
+	sm_trap_teardown(&f);
 }
 
 static struct kunit_case sma_cases[] = {
@@ -1461,6 +1531,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_link_active_follows_enabled),
 	KUNIT_CASE(sma_lid_routed_to_permissive),
 	KUNIT_CASE(sma_mkey_check),
+	KUNIT_CASE(sma_mkey_other_port),
 	KUNIT_CASE(sma_port_info_set_lid),
 	KUNIT_CASE(sma_lmc_path_bits),
 	KUNIT_CASE(sma_lmc_own_lid),

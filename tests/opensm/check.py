@@ -56,7 +56,9 @@ and side "ibsim" (OpenSM through libumad2sim.so on ibsim, same netlist):
                    key, or with a wrong one, gets no answer; with it
                    (-y), an answer, PortInfo with ProtectBits 2 and
                    MkeyViolations counting the refused PortInfo Gets;
-                   OpenSM's log reports one Trap 256 (Bad M_Key) per
+                   ibstat (sysfs) still reads every HCA port, Active,
+                   without a violation; OpenSM's log reports one Trap
+                   256 (Bad M_Key) per
                    refused SMP, from the HCA's or the switch's LID, with
                    its attribute and the key it carried;
   guest            no kernel splat, the guest reached its end and unloaded
@@ -846,6 +848,7 @@ class Side:
             ('smpquery -C sim0 -P 1 nodeinfo %s' % sw, False),
             ('smpquery -C sim0 -P 1 -y %s nodeinfo %s' % (key, sw), True),
             ('smpquery -C sim0 -P 1 -y 0x99 portinfo %s' % ca, False),
+            ('ibstat', True),
             ('smpquery -C sim0 -P 1 -y %s portinfo %s' % (key, ca), True),
         ]
         runs = self.mkey_runs
@@ -858,6 +861,13 @@ class Side:
                 bad.append('%s: rc %s' % (cmd.split(' ', 4)[-1], rc))
             if not answered and 'portinfo' in cmd:
                 viol += 1
+            if cmd == 'ibstat':
+                n = len(re.findall(r'State: Active', out))
+                want_ca = sum(v['ports'] for v in self.net.nodes.values()
+                              if v['kind'] != 'Switch')
+                if n != want_ca:
+                    bad.append('ibstat: %d of %d HCA ports Active' %
+                               (n, want_ca))
             if answered and 'portinfo' in cmd:
                 # smpquery prints no M_Key ("<not displayed>").
                 pb = re.search(r'^ProtectBits:\.+(\d+)$', out, flags=re.M)
@@ -980,6 +990,8 @@ MUTATIONS = [
     ('no Trap 256 from the switch', 'kmad',
      r'(Reporting Security Notice "Bad M_Key" from LID \d+, GUID 0x[0-9a-f]+, '
      r'Method 0x1, Attribute )0x11', r'\g<1>0x15'),
+    ('ibstat failing under M_Key', 'kmad',
+     r'(?s)(=== cmd: mkey ibstat\n.*?=== rc: )0', r'\g<1>1'),
     ('M_Key violations not counted', 'kmad',
      r'(?s)(=== cmd: mkey smpquery -C sim0 -P 1 -y \S+ portinfo \d+\n.*?'
      r'^MkeyViolations:\.+)1$', r'\g<1>0'),

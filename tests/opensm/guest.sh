@@ -255,6 +255,9 @@ run mkey smpquery $ca -y "$MKEY" portinfo "$mkey_ca"
 run mkey smpquery $ca nodeinfo "$mkey_sw"
 run mkey smpquery $ca -y "$MKEY" nodeinfo "$mkey_sw"
 run mkey smpquery $ca -y 0x99 portinfo "$mkey_ca"
+# sysfs (ibstat reads it) asks each port's SMA as a driver asks its
+# firmware, without the M_Key check: no EIO, no violation, no trap.
+run mkey ibstat
 run mkey smpquery $ca -y "$MKEY" portinfo "$mkey_ca"
 }
 # The SMAs' Trap 256 (Bad M_Key) for each refused SMP, in OpenSM's log.

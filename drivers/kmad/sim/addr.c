@@ -28,6 +28,7 @@
 #include <linux/slab.h>
 
 #include "fabric.h"
+#include "fw.h"
 #include "hw.h"
 
 enum sim_ah_stat {
@@ -136,6 +137,26 @@ int kmad_sim_query_pkey(struct kmad_device *kdev, u8 port_num,
 	*pkey = port->pkeys[index];
 	spin_unlock_irqrestore(&port->node->fab->lock, flags);
 	return 0;
+}
+
+/**
+ * kmad_sim_query_smp() - the provider's query_smp: an HCA port's own SMA
+ * answers a SubnGet from its driver, without the M_Key check.
+ * @kdev: the device.
+ * @port_num: the port.
+ * @smp: the SubnGet (kmad checked it is one); its data is filled in.
+ *
+ * Context: any but hard interrupt; takes F.
+ * Return: the MAD status, or -EINVAL for no such port.
+ */
+int kmad_sim_query_smp(struct kmad_device *kdev, u8 port_num,
+		       struct kmad_smp *smp)
+{
+	struct sim_port *port = sim_kdev_port(kdev, port_num);
+
+	if (!port)
+		return -EINVAL;
+	return kmad_sim_sma(port, smp, false);
 }
 
 static void sim_ah_count(struct sim_dev *sdev, enum sim_ah_stat stat)

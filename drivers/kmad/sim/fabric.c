@@ -462,6 +462,7 @@ struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 		fab->ops_buf.query_gid = NULL;
 		fab->ops_buf.query_pkey = NULL;
 		fab->ops_buf.modify_port_cap = NULL;
+		fab->ops_buf.query_smp = NULL;
 	}
 	fab->ops = &fab->ops_buf;
 	INIT_LIST_HEAD(&fab->ah_held);

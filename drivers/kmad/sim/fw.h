@@ -162,7 +162,7 @@ enum sim_pce_offset {
 #define SIM_PKT_OVERHEAD		32
 
 /* sma.c */
-int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp);
+int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp, bool check_mkey);
 
 /* pma.c */
 u16 kmad_sim_pma(struct sim_port *in, struct kmad_mad *mad);

@@ -783,6 +783,7 @@ const struct kmad_provider_ops kmad_sim_async_ops = {
 	.req_notify_cq = kmad_sim_req_notify_cq,
 	.query_gid = kmad_sim_query_gid,
 	.query_pkey = kmad_sim_query_pkey,
+	.query_smp = kmad_sim_query_smp,
 	.modify_port_cap = kmad_sim_modify_port_cap,
 };
 
@@ -801,5 +802,6 @@ const struct kmad_provider_ops kmad_sim_step_ops = {
 	.now = sim_now,
 	.query_gid = kmad_sim_query_gid,
 	.query_pkey = kmad_sim_query_pkey,
+	.query_smp = kmad_sim_query_smp,
 	.modify_port_cap = kmad_sim_modify_port_cap,
 };

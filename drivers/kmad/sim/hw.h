@@ -239,6 +239,8 @@ int kmad_sim_query_gid(struct kmad_device *kdev, u8 port_num,
 		       unsigned int index, union kmad_gid *gid);
 int kmad_sim_query_pkey(struct kmad_device *kdev, u8 port_num,
 			unsigned int index, u16 *pkey);
+int kmad_sim_query_smp(struct kmad_device *kdev, u8 port_num,
+		       struct kmad_smp *smp);
 /* sma.c */
 int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
 			     u32 clear);

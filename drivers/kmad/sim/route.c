@@ -205,7 +205,7 @@ static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 					    KMAD_SMP_CLASS_VERSION))
 		status = KMAD_MAD_STATUS_BAD_VERSION;
 	else if (pkt->dst_qpn == 0)
-		status = kmad_sim_sma(in, sim_smp(pkt));
+		status = kmad_sim_sma(in, sim_smp(pkt), true);
 	else
 		status = kmad_sim_pma(in, (struct kmad_mad *)pkt->mad);
 	if (status < 0) {
@@ -559,9 +559,11 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
 #define SIM_TRAP_LINK_STATE		128
 #define SIM_TRAP_BAD_MKEY		256
 /* Trap 256's DataDetails (IBTA 14.2.5.1, table "Notice DataDetails for
- * Trap 256"), at their offset in the Notice: LIDADDR, DRSLID, Method,
- * AttributeID, AttributeModifier, M_Key, DRNotice/DRPathTruncated/
- * DRHopCount, DRNoticeReturnPath (30 bytes).
+ * Trap 256"), at their offset in the Notice, as Linux's struct
+ * ib_mad_notice_attr and OpenSM's ib_mad_notice_attr_t lay them out:
+ * LIDADDR, DRSLID, Method, AttributeID, AttributeModifier, M_Key, a
+ * reserved byte, DRNotice/DRPathTruncated/DRHopCount, DRNoticeReturnPath
+ * (30 bytes, to the end of the SMP's data).
  */
 #define SIM_NTC256_LID			12
 #define SIM_NTC256_DR_SLID		14
@@ -569,8 +571,8 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
 #define SIM_NTC256_ATTR_ID		18
 #define SIM_NTC256_ATTR_MOD		20
 #define SIM_NTC256_MKEY			24
-#define SIM_NTC256_DR			32
-#define SIM_NTC256_DR_PATH		33
+#define SIM_NTC256_DR			33
+#define SIM_NTC256_DR_PATH		34
 #define SIM_NTC256_DR_PATH_LEN		30
 #define SIM_NTC256_DR_NOTICE		0x80
 #define SIM_NTC256_DR_TRUNCATED		0x40
@@ -659,8 +661,10 @@ void kmad_sim_switch_trap(struct kmad_sim_fabric *fab, struct sim_node *sw)
 /*
  * Trap 256, "Bad M_Key" (IBTA 14.2.4.2), for the SMP in @req that endport
  * @ep's M_Key check refused (&kmad_sim_config.traps): LIDADDR the
- * requester's LID (its SLID), its method, attribute, modifier and M_Key,
- * and for a directed-route SMP its DrSLID, hop count and return path.
+ * requester's LID (its SLID: IBTA's "Bad M_Key, <M_KEY> from <LIDADDR>";
+ * qib puts its own LID there), its method, attribute, modifier and
+ * M_Key, and for a directed-route SMP its DrSLID, hop count and return
+ * path.
  *
  * Context: any; no sim lock held.
  */
@@ -692,7 +696,8 @@ static void sim_bad_mkey_trap(struct kmad_sim_fabric *fab,
 		d[SIM_NTC256_DR] = SIM_NTC256_DR_NOTICE | hops |
 				   (bad->hop_cnt > hops ?
 				    SIM_NTC256_DR_TRUNCATED : 0);
-		memcpy(d + SIM_NTC256_DR_PATH, bad->return_path, hops);
+		/* Its entries, from hop 1 (entry 0 is not used). */
+		memcpy(d + SIM_NTC256_DR_PATH, bad->return_path + 1, hops);
 	}
 	sim_trap_send(fab, ep, &pkt);
 }

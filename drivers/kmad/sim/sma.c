@@ -592,9 +592,9 @@ int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
 }
 
 /*
- * The M_Key check (IBTA 14.2.4; qib's check_mkey() does the same) of the
- * endport @r is for: the HCA port it arrived on, or a switch's port 0.  It
- * passes with the endport's M_Key, or when that is 0; a Get with another
+ * The M_Key check (IBTA 14.2.4; qib's check_mkey() does the same) of
+ * endport @ep for request @r (sma_mkeys_ok() says which).  It passes with
+ * @ep's M_Key, or when that is 0; a Get with another
  * key passes too at M_KeyProtectBits 0, and at 1, where a PortInfo Get
  * then reads M_Key 0.  Anything else fails: M_KeyViolations counts it
  * and, if M_KeyLeasePeriod is not 0, the lease timer starts unless it
@@ -605,11 +605,10 @@ int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
  * Context: F held.
  * Return: whether the SMA may answer.
  */
-static bool sma_mkey_ok(struct sma_req *r, const struct kmad_smp *smp)
+static bool sma_mkey_ok(struct sma_req *r, const struct kmad_smp *smp,
+			struct sim_port *ep)
 {
-	struct sim_node *node = r->node;
-	struct kmad_sim_fabric *fab = node->fab;
-	struct sim_port *ep = sim_is_switch(node) ? &node->ports[0] : r->in;
+	struct kmad_sim_fabric *fab = r->node->fab;
 	u64 now = fab->cfg.mode == KMAD_SIM_STEP ? fab->clock :
 						   get_jiffies_64();
 
@@ -633,17 +632,45 @@ static bool sma_mkey_ok(struct sma_req *r, const struct kmad_smp *smp)
 	return false;
 }
 
+/*
+ * The M_Key checks of request @r: of the endport it is for (the HCA port
+ * it arrived on, a switch's port 0), and for an HCA's PortInfo naming its
+ * other port, of that port too, whose ProtectBits then decide whether
+ * its M_Key reads 0 (as qib's subn_get_portinfo() checks it).
+ *
+ * Context: F held.
+ * Return: whether the SMA may answer.
+ */
+static bool sma_mkeys_ok(struct sma_req *r, const struct kmad_smp *smp,
+			 u16 attr)
+{
+	struct sim_node *node = r->node;
+
+	if (sim_is_switch(node))
+		return sma_mkey_ok(r, smp, &node->ports[0]);
+	if (!sma_mkey_ok(r, smp, r->in))
+		return false;
+	if (attr != KMAD_SMP_ATTR_PORT_INFO || !r->mod ||
+	    r->mod == r->in->num || r->mod > node->num_ports)
+		return true;
+	r->hide_mkey = false;
+	return sma_mkey_ok(r, smp, &node->ports[r->mod]);
+}
+
 /**
  * kmad_sim_sma() - answer a SubnGet or SubnSet.
  * @in: the port the SMP arrived on (a switch's physical port, or an HCA
  *	port).
  * @smp: the request; its data becomes the attribute.
  *
+ * @check_mkey: false for the driver's own query (kmad_sim_query_smp()),
+ *	which firmware answers whatever the M_Key.
+ *
  * Context: any, no sim lock held; takes F.
  * Return: the MAD status for the response, or -EACCES if the M_Key check
  * fails (no response).
  */
-int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
+int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp, bool check_mkey)
 {
 	struct kmad_sim_fabric *fab = in->node->fab;
 	struct sma_req r = {
@@ -658,7 +685,7 @@ int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp)
 	u16 status;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	if (!sma_mkey_ok(&r, smp)) {
+	if (check_mkey && !sma_mkeys_ok(&r, smp, attr)) {
 		spin_unlock_irqrestore(&fab->lock, flags);
 		return -EACCES;
 	}

@@ -10,9 +10,12 @@
  *	gids/<i>,pkeys/<i>}
  *
  * kmad has no "query port" operation: as mlx4 and mthca do with their
- * firmware, every read asks the port's own SMA with a local
- * directed-route SMP (hop count 0: NodeInfo, NodeDescription, PortInfo),
- * so the files follow whatever the SMA or an SM changes.  GIDs and P_Keys
+ * firmware, every read asks the port's own SMA (NodeInfo,
+ * NodeDescription, PortInfo), so the files follow whatever the SMA or an
+ * SM changes: with kmad_port_query_smp() where the provider has
+ * query_smp (kmad_sim), which skips the M_Key check as their MAD_IFC
+ * "ignore M_Key" does, else with a local directed-route SMP (hop count
+ * 0), which an M_Key at ProtectBits 2 refuses.  GIDs and P_Keys
  * come from kmad_port_query_gid() and kmad_port_query_pkey().  A port
  * without QP0 (Ethernet) answers its link layer, GIDs and P_Keys only; its
  * other files read as ib_core has them for RoCE (LID 0, state from
@@ -144,8 +147,40 @@ static void umad_query_recv_handler(struct kmad_agent *agent,
 }
 
 /*
- * Ask the port's own SMA for an attribute with a SubnGet directed-route
- * SMP of hop count 0.  Return: 0 and the attribute in @data; -EIO if the
+ * Ask the port's SMA through the provider (kmad_port_query_smp()), as
+ * ib_core asks a driver, which asks its firmware without the M_Key check:
+ * the files work on a port an SM protects with M_KeyProtectBits 2.
+ * Return: 0 and the attribute in @data; -EIO for an error status;
+ * -EOPNOTSUPP if the provider cannot (then a local SMP asks).
+ */
+static int umad_query_direct(struct umad_ibport *p, u16 attr_id,
+			     u32 attr_mod, u8 *data)
+{
+	struct kmad_smp *smp;
+	int ret;
+
+	smp = kzalloc(sizeof(*smp), GFP_KERNEL);
+	if (!smp)
+		return -ENOMEM;
+	smp->base_version = KMAD_MGMT_BASE_VERSION;
+	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = KMAD_SMP_CLASS_VERSION;
+	smp->method = KMAD_METHOD_GET;
+	smp->attr_id = cpu_to_be16(attr_id);
+	smp->attr_mod = cpu_to_be32(attr_mod);
+	ret = kmad_port_query_smp(p->kport, smp);
+	if (ret > 0)
+		ret = -EIO;
+	if (!ret)
+		memcpy(data, smp->data, KMAD_SMP_DATA_SIZE);
+	kfree(smp);
+	return ret;
+}
+
+/*
+ * Ask the port's own SMA for an attribute: through the provider if it can
+ * (umad_query_direct()), else with a SubnGet directed-route SMP of hop
+ * count 0.  Return: 0 and the attribute in @data; -EIO if the
  * SMA did not answer or answered with an error status; -ENODEV without
  * SMI; -ENOMEM.
  */
@@ -163,6 +198,9 @@ static int umad_query(struct umad_ibport *p, u16 attr_id, u32 attr_mod,
 
 	if (!p->agent)
 		return -ENODEV;
+	ret = umad_query_direct(p, attr_id, attr_mod, data);
+	if (ret != -EOPNOTSUPP)
+		return ret;
 	buf = kmad_alloc_send_buf(p->agent, &dest, GFP_KERNEL);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
