@@ -1272,7 +1272,9 @@ EXPORT_SYMBOL_GPL(kmad_port_query_pkey);
  * firmware (ib_core's query_port), without a MAD on the wire.
  * @port: the port.
  * @smp: a SubnGet (class 0x01 or 0x81, base and class version 1) of an
- *	attribute of the port's node or of @port; its data is filled in.
+ *	attribute of the port's node or of one of its ports (a PortInfo
+ *	naming another port is answered, M_Key and all, as the firmware
+ *	answers its driver); its data is filled in.
  *
  * The provider's query_smp answers it as firmware answers its driver: the
  * SMA's M_Key check does not apply (a port an SM protects with
@@ -1280,17 +1282,19 @@ EXPORT_SYMBOL_GPL(kmad_port_query_pkey);
  * local directed-route SMP sent with kmad_post_send(), which the SMA
  * checks as any other.
  *
- * Context: any but hard interrupt; does not sleep.
+ * Context: process; may sleep (a provider may ask its firmware).
  * Return: the MAD status of the answer (0: @smp's data is the attribute);
  * -EINVAL for anything but such a SubnGet; -EOPNOTSUPP if the provider
- * has no query_smp (send a local SMP instead); -ENODEV once the device
- * is gone; or the provider's error.
+ * has no query_smp (send a local SMP instead) or the port has no SMA
+ * (no QP0: Ethernet); -ENODEV once the device is gone; or the provider's
+ * error.
  */
 int kmad_port_query_smp(struct kmad_port *port, struct kmad_smp *smp)
 {
 	struct kmad_device *dev;
 	int idx, ret;
 
+	might_sleep();
 	if (IS_ERR_OR_NULL(port) || !smp ||
 	    smp->base_version != KMAD_MGMT_BASE_VERSION ||
 	    !kmad_is_smp_class(smp->mgmt_class) ||
@@ -1301,7 +1305,7 @@ int kmad_port_query_smp(struct kmad_port *port, struct kmad_smp *smp)
 	idx = srcu_read_lock(&kmad_provider_srcu);
 	if (READ_ONCE(dev->gone))
 		ret = -ENODEV;
-	else if (!dev->ops->query_smp)
+	else if (!dev->ops->query_smp || !kmad_port_has_smi(port))
 		ret = -EOPNOTSUPP;
 	else
 		ret = dev->ops->query_smp(dev, port->port_num, smp);

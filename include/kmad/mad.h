@@ -237,9 +237,10 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear);
 /*
  * kmad_port_query_smp(): a SubnGet answered by the port's own SMA through
  * the provider, as a driver asks its firmware: no MAD on the wire, no
- * M_Key check.  Returns the MAD status (>= 0), -EOPNOTSUPP if the
- * provider cannot (send a local directed-route SMP instead), -ENODEV once
- * the device is gone, -EINVAL for anything but a SubnGet.
+ * M_Key check; process context, may sleep.  Returns the MAD status
+ * (>= 0), -EOPNOTSUPP if the provider cannot or the port has no QP0 (send
+ * a local directed-route SMP instead), -ENODEV once the device is gone,
+ * -EINVAL for anything but a SubnGet.
  */
 int kmad_port_query_smp(struct kmad_port *port, struct kmad_smp *smp);
 

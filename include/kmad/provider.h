@@ -376,9 +376,9 @@ struct kmad_hw_recv {
  * @query_smp: optional: answer @smp, a SubnGet of the port's own SMA,
  *	filling its data, as firmware answers its driver's own query
  *	without the M_Key check (mlx4's and mthca's MAD_IFC "ignore
- *	M_Key"); see kmad_port_query_smp().  Any context but hard
- *	interrupt; must not sleep.  Return the MAD status (0 or an
- *	IBTA status, >= 0), or a negative error.
+ *	M_Key"); see kmad_port_query_smp().  Process context; may sleep.
+ *	Return the MAD status (0 or an IBTA status, >= 0), or a negative
+ *	error.
  */
 struct kmad_provider_ops {
 	struct module *owner;

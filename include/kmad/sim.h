@@ -220,13 +220,13 @@ struct kmad_sim_node_info {
  *	ibsim's switches do: LID-routed from its LID to its MasterSMLID (none
  *	while either is 0, none on Ethernet), once (a real switch repeats
  *	it until the SM's TrapRepress; this one never repeats, and takes a
- *	TrapRepress and ignores it).  And an endport (HCA port, switch
+ *	TrapRepress and ignores it).  And each endport (HCA port, switch
  *	port 0) whose M_Key check refuses an SMP sends its SM a Trap 256,
  *	"Bad M_Key", from its LID, once.  false (0): no traps (the SM
  *	finds the change at its next sweep, from SwitchInfo.PortStateChange).
  * @minimal_ops: the devices offer kmad only the provider ops provider.h
  *	requires, plus now() in step mode (its clock): no query_gid,
- *	query_pkey or modify_port_cap, and with &kmad_sim_config.ah
+ *	query_pkey, query_smp or modify_port_cap, and with &kmad_sim_config.ah
  *	%KMAD_SIM_AH_NONE no address handles either -- how kmad runs on a
  *	minimal third-party provider.  The fabric itself still carries GRHs
  *	and P_Keys (an Ethernet fabric could then send nothing: every RoCE

@@ -1126,8 +1126,20 @@ static void contract2_provider_virtual_clock_only(struct kunit *test)
  * ulp-guide.rst: kmad_post_send() refuses (-EINVAL) "an sgid_index that
  * is not an entry of the port's GID table".  On a fabric of
  * &kmad_sim_config.minimal_ops, which sim.h says offers "no query_gid,
- * query_pkey or modify_port_cap".
+ * query_pkey, query_smp or modify_port_cap"; mad.h: kmad_port_query_smp()
+ * returns "-EOPNOTSUPP if the provider cannot".
  */
+/* A local SubnGet of NodeInfo, for kmad_port_query_smp(). */
+static void k2_smp_get(struct kmad_smp *smp)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->base_version = KMAD_MGMT_BASE_VERSION;
+	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = KMAD_SMP_CLASS_VERSION;
+	smp->method = KMAD_METHOD_GET;
+	smp->attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+}
+
 static void contract2_provider_minimal_tables(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
@@ -1139,6 +1151,7 @@ static void contract2_provider_minimal_tables(struct kunit *test)
 	};
 	struct kmad_send_buf *buf;
 	union kmad_gid gid = {};
+	struct kmad_smp smp;
 	u16 pkey = 0;
 
 	kt_fix_config(&cfg, KMAD_SIM_STEP);
@@ -1155,6 +1168,8 @@ static void contract2_provider_minimal_tables(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pkey, 0xffff);
 	KUNIT_EXPECT_LT(test, kmad_port_query_pkey(k2_port, 1, &pkey), 0);
 	KUNIT_EXPECT_LT(test, kmad_port_query_gid(k2_port, 0, &gid), 0);
+	k2_smp_get(&smp);
+	KUNIT_EXPECT_EQ(test, kmad_port_query_smp(k2_port, &smp), -EOPNOTSUPP);
 
 	k2_agent = kmad_register_agent(k2_port, KMAD_QPT_GSI, NULL,
 				       kt_send_handler, kt_recv_handler, f);

@@ -503,7 +503,8 @@ static noinline_for_stack int ft_pma_get(struct sn *s, u16 lid,
  * PortInfo's P_KeyViolations); two limited members do not match, nor does
  * the invalid key 0; SMPs are not checked.  The answer leaves with the
  * responder's entry, so the requester reports the entry of its own table
- * that matches that one.  Pair: HCA 0 (LID 1), HCA 1 (LID 2).
+ * that matches that one.  A PortInfo Set writing P_KeyViolations 0
+ * clears the count.  Pair: HCA 0 (LID 1), HCA 1 (LID 2).
  */
 static void fabric_pkey_enforced(struct kunit *test)
 {
@@ -541,6 +542,25 @@ static void fabric_pkey_enforced(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 3), -1);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).dropped_bad_pkey, 3ULL);
 	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).dropped_bad_pkey, 0ULL);
+	/* A PortInfo Set writing P_KeyViolations 0 clears it (as qib). */
+	s->pkey_index = 0;
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 2), 0);
+	KUNIT_EXPECT_EQ(test,
+			get_unaligned_be16(sn_smp_data(&mad) + PI_PKEY_VIOL), 3);
+	mad.mad_hdr.method = KMAD_METHOD_SET;
+	sn_smp_data(&mad)[32] &= 0xf0;		/* PortState: no change */
+	sn_smp_data(&mad)[33] &= 0x0f;		/* PhysState: no change */
+	put_unaligned_be16(0, sn_smp_data(&mad) + PI_PKEY_VIOL);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 2), 0);
+	KUNIT_EXPECT_EQ(test,
+			get_unaligned_be16(sn_smp_data(&mad) + PI_PKEY_VIOL), 0);
+	KUNIT_EXPECT_EQ(test, ft_pma_get(s, 2, 3), -1);
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	s->pkey_index = 0;
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, 2), 0);
+	KUNIT_EXPECT_EQ(test,
+			get_unaligned_be16(sn_smp_data(&mad) + PI_PKEY_VIOL), 1);
 }
 
 struct ft_rx {

@@ -315,10 +315,12 @@ static noinline_for_stack int sm_set_mkey(struct sn *s, u8 prot, u16 lease,
  * failure starts it, and once it has run out the ProtectBits read 0 and
  * anyone's Get is answered, M_Key and all.  kmad_port_query_smp() (the
  * driver's own query) is answered whatever the key, counting nothing.
+ * A Set writing M_KeyViolations 0 clears it (as qib).
  */
 static void sma_mkey_check(struct kunit *test)
 {
 	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	u8 pi[KMAD_SMP_DATA_SIZE];
 	struct kmad_mad mad;
 	u8 *d = sn_smp_data(&mad);
 
@@ -358,7 +360,12 @@ static void sma_mkey_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, 0), -1);
 	KUNIT_EXPECT_EQ(test, sm_pi_key(s, &mad, 0x99), -1);
 	kmad_sim_advance_clock(s->fab, 1000);
-	/* Run out: ProtectBits 0, the key readable by anyone. */
+	/* Run out: ProtectBits 0, the driver's query sees it first... */
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	KUNIT_ASSERT_EQ(test, kmad_port_query_smp(s->port[1][0],
+						  (struct kmad_smp *)&mad), 0);
+	KUNIT_EXPECT_EQ(test, d[34] >> 6, 0);
+	/* ...and the key is readable by anyone. */
 	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, 0), 0);
 	KUNIT_EXPECT_EQ(test, d[34] >> 6, 0);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_MKEY);
@@ -366,6 +373,15 @@ static void sma_mkey_check(struct kunit *test)
 	/* A Set still needs the key. */
 	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, 0), -1);
 	KUNIT_EXPECT_EQ(test, sm_set_mkey(s, 0, 0, SM_MKEY), 0);
+	/* Written as read, M_KeyViolations stays; written 0, it clears. */
+	KUNIT_ASSERT_EQ(test, sm_pi_key(s, &mad, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 5);
+	sm_port_info_for_set(pi, &mad);
+	put_unaligned_be16(0, pi + 44);
+	KUNIT_ASSERT_EQ(test, sm_query_key(s, KMAD_METHOD_SET,
+					   KMAD_SMP_ATTR_PORT_INFO, 0, 2, &mad,
+					   pi, SM_MKEY), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 0);
 }
 
 /*
@@ -373,7 +389,9 @@ static void sma_mkey_check(struct kunit *test)
  * check too (as qib's subn_get_portinfo()): HCA 1's port 2 protected
  * (ProtectBits 2), port 1 not; a Get through port 1 of port 2's PortInfo
  * without the key is dropped and counted on port 2; with it, answered.
- * Before, port 1's check let anyone read port 2's M_Key.
+ * Before, port 1's check let anyone read port 2's M_Key.  With port 1
+ * protected too, a Get of port 2 with neither key counts on both (as
+ * qib's process_subn()); before, only on port 1.
  */
 static void sma_mkey_other_port(struct kunit *test)
 {
@@ -403,6 +421,26 @@ static void sma_mkey_other_port(struct kunit *test)
 					   &mad, NULL, SM_MKEY), 0);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be64(d), SM_MKEY);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 1);
+	/* Port 1 protected too (another key): a Get of port 2 through it
+	 * with neither key counts on both ports.
+	 */
+	sm_port_get_for_set(s, lid1, 0, pi, &mad);
+	put_unaligned_be64(SM_MKEY + 1, pi);
+	pi[34] = (pi[34] & 0x3f) | 2 << 6;
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, lid1, &mad,
+				       pi), 0);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, lid1, &mad,
+				       NULL), -1);
+	KUNIT_ASSERT_EQ(test, sm_query_key(s, KMAD_METHOD_GET,
+					   KMAD_SMP_ATTR_PORT_INFO, 0, lid1,
+					   &mad, NULL, SM_MKEY + 1), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 1);
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_PORT_INFO, 0);
+	((struct kmad_smp *)&mad)->mkey = cpu_to_be64(SM_MKEY);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 2, &mad, lid2), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 44), 2);
 }
 
 /* PortInfo of switch ports: an external port has no LID; port 0 has. */
@@ -1333,7 +1371,8 @@ static int sm_traps_wait(struct sn *s, struct sm_traps *t, int n,
 }
 
 /*
- * The trap cases' fabric: an async star of two HCAs and a switch with
+ * The trap cases' fabric: an async star of two HCAs (@hca_ports each)
+ * and a switch with
  * &kmad_sim_config.traps, and on HCA 0 (the SM, MasterSMLID 1) an SMI
  * agent that takes SubnTrap into @f->t; sm_trap_teardown() ends it.
  */
@@ -1346,11 +1385,13 @@ struct sm_trap_fix {
 
 /* The trap cases' star, on @link_layer. */
 static struct sn *sm_trap_fabric(struct kunit *test,
-				 enum kmad_link_layer link_layer)
+				 enum kmad_link_layer link_layer,
+				 unsigned int hca_ports)
 {
 	struct kmad_sim_config cfg = {
 		.topology = KMAD_SIM_TOPO_STAR,
 		.hcas = 2,
+		.hca_ports = hca_ports,
 		.mode = KMAD_SIM_ASYNC,
 		.rq_depth = 32,
 		.traps = true,
@@ -1360,7 +1401,8 @@ static struct sn *sm_trap_fabric(struct kunit *test,
 	return sn_setup_cfg(test, &cfg);
 }
 
-static void sm_trap_setup(struct kunit *test, struct sm_trap_fix *f)
+static void sm_trap_setup(struct kunit *test, struct sm_trap_fix *f,
+			  unsigned int hca_ports)
 {
 	struct kmad_reg_req req = {
 		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
@@ -1368,7 +1410,7 @@ static void sm_trap_setup(struct kunit *test, struct sm_trap_fix *f)
 	};
 	char dev[24];
 
-	f->s = sm_trap_fabric(test, KMAD_LINK_LAYER_INFINIBAND);
+	f->s = sm_trap_fabric(test, KMAD_LINK_LAYER_INFINIBAND, hca_ports);
 	f->t = kunit_kzalloc(test, sizeof(*f->t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->t);
 	spin_lock_init(&f->t->lock);
@@ -1406,7 +1448,7 @@ static void sma_trap_128(struct kunit *test)
 	u16 sw_lid;
 	u8 *d;
 
-	sm_trap_setup(test, &f);
+	sm_trap_setup(test, &f, 1);
 	s = f.s;
 	t = f.t;
 	sw_lid = sn_lid(s, 2, 0);
@@ -1443,7 +1485,7 @@ static void sma_trap_128(struct kunit *test)
  */
 static void sma_trap_none_on_ethernet(struct kunit *test)
 {
-	struct sn *s = sm_trap_fabric(test, KMAD_LINK_LAYER_ETHERNET);
+	struct sn *s = sm_trap_fabric(test, KMAD_LINK_LAYER_ETHERNET, 1);
 	struct kmad_sim_stats sw0 = sn_stats(s, 2, 0);
 	struct kmad_sim_stats hca0 = sn_stats(s, 0, 1);
 	struct kmad_sim_stats sw, hca;
@@ -1476,7 +1518,7 @@ static void sma_trap_256(struct kunit *test)
 	struct sn *s;
 	u8 *d;
 
-	sm_trap_setup(test, &f);
+	sm_trap_setup(test, &f, 1);
 	s = f.s;
 	t = f.t;
 	KUNIT_ASSERT_EQ(test, sn_lid(s, 0, 1), 1);
@@ -1521,6 +1563,47 @@ static void sma_trap_256(struct kunit *test)
 	sm_trap_teardown(&f);
 }
 
+/*
+ * Trap 256 from the port that refused: HCA 1's port 2 (both HCAs of the
+ * star have two ports) protected at ProtectBits 2, its port 1 not; a
+ * PortInfo Get of port 2 through port 1 without the key is refused by
+ * port 2, whose LID issues the trap (as qib's check_mkey() of the named
+ * port).  Before, the trap came from port 1's LID.
+ */
+static void sma_trap_256_other_port(struct kunit *test)
+{
+	struct sm_trap_fix f;
+	u16 lid1, lid2;
+	struct kmad_mad mad;
+	u8 pi[KMAD_SMP_DATA_SIZE];
+	u8 *d;
+
+	sm_trap_setup(test, &f, 2);
+	lid1 = sn_lid(f.s, 1, 1);
+	lid2 = sn_lid(f.s, 1, 2);
+	KUNIT_ASSERT_NE(test, lid1, lid2);
+	KUNIT_ASSERT_EQ(test, sm_query(f.s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, lid2, &mad,
+				       NULL), 0);
+	sm_port_info_for_set(pi, &mad);
+	put_unaligned_be64(SM_MKEY, pi);
+	pi[34] = (pi[34] & 0x3f) | 2 << 6;
+	KUNIT_ASSERT_EQ(test, sm_query(f.s, KMAD_METHOD_SET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0, lid2, &mad,
+				       pi), 0);
+	KUNIT_EXPECT_EQ(test, sm_query(f.s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 2, lid1, &mad,
+				       NULL), -1);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(f.s, f.t, 1, SN_ASYNC_TIMEOUT_MS),
+			1);
+	d = ((struct kmad_smp *)&f.t->mad)->data;
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 256);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), lid2);	/* issuer */
+	KUNIT_EXPECT_EQ(test, f.t->slid, lid2);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(f.s, f.t, 2, 200), 1);
+	sm_trap_teardown(&f);
+}
+
 static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_info_hca),
 	KUNIT_CASE(sma_node_info_switch),
@@ -1555,6 +1638,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_trap_128),
 	KUNIT_CASE(sma_trap_none_on_ethernet),
 	KUNIT_CASE(sma_trap_256),
+	KUNIT_CASE(sma_trap_256_other_port),
 	{}
 };
 

@@ -156,7 +156,7 @@ int kmad_sim_query_smp(struct kmad_device *kdev, u8 port_num,
 
 	if (!port)
 		return -EINVAL;
-	return kmad_sim_sma(port, smp, false);
+	return kmad_sim_sma(port, smp, NULL);
 }
 
 static void sim_ah_count(struct sim_dev *sdev, enum sim_ah_stat stat)

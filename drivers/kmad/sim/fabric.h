@@ -243,6 +243,9 @@ struct sim_node;
  * @guids: GUIDInfo; entry 0 is the port GUID (F).
  * @mkey_violations: PortInfo.M_KeyViolations: SMPs this endport's M_Key
  *	check refused, saturating at 0xFFFF (F).
+ * @pi_viol_base: PortInfo P_KeyViolations and Q_KeyViolations: the raw
+ *	%SIM_CTR_PKEY_VIOLATIONS and %SIM_CTR_QKEY_VIOLATIONS when a Set
+ *	last wrote 0 to them (F).
  * @mkey_lease_end: when the M_Key lease runs out (fabric time, jiffies or
  *	step-mode clock), after which M_KeyProtectBits read 0; 0 while the
  *	lease timer is stopped (F).
@@ -271,6 +274,7 @@ struct sim_port {
 	u16 pkeys[SIM_PKEYS];
 	u64 guids[SIM_GUIDS];
 	u16 mkey_violations;
+	u64 pi_viol_base[2];
 	u64 mkey_lease_end;
 	u8 vlarb[2][SIM_VLARB_CAP][2];
 	struct sim_qp *qps[SIM_RAW_QPN + 1];

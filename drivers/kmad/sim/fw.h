@@ -162,7 +162,8 @@ enum sim_pce_offset {
 #define SIM_PKT_OVERHEAD		32
 
 /* sma.c */
-int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp, bool check_mkey);
+int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp,
+		 struct sim_port *refused[2]);
 
 /* pma.c */
 u16 kmad_sim_pma(struct sim_port *in, struct kmad_mad *mad);

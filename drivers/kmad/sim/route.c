@@ -37,9 +37,11 @@
  * request with hop count 0 is local: the HCA's own SMA answers it into the
  * same port's QP0 without using a link.
  *
- * Context: any (called from the transmit work, from step controls, and
- * for a switch's trap from kmad_sim_set_link()), no sim lock held; F is
- * taken briefly for each lookup, C to deliver.
+ * Context: any (called from the transmit work, from step controls, for
+ * a switch's Trap 128 from kmad_sim_set_link(), and for an SMA's Trap 256
+ * from within a packet's own trip, nested once: a trap is no request an
+ * SMA answers), no sim lock held; F is taken briefly for each lookup, C
+ * to deliver.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -195,6 +197,7 @@ static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 {
 	struct kmad_sim_fabric *fab = fw->node->fab;
 	struct kmad_mad_hdr *hdr = sim_hdr(pkt);
+	struct sim_port *refused[2] = {};
 	u32 fw_qpn = pkt->dst_qpn;
 	u16 dlid, base;
 	unsigned long flags;
@@ -205,11 +208,15 @@ static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 					    KMAD_SMP_CLASS_VERSION))
 		status = KMAD_MAD_STATUS_BAD_VERSION;
 	else if (pkt->dst_qpn == 0)
-		status = kmad_sim_sma(in, sim_smp(pkt), true);
+		status = kmad_sim_sma(in, sim_smp(pkt), refused);
 	else
 		status = kmad_sim_pma(in, (struct kmad_mad *)pkt->mad);
 	if (status < 0) {
-		sim_bad_mkey_trap(fab, fw, pkt);
+		/* From each endport that refused it (as qib's bad_mkey()). */
+		if (refused[0])
+			sim_bad_mkey_trap(fab, refused[0], pkt);
+		if (refused[1])
+			sim_bad_mkey_trap(fab, refused[1], pkt);
 		return false;
 	}
 	if (sim_is_dr(pkt)) {

@@ -14,10 +14,12 @@
  * read-only attribute, is answered with "unsupported method/attribute"; an
  * attribute modifier naming no port or block, or a Set with a value the
  * port cannot take, with "invalid attribute value", changing nothing.
- * SMInfo is the SM's: an HCA's never comes here (route.c passes it to kmad
- * on QP0), a switch's, with no SM, is answered "unsupported".
+ * SMInfo is the SM's: an HCA's comes here only from the driver's own
+ * query (route.c passes the wire's to kmad on QP0), a switch's, with no
+ * SM; both are answered "unsupported".
  * The answer to a Set is the attribute as it is afterwards.  Each request
- * first passes the M_Key check (sma_mkey_ok()), or is dropped unanswered.
+ * first passes the M_Key checks (sma_mkeys_ok()), or is dropped
+ * unanswered; the driver's own query (kmad_sim_query_smp()) skips them.
  *
  * Locks: F, held across each request, guards every field read or written
  * here.
@@ -356,10 +358,12 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		d[SIM_PI_MKEYPROT_LMC] = pi->mkey_protect << 6 | pi->lmc;
 		d[SIM_PI_MTU_SMSL] = pi->sm_sl;
 		put_unaligned_be16(port->mkey_violations, d + SIM_PI_MKEY_VIOL);
-		viol = atomic64_read(&port->ctr[SIM_CTR_PKEY_VIOLATIONS]);
+		viol = atomic64_read(&port->ctr[SIM_CTR_PKEY_VIOLATIONS]) -
+		       port->pi_viol_base[0];
 		put_unaligned_be16(min_t(u64, viol, U16_MAX),
 				   d + SIM_PI_PKEY_VIOL);
-		viol = atomic64_read(&port->ctr[SIM_CTR_QKEY_VIOLATIONS]);
+		viol = atomic64_read(&port->ctr[SIM_CTR_QKEY_VIOLATIONS]) -
+		       port->pi_viol_base[1];
 		put_unaligned_be16(min_t(u64, viol, U16_MAX),
 				   d + SIM_PI_QKEY_VIOL);
 		d[SIM_PI_GUID_CAP] = SIM_GUIDS;
@@ -450,6 +454,12 @@ static bool sma_state_ok(const struct sim_port *port, u8 state)
 	return false;
 }
 
+/* PortInfo's P_Key (@i 0) or Q_Key (1) violations read 0 from now on. */
+static void sma_viol_clear(struct sim_port *port, int i, enum sim_ctr ctr)
+{
+	port->pi_viol_base[i] = atomic64_read(&port->ctr[ctr]);
+}
+
 static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 {
 	u8 state = r->data[SIM_PI_SPEED_STATE] & 0xf;
@@ -511,6 +521,15 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	kmad_sim_pinfo_attr(&port->pi, &was);
 	gid_changed = pi.gid_prefix != port->pi.gid_prefix;
 	port->pi = pi;
+	/* An endport's violation counters: a 0 written clears one (qib). */
+	if (sim_endport(port)) {
+		if (!get_unaligned_be16(d + SIM_PI_MKEY_VIOL))
+			port->mkey_violations = 0;
+		if (!get_unaligned_be16(d + SIM_PI_PKEY_VIOL))
+			sma_viol_clear(port, 0, SIM_CTR_PKEY_VIOLATIONS);
+		if (!get_unaligned_be16(d + SIM_PI_QKEY_VIOL))
+			sma_viol_clear(port, 1, SIM_CTR_QKEY_VIOLATIONS);
+	}
 	if (!port->num)
 		return KMAD_MAD_STATUS_SUCCESS;
 	/*
@@ -605,18 +624,36 @@ int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
  * Context: F held.
  * Return: whether the SMA may answer.
  */
+static u64 sma_now(const struct kmad_sim_fabric *fab)
+{
+	return fab->cfg.mode == KMAD_SIM_STEP ? fab->clock : get_jiffies_64();
+}
+
+/*
+ * The M_Key lease of endport @ep ran out: M_KeyProtectBits become 0.  Run
+ * before @ep's PortInfo is checked or read, whatever asks.
+ *
+ * Context: F held.
+ */
+static void sma_mkey_expire(struct sim_port *ep)
+{
+	struct kmad_sim_fabric *fab = ep->node->fab;
+
+	lockdep_assert_held(&fab->lock);
+	if (ep->mkey_lease_end &&
+	    time_after_eq64(sma_now(fab), ep->mkey_lease_end)) {
+		ep->mkey_lease_end = 0;
+		ep->pi.mkey_protect = 0;
+	}
+}
+
 static bool sma_mkey_ok(struct sma_req *r, const struct kmad_smp *smp,
 			struct sim_port *ep)
 {
 	struct kmad_sim_fabric *fab = r->node->fab;
-	u64 now = fab->cfg.mode == KMAD_SIM_STEP ? fab->clock :
-						   get_jiffies_64();
+	u64 now = sma_now(fab);
 
 	lockdep_assert_held(&fab->lock);
-	if (ep->mkey_lease_end && time_after_eq64(now, ep->mkey_lease_end)) {
-		ep->mkey_lease_end = 0;
-		ep->pi.mkey_protect = 0;
-	}
 	if (!ep->pi.mkey || be64_to_cpu(smp->mkey) == ep->pi.mkey) {
 		ep->mkey_lease_end = 0;
 		return true;
@@ -634,27 +671,44 @@ static bool sma_mkey_ok(struct sma_req *r, const struct kmad_smp *smp,
 
 /*
  * The M_Key checks of request @r: of the endport it is for (the HCA port
- * it arrived on, a switch's port 0), and for an HCA's PortInfo naming its
- * other port, of that port too, whose ProtectBits then decide whether
- * its M_Key reads 0 (as qib's subn_get_portinfo() checks it).
+ * it arrived on, a switch's port 0), and of @other, the port an HCA's
+ * PortInfo names if not that one, whose ProtectBits then decide whether
+ * its M_Key reads 0 (as qib's subn_get_portinfo() and process_subn()
+ * check them: both, each counting its own violation).  The ports that
+ * refused go in @refused[0], then @refused[1].
  *
  * Context: F held.
  * Return: whether the SMA may answer.
  */
 static bool sma_mkeys_ok(struct sma_req *r, const struct kmad_smp *smp,
-			 u16 attr)
+			 struct sim_port *other, struct sim_port **refused)
+{
+	struct sim_node *node = r->node;
+	struct sim_port *ep = sim_is_switch(node) ? &node->ports[0] : r->in;
+	bool ok = sma_mkey_ok(r, smp, ep);
+
+	if (!ok)
+		refused[0] = ep;
+	if (!other)
+		return ok;
+	/* Checked even when @ep refused: both count it (as qib). */
+	r->hide_mkey = false;
+	if (!sma_mkey_ok(r, smp, other)) {
+		refused[!ok] = other;
+		ok = false;
+	}
+	return ok;
+}
+
+/* An HCA's PortInfo naming its other port: that port, else NULL. */
+static struct sim_port *sma_other_port(const struct sma_req *r, u16 attr)
 {
 	struct sim_node *node = r->node;
 
-	if (sim_is_switch(node))
-		return sma_mkey_ok(r, smp, &node->ports[0]);
-	if (!sma_mkey_ok(r, smp, r->in))
-		return false;
-	if (attr != KMAD_SMP_ATTR_PORT_INFO || !r->mod ||
-	    r->mod == r->in->num || r->mod > node->num_ports)
-		return true;
-	r->hide_mkey = false;
-	return sma_mkey_ok(r, smp, &node->ports[r->mod]);
+	if (sim_is_switch(node) || attr != KMAD_SMP_ATTR_PORT_INFO ||
+	    !r->mod || r->mod == r->in->num || r->mod > node->num_ports)
+		return NULL;
+	return &node->ports[r->mod];
 }
 
 /**
@@ -662,15 +716,16 @@ static bool sma_mkeys_ok(struct sma_req *r, const struct kmad_smp *smp,
  * @in: the port the SMP arrived on (a switch's physical port, or an HCA
  *	port).
  * @smp: the request; its data becomes the attribute.
- *
- * @check_mkey: false for the driver's own query (kmad_sim_query_smp()),
- *	which firmware answers whatever the M_Key.
+ * @refused: NULL for the driver's own query (kmad_sim_query_smp()),
+ *	which firmware answers whatever the M_Key; else set to the endports
+ *	whose M_Key check refused the SMP (one or two, the rest NULL).
  *
  * Context: any, no sim lock held; takes F.
- * Return: the MAD status for the response, or -EACCES if the M_Key check
+ * Return: the MAD status for the response, or -EACCES if an M_Key check
  * fails (no response).
  */
-int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp, bool check_mkey)
+int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp,
+		 struct sim_port *refused[2])
 {
 	struct kmad_sim_fabric *fab = in->node->fab;
 	struct sma_req r = {
@@ -681,11 +736,16 @@ int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp, bool check_mkey)
 		.set = smp->method == KMAD_METHOD_SET,
 	};
 	u16 attr = be16_to_cpu(smp->attr_id);
+	struct sim_port *other;
 	unsigned long flags;
 	u16 status;
 
 	spin_lock_irqsave(&fab->lock, flags);
-	if (check_mkey && !sma_mkeys_ok(&r, smp, attr)) {
+	other = sma_other_port(&r, attr);
+	sma_mkey_expire(sim_is_switch(r.node) ? &r.node->ports[0] : in);
+	if (other)
+		sma_mkey_expire(other);
+	if (refused && !sma_mkeys_ok(&r, smp, other, refused)) {
 		spin_unlock_irqrestore(&fab->lock, flags);
 		return -EACCES;
 	}
