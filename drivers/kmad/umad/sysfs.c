@@ -146,6 +146,20 @@ static void umad_query_recv_handler(struct kmad_agent *agent,
 	kmad_free_recv(wc);
 }
 
+/* @smp becomes a local directed-route SubnGet of @attr_id, @attr_mod. */
+static void umad_smp_get(struct kmad_smp *smp, u16 attr_id, u32 attr_mod)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->base_version = KMAD_MGMT_BASE_VERSION;
+	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = KMAD_SMP_CLASS_VERSION;
+	smp->method = KMAD_METHOD_GET;
+	smp->attr_id = cpu_to_be16(attr_id);
+	smp->attr_mod = cpu_to_be32(attr_mod);
+	smp->dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+	smp->dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
+}
+
 /*
  * Ask the port's SMA through the provider (kmad_port_query_smp()), as
  * ib_core asks a driver, which asks its firmware without the M_Key check:
@@ -159,15 +173,10 @@ static int umad_query_direct(struct umad_ibport *p, u16 attr_id,
 	struct kmad_smp *smp;
 	int ret;
 
-	smp = kzalloc(sizeof(*smp), GFP_KERNEL);
+	smp = kmalloc(sizeof(*smp), GFP_KERNEL);
 	if (!smp)
 		return -ENOMEM;
-	smp->base_version = KMAD_MGMT_BASE_VERSION;
-	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp->class_version = KMAD_SMP_CLASS_VERSION;
-	smp->method = KMAD_METHOD_GET;
-	smp->attr_id = cpu_to_be16(attr_id);
-	smp->attr_mod = cpu_to_be32(attr_mod);
+	umad_smp_get(smp, attr_id, attr_mod);
 	ret = kmad_port_query_smp(p->kport, smp);
 	if (ret > 0)
 		ret = -EIO;
@@ -206,16 +215,8 @@ static int umad_query(struct umad_ibport *p, u16 attr_id, u32 attr_mod,
 		return PTR_ERR(buf);
 	init_completion(&q.done);
 	smp = (struct kmad_smp *)buf->mad;
-	memset(smp, 0, KMAD_MAD_SIZE);
-	smp->base_version = KMAD_MGMT_BASE_VERSION;
-	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp->class_version = KMAD_SMP_CLASS_VERSION;
-	smp->method = KMAD_METHOD_GET;
+	umad_smp_get(smp, attr_id, attr_mod);
 	smp->tid = cpu_to_be64(atomic_inc_return(&umad_query_tid));
-	smp->attr_id = cpu_to_be16(attr_id);
-	smp->attr_mod = cpu_to_be32(attr_mod);
-	smp->dr_slid = cpu_to_be16(KMAD_PERMISSIVE_LID);
-	smp->dr_dlid = cpu_to_be16(KMAD_PERMISSIVE_LID);
 	buf->timeout_ms = UMAD_QUERY_TIMEOUT_MS;
 	buf->retries = UMAD_QUERY_RETRIES;
 	buf->context[0] = &q;
