@@ -222,8 +222,10 @@ struct kmad_sim_node_info {
  *	it until the SM's TrapRepress; this one never repeats, and takes a
  *	TrapRepress and ignores it).  And each endport (HCA port, switch
  *	port 0) whose M_Key check refuses an SMP sends its SM a Trap 256,
- *	"Bad M_Key", from its LID, once.  false (0): no traps (the SM
- *	finds the change at its next sweep, from SwitchInfo.PortStateChange).
+ *	"Bad M_Key", from its LID, once, and one that drops a MAD for its
+ *	P_Key or Q_Key a Trap 257 "Bad P_Key" or 258 "Bad Q_Key".  false
+ *	(0): no traps (the SM finds the change at its next sweep, from
+ *	SwitchInfo.PortStateChange).
  * @minimal_ops: the devices offer kmad only the provider ops provider.h
  *	requires, plus now() in step mode (its clock): no query_gid,
  *	query_pkey, query_smp or modify_port_cap, and with &kmad_sim_config.ah

@@ -1604,6 +1604,80 @@ static void sma_trap_256_other_port(struct kunit *test)
 	sm_trap_teardown(&f);
 }
 
+/* Post a PortCounters Get from HCA 0 to LID 2's QP1, answer unwaited. */
+static void sm_gmp_post(struct sn *s, u16 pkey_index, u32 qkey)
+{
+	struct kmad_dest dest = { .dlid = 2, .remote_qpn = 1,
+				  .remote_qkey = qkey,
+				  .pkey_index = pkey_index };
+	struct kmad_send_buf *buf;
+
+	buf = kmad_alloc_send_buf(sn_agent(s, 0, 1, 1), &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(s->test, IS_ERR_OR_NULL(buf));
+	sn_pma(buf->mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	KUNIT_ASSERT_EQ(s->test, kmad_post_send(buf), 0);
+}
+
+/*
+ * Traps 257 "Bad P_Key" and 258 "Bad Q_Key" (IBTA 14.2.5.1): HCA 1 (LID
+ * 2), whose P_Key table is only 0x8001, drops a PortCounters Get from HCA
+ * 0 (LID 1) with the default P_Key 0xFFFF, and tells the SM (LID 1) with
+ * Trap 257 from its LID: LID1 1, LID2 2, Key 0xFFFF, SL 0, QP1 1, QP2 1,
+ * no GIDs (no GRH).  A Get in the right partition with Q_Key 0x1234 gets
+ * Trap 258 with that key.  A Get in the partition with the GSI Q_Key:
+ * answered, no trap.
+ */
+static void sma_trap_bad_keys(struct kunit *test)
+{
+	struct sm_trap_fix f;
+	struct kmad_mad mad;
+	u8 *d;
+
+	sm_trap_setup(test, &f, 1);
+	KUNIT_ASSERT_EQ(test, sn_lid(f.s, 1, 1), 2);
+	/* HCA 0's table: 0xFFFF, 0x8001; HCA 1's: 0x8001 only. */
+	sn_smp(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PKEY_TABLE, 0);
+	put_unaligned_be16(0xffff, sn_smp_data(&mad));
+	put_unaligned_be16(0x8001, sn_smp_data(&mad) + 2);
+	KUNIT_ASSERT_EQ(test, sn_rpc(f.s, 0, 1, &mad, 1), 0);
+	sn_smp(&mad, KMAD_METHOD_SET, KMAD_SMP_ATTR_PKEY_TABLE, 0);
+	put_unaligned_be16(0x8001, sn_smp_data(&mad));
+	KUNIT_ASSERT_EQ(test, sn_rpc(f.s, 0, 1, &mad, 2), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(f.s, f.t, 1, 200), 0);
+
+	sm_gmp_post(f.s, 0, KMAD_QP1_QKEY);
+	KUNIT_ASSERT_EQ(test, sm_traps_wait(f.s, f.t, 1, SN_ASYNC_TIMEOUT_MS),
+			1);
+	d = ((struct kmad_smp *)&f.t->mad)->data;
+	KUNIT_EXPECT_EQ(test, f.t->slid, 2);
+	KUNIT_EXPECT_EQ(test, d[0], 0x82);		/* generic, security */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d) & 0xffffff, 1U);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 257);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 2);	/* issuer */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 12), 1);	/* LID1 */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 14), 2);	/* LID2 */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 16), 0xffffU);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 20), 1U);	/* SL 0, QP1 */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 24), 1U);	/* QP2 */
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(d + 28, 0, 32), NULL);	/* GIDs */
+	KUNIT_EXPECT_EQ(test, sn_stats(f.s, 1, 1).dropped_bad_pkey, 1ULL);
+
+	sm_gmp_post(f.s, 1, 0x1234);
+	KUNIT_ASSERT_EQ(test, sm_traps_wait(f.s, f.t, 2, SN_ASYNC_TIMEOUT_MS),
+			2);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 4), 258);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 6), 2);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 16), 0x1234U);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(d + 24), 1U);
+	KUNIT_EXPECT_EQ(test, sn_stats(f.s, 1, 1).dropped_bad_qkey, 1ULL);
+
+	f.s->pkey_index = 1;
+	sn_pma(&mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	KUNIT_EXPECT_EQ(test, sn_rpc(f.s, 0, 1, &mad, 2), 0);
+	KUNIT_EXPECT_EQ(test, sm_traps_wait(f.s, f.t, 3, 200), 2);
+	sm_trap_teardown(&f);
+}
+
 static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_node_info_hca),
 	KUNIT_CASE(sma_node_info_switch),
@@ -1639,6 +1713,7 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_trap_none_on_ethernet),
 	KUNIT_CASE(sma_trap_256),
 	KUNIT_CASE(sma_trap_256_other_port),
+	KUNIT_CASE(sma_trap_bad_keys),
 	{}
 };
 

@@ -107,6 +107,7 @@ CHECKS = [
     ('link', 'link cut, mended, ACTIVE again'),
     ('trap', 'Trap 128 from the switch, cut and mend'),
     ('mkey', 'M_Key ProtectBits 2: no key, no answer'),
+    ('pkeytrap', 'Trap 257: GMP outside the partition'),
     ('guest', 'no splat, guest ended cleanly'),
 ]
 # Checks that do not depend on OpenSM having brought the subnet up.
@@ -117,6 +118,7 @@ NOT_RUN = {
     ('ibsim', 'link'): 'not run (ibsim: console only)',
     ('ibsim', 'trap'): 'not run (ibsim: console only)',
     ('ibsim', 'mkey'): 'not run (kmad side)',
+    ('ibsim', 'pkeytrap'): 'not run (kmad side)',
     ('ibsim', 'guest'): '(kernel: kmad side)',
 }
 
@@ -259,7 +261,10 @@ class Side:
         self.name = name
         self.net = net
         self.runs = [(c, t, rc) for s, c, t, rc in runs if s == name]
-        self.mkey_runs = [(c, t, rc) for s, c, t, rc in runs if s == 'mkey']
+        self.mkey_runs = [(c, t, rc) for s, c, t, rc in runs if s == 'mkey'
+                          and not c.startswith('umad_peer ')]
+        self.pkey_runs = [(c, t, rc) for s, c, t, rc in runs if s == 'mkey'
+                          and c.startswith('umad_peer ')]
         self.log = log
         self.res = {}
         self.figures = {}
@@ -890,6 +895,44 @@ class Side:
                  'HCA %s and switch %s: answered with the key only; '
                  '3 Trap 256' % (ca, sw))
 
+    def c_pkeytrap(self):
+        """The GMP the SM's port sends in partition P1 (0x8001) to an HCA
+        that is not in it: unanswered, and that HCA's Trap 257 in
+        OpenSM's log, naming the key, the two LIDs and QPs."""
+        m = re.search(r'^kmad-opensm: pkey: sim0 port 1 LID (\d+), 0x8001 '
+                      r'at index (\S+)$', self.log, flags=re.M)
+        ca = re.search(r'^kmad-opensm: mkey: HCA LID (\d+),', self.log,
+                       flags=re.M)
+        text = block(self.log, '=== osmlog: mkey')
+        if not m or not ca or text is None:
+            self.set('pkeytrap', False, 'not run')
+            return
+        sm, idx = m.groups()
+        ca = ca.group(1)
+        if idx == 'none':
+            self.set('pkeytrap', False, 'OpenSM gave the SM port no 0x8001')
+            return
+        bad = []
+        runs = self.pkey_runs
+        if len(runs) != 1:
+            bad.append('%d umad_peer runs' % len(runs))
+        elif runs[0][2] == 0:
+            bad.append('the GMP outside the partition was answered')
+        notices = re.findall(r'Received Generic Notice type:2 num:257 '
+                             r'\(Bad P_Key\) Producer:1 \([^)]*\) from '
+                             r'LID:(\d+) ', text)
+        keys = re.findall(r'Bad P_Key:(0x[0-9a-f]+) on SL:(\d+) from '
+                          r'LID1:(\d+) QP1:(0x[0-9a-f]+) to LID2:(\d+) '
+                          r'QP2:(0x[0-9a-f]+)', text)
+        if notices != [ca]:
+            bad.append('Trap 257 notices from LIDs %s, wanted %s' %
+                       (notices, ca))
+        if keys != [('0x8001', '0', sm, '0x1', ca, '0x1')]:
+            bad.append('Bad P_Key lines %s' % keys)
+        self.set('pkeytrap', not bad, '; '.join(bad[:3]) or
+                 'P_Key 0x8001 (index %s) from LID %s to HCA %s: dropped, '
+                 'Trap 257' % (idx, sm, ca))
+
     def c_guest(self):
         bad = []
         m = SPLAT.search(self.log)
@@ -995,6 +1038,9 @@ MUTATIONS = [
     ('M_Key violations not counted', 'kmad',
      r'(?s)(=== cmd: mkey smpquery -C sim0 -P 1 -y \S+ portinfo \d+\n.*?'
      r'^MkeyViolations:\.+)1$', r'\g<1>0'),
+    ('no Trap 257', 'kmad', r'Bad P_Key:0x8001', 'Bad P_Key:0xffff'),
+    ('the GMP outside its partition answered', 'kmad',
+     r'(?s)(=== cmd: mkey umad_peer query[^\n]*\n.*?=== rc: )\d+', r'\g<1>0'),
     ('a kernel splat', 'kmad', r'kmad-opensm: end',
      '[ 1.0] BUG: kernel NULL pointer dereference\nkmad-opensm: end'),
 ]

@@ -8,8 +8,8 @@
 #
 #   side kmad:  OpenSM on sim0 port 1 through kmad_umad and kmad_sim;
 #               then a cable is cut and mended (kmad_sim's parameter
-#               "link"); then OpenSM once more, with an M_Key (run
-#               "mkey");
+#               "link"); then OpenSM once more, with an M_Key and
+#               a partition (run "mkey");
 #   side ibsim: ibsim on the netlist, OpenSM and the tools with
 #               libumad2sim.so preloaded (no kernel involved).
 #
@@ -237,9 +237,14 @@ say "kmad: side took from ${t0}s to $(now)s"
 # with an M_Key at ProtectBits 2 on every port.  The SMAs then answer
 # only SMPs with that key: OpenSM's sweeps carry it, a tool's must give
 # it (-y).  The first HCA other than the SM's, and the first switch.
+# Partitions too: the default one for every port, and P1 (0x8001) for the
+# SM's port only, so that a GMP it sends in P1 breaks another port's P_Key
+# check (below).
 MKEY=0x00000000c0ffee01
-printf 'm_key %s\nm_key_protection_level 2\nm_key_lease_period 0\n' \
-	"$MKEY" > /tmp/osm-mkey.conf
+printf 'Default=0x7fff, ipoib : ALL=full ;\nP1=0x0001 : SELF=full ;\n' \
+	> /tmp/osm-partitions.conf
+printf 'm_key %s\nm_key_protection_level 2\nm_key_lease_period 0\npartition_config_file %s\n' \
+	"$MKEY" /tmp/osm-partitions.conf > /tmp/osm-mkey.conf
 mkey_ca=$(awk -v me="$(ibstat sim0 1 | awk '/Base lid:/ { print $3 }')" \
 	'$1 == "CA" && $2 != me { print $2; exit }' "/tmp/ports-kmad")
 mkey_sw=$(echo "$sw_lids" | head -n 1)
@@ -260,7 +265,18 @@ run mkey smpquery $ca -y 0x99 portinfo "$mkey_ca"
 run mkey ibstat
 run mkey smpquery $ca -y "$MKEY" portinfo "$mkey_ca"
 }
-# The SMAs' Trap 256 (Bad M_Key) for each refused SMP, in OpenSM's log.
+# Trap 257 (Bad P_Key): a GMP from the SM's port in P1, at its entry of
+# 0x8001, to the HCA, which has no such key; unanswered, dropped, trapped.
+pidx=
+for f in /sys/class/infiniband/sim0/ports/1/pkeys/*; do
+	[ "$(cat "$f")" = 0x8001 ] && pidx=${f##*/}
+done
+say "pkey: sim0 port 1 LID $(ibstat sim0 1 | awk '/Base lid:/ { print $3 }'), 0x8001 at index ${pidx:-none}"
+[ -n "$pidx" ] && run mkey umad_peer query --ca sim0 --port 1 \
+	--dlid "$mkey_ca" --count 1 --pkey-index "$pidx" --timeout-ms 500 \
+	--retries 0
+# The SMAs' Trap 256 (Bad M_Key) for each refused SMP, and the HCA's Trap
+# 257, in OpenSM's log.
 sleep 1
 stop_opensm mkey
 

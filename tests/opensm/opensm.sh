@@ -9,9 +9,10 @@
 #
 #   1. install what is missing: tests/qemu/deps.sh run (the stock kernel
 #      image and headers, QEMU, busybox), opensm, infiniband-diags,
-#      ibsim-utils (ibsim, libumad2sim.so);
+#      ibsim-utils (ibsim, libumad2sim.so), libibumad-dev;
 #   2. build kmad, kmad_sim and kmad_umad against the stock headers in a
-#      copy of the tree (build/opensm/src) and umad_reg_probe;
+#      copy of the tree (build/opensm/src), umad_reg_probe and umad_peer
+#      (tests/interop: it sends a GMP at a chosen P_Key index);
 #   3. pack a busybox initramfs with the modules, OpenSM, ibsim,
 #      libumad2sim.so and the tools, with the libraries ldd names (all
 #      copied unmodified);
@@ -56,7 +57,7 @@ die() { echo "opensm.sh: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 say "checking packages (tests/qemu/deps.sh run)"
 "$qemu_dir/deps.sh" run
 need=()
-for p in opensm infiniband-diags ibsim-utils libumad2sim0; do
+for p in opensm infiniband-diags ibsim-utils libumad2sim0 libibumad-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		need+=("$p")
 done
@@ -81,7 +82,9 @@ for m in kmad kmad_sim kmad_umad; do
 done
 build umad_reg_probe gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
 	-o "$src/tests/opensm/umad_reg_probe" "$src/tests/opensm/umad_reg_probe.c"
-say "built in $((SECONDS - build_t0))s: ${kos[*]##*/} umad_reg_probe"
+build umad_peer gcc -std=gnu11 -O2 -Wall -Wextra -Werror \
+	-o "$src/tests/interop/umad_peer" "$src/tests/interop/umad_peer.c" -libumad
+say "built in $((SECONDS - build_t0))s: ${kos[*]##*/} umad_reg_probe umad_peer"
 
 /sbin/modinfo -F parm "${kos[1]}" | grep -q '^link:' ||
 	die "kmad_sim has no \"link\" parameter (fault injection)"
@@ -114,6 +117,7 @@ for t in opensm ibsim ibstat ibnetdiscover ibroute ibtracert sminfo saquery \
 done
 add_prog "$UMAD2SIM" "$UMAD2SIM"
 add_prog "$src/tests/opensm/umad_reg_probe" /bin/umad_reg_probe
+add_prog "$src/tests/interop/umad_peer" /bin/umad_peer
 # glibc loads it for pthread_cancel(), which OpenSM and ibsim's clients use.
 add_lib /lib/x86_64-linux-gnu/libgcc_s.so.1
 [ -d /etc/infiniband-diags ] && cp -r /etc/infiniband-diags "$stage/etc/"

@@ -79,7 +79,7 @@ MODULE_PARM_DESC(sm,
 static bool traps = true;
 module_param(traps, bool, 0444);
 MODULE_PARM_DESC(traps,
-		 "default fabric: 1 (default): a switch sends its SM Trap 128 when a cable of its is pulled or plugged (\"link\"), an SMA Trap 256 when it refuses an SMP's M_Key; 0: no traps");
+		 "default fabric: 1 (default): a switch sends its SM Trap 128 when a cable of its is pulled or plugged (\"link\"), an SMA Trap 256 when it refuses an SMP's M_Key, a port Trap 257 or 258 when it drops a MAD for its P_Key or Q_Key; 0: no traps");
 
 static char *faults = "";
 module_param(faults, charp, 0444);

@@ -134,6 +134,19 @@ static bool sim_pkey_match(u16 a, u16 b)
 	       ((a | b) & 0x8000);
 }
 
+/* Notice (IBTA 14.2.5.1): IsGeneric and Type; producers; trap numbers. */
+#define SIM_NOTICE_GENERIC_URGENT	0x81
+#define SIM_NOTICE_GENERIC_SECURITY	0x82
+#define SIM_NOTICE_PRODUCER_CA		1
+#define SIM_NOTICE_PRODUCER_SWITCH	2
+#define SIM_TRAP_LINK_STATE		128
+#define SIM_TRAP_BAD_MKEY		256
+#define SIM_TRAP_BAD_PKEY		257
+#define SIM_TRAP_BAD_QKEY		258
+
+static void sim_bad_key_trap(struct sim_port *ep,
+			     const struct sim_packet *bad, u16 trap, u32 key);
+
 /*
  * The P_Key and Q_Key checks of a MAD arriving at @in (an HCA port, or a
  * switch's port 0 for its firmware).  The P_Key must match an entry of
@@ -141,8 +154,9 @@ static bool sim_pkey_match(u16 a, u16 b)
  * (IBTA: SMPs are not P_Key checked) and reports the entry it matches, or
  * 0.  A matched MAD carries the entry on: a firmware answer leaves with
  * the responder's P_Key, as kmad's own responses do (their P_Key index is
- * the request's).  QP1 takes only the GSI Q_Key.  A violation counts where it arrives,
- * as a drop and in PortInfo's P_KeyViolations or Q_KeyViolations.
+ * the request's).  QP1 takes only the GSI Q_Key.  A violation counts
+ * where it arrives, as a drop and in PortInfo's P_KeyViolations or
+ * Q_KeyViolations, and @in tells its SM with Trap 257 or 258.
  */
 static bool sim_keys_ok(struct sim_port *in, struct sim_packet *pkt)
 {
@@ -162,12 +176,14 @@ static bool sim_keys_ok(struct sim_port *in, struct sim_packet *pkt)
 	if (i == SIM_PKEYS && pkt->dst_qpn != 0) {
 		sim_port_count(in, SIM_STAT_DROPPED_BAD_PKEY);
 		sim_ctr_add(in, SIM_CTR_PKEY_VIOLATIONS, 1);
+		sim_bad_key_trap(in, pkt, SIM_TRAP_BAD_PKEY, pkt->pkey);
 		return false;
 	}
 	if (pkt->dst_qpn != 1 || pkt->qkey == KMAD_QP1_QKEY)
 		return true;
 	sim_port_count(in, SIM_STAT_DROPPED_BAD_QKEY);
 	sim_ctr_add(in, SIM_CTR_QKEY_VIOLATIONS, 1);
+	sim_bad_key_trap(in, pkt, SIM_TRAP_BAD_QKEY, pkt->qkey);
 	return false;
 }
 
@@ -558,13 +574,6 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
 	sim_carry_from(fab, from, from, pkt);
 }
 
-/* Notice (IBTA 14.2.5.1): IsGeneric and Type; producers; trap numbers. */
-#define SIM_NOTICE_GENERIC_URGENT	0x81
-#define SIM_NOTICE_GENERIC_SECURITY	0x82
-#define SIM_NOTICE_PRODUCER_CA		1
-#define SIM_NOTICE_PRODUCER_SWITCH	2
-#define SIM_TRAP_LINK_STATE		128
-#define SIM_TRAP_BAD_MKEY		256
 /* Trap 256's DataDetails (IBTA 14.2.5.1, table "Notice DataDetails for
  * Trap 256"), at their offset in the Notice, as Linux's struct
  * ib_mad_notice_attr and OpenSM's ib_mad_notice_attr_t lay them out:
@@ -583,6 +592,27 @@ static void sim_carry(struct kmad_sim_fabric *fab, struct sim_port *from,
 #define SIM_NTC256_DR_PATH_LEN		30
 #define SIM_NTC256_DR_NOTICE		0x80
 #define SIM_NTC256_DR_TRUNCATED		0x40
+
+/* Trap 257's and 258's DataDetails (IBTA 14.2.5.1), laid out as Trap
+ * 256's above: LID1, LID2, Key, SL and QP1, QP2, GID1, GID2.
+ */
+#define SIM_NTC257_LID1			12
+#define SIM_NTC257_LID2			14
+#define SIM_NTC257_KEY			16
+#define SIM_NTC257_SL_QP1		20
+#define SIM_NTC257_QP2			24
+#define SIM_NTC257_GID1			28
+#define SIM_NTC257_GID2			44
+
+/* The Notice of a security trap @trap from endport @ep. */
+static void sim_notice_security(u8 *d, const struct sim_port *ep, u16 trap)
+{
+	d[0] = SIM_NOTICE_GENERIC_SECURITY;
+	put_unaligned_be16(sim_is_switch(ep->node) ?
+			   SIM_NOTICE_PRODUCER_SWITCH : SIM_NOTICE_PRODUCER_CA,
+			   d + 2);
+	put_unaligned_be16(trap, d + 4);
+}
 
 /*
  * Send the SubnTrap(Notice) whose data @pkt holds from endport @ep (an HCA
@@ -686,11 +716,7 @@ static void sim_bad_mkey_trap(struct kmad_sim_fabric *fab,
 
 	if (!fab->cfg.traps)
 		return;
-	d[0] = SIM_NOTICE_GENERIC_SECURITY;
-	put_unaligned_be16(sim_is_switch(ep->node) ?
-			   SIM_NOTICE_PRODUCER_SWITCH : SIM_NOTICE_PRODUCER_CA,
-			   d + 2);
-	put_unaligned_be16(SIM_TRAP_BAD_MKEY, d + 4);
+	sim_notice_security(d, ep, SIM_TRAP_BAD_MKEY);
 	put_unaligned_be16(req->slid, d + SIM_NTC256_LID);
 	d[SIM_NTC256_METHOD] = bad->method;
 	memcpy(d + SIM_NTC256_ATTR_ID, &bad->attr_id, sizeof(bad->attr_id));
@@ -705,6 +731,38 @@ static void sim_bad_mkey_trap(struct kmad_sim_fabric *fab,
 				    SIM_NTC256_DR_TRUNCATED : 0);
 		/* Its entries, from hop 1 (entry 0 is not used). */
 		memcpy(d + SIM_NTC256_DR_PATH, bad->return_path + 1, hops);
+	}
+	sim_trap_send(fab, ep, &pkt);
+}
+
+/*
+ * Trap 257 "Bad P_Key" or 258 "Bad Q_Key" (IBTA 14.2.5.1, 10.9.3), for
+ * the packet @bad whose @key endport @ep refused (&kmad_sim_config.traps):
+ * LID1 and QP1 its sender's, LID2 and QP2 where it went, its SL, and GID1
+ * and GID2 its GRH's source and destination (zero without a GRH), as
+ * qib's qib_bad_pkey() fills Trap 257.
+ *
+ * Context: any; no sim lock held.
+ */
+static void sim_bad_key_trap(struct sim_port *ep,
+			     const struct sim_packet *bad, u16 trap, u32 key)
+{
+	struct kmad_sim_fabric *fab = ep->node->fab;
+	struct sim_packet pkt = {};
+	u8 *d = sim_smp(&pkt)->data;
+
+	if (!fab->cfg.traps)
+		return;
+	sim_notice_security(d, ep, trap);
+	put_unaligned_be16(bad->slid, d + SIM_NTC257_LID1);
+	put_unaligned_be16(bad->dlid, d + SIM_NTC257_LID2);
+	put_unaligned_be32(key, d + SIM_NTC257_KEY);
+	put_unaligned_be32((u32)bad->sl << 28 | (bad->src_qpn & 0xffffff),
+			   d + SIM_NTC257_SL_QP1);
+	put_unaligned_be32(bad->dst_qpn & 0xffffff, d + SIM_NTC257_QP2);
+	if (bad->grh) {
+		memcpy(d + SIM_NTC257_GID1, &bad->sgid, sizeof(bad->sgid));
+		memcpy(d + SIM_NTC257_GID2, &bad->dgid, sizeof(bad->dgid));
 	}
 	sim_trap_send(fab, ep, &pkt);
 }
