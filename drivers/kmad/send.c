@@ -729,14 +729,18 @@ bool kmad_send_response(struct kmad_agent_priv *agent,
 	wr->status = KMAD_SEND_OK;
 	/* Parked once out of the wheel, whose entry shares its memory. */
 	if (wr->state == KMAD_SS_SENDING) {
-		send_set_state(wr, KMAD_SS_EARLY_RESP);
-		wr->early_resp = recv;
 		/* The outcome is decided: a flush of the send must not put it
 		 * on the wire again after a recovery, and a retry still
 		 * waiting for a slot (which the hardware never held) is not
-		 * sent at all but ends now.
+		 * sent at all but ends now.  Taken back before the state
+		 * changes: leaving SENDING frees a flow-control slot, and the
+		 * backlog that takes it makes the QP post what waits.
 		 */
-		if (kmad_qp_cancel(agent->qpi, wr)) {
+		bool taken = kmad_qp_cancel(agent->qpi, wr);
+
+		send_set_state(wr, KMAD_SS_EARLY_RESP);
+		wr->early_resp = recv;
+		if (taken) {
 			send_put_ref(wr);		/* send completion */
 			send_set_state(wr, KMAD_SS_DONE);
 			send_defer_done(wr);
@@ -853,20 +857,25 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 			      enum kmad_send_status status)
 {
 	struct kmad_agent_priv *agent = kmad_send_agent(wr);
+	bool taken;
 
 	lockdep_assert_held(&agent->lock);
 	switch (wr->state) {
 	case KMAD_SS_SENDING:
 		trace_kmad_cancel(wr);
+		/* Under the agent lock, so the send cannot complete and be
+		 * posted again in between.  If the provider holds it, its
+		 * CQE ends it, even a flush: it is not sent again.  Taken
+		 * back before the state changes: leaving SENDING frees a
+		 * flow-control slot, and the backlog that takes it makes the
+		 * QP post what waits (this send too, were it still there).
+		 */
+		taken = kmad_qp_cancel(agent->qpi, wr);
 		if (send_has_outcome_ref(wr))
 			send_put_ref(wr);		/* response */
 		wr->status = status;
 		send_set_state(wr, KMAD_SS_CANCELED);
-		/* Under the agent lock, so the send cannot complete and be
-		 * posted again in between.  If the provider holds it, its
-		 * CQE ends it, even a flush: it is not sent again.
-		 */
-		if (kmad_qp_cancel(agent->qpi, wr)) {
+		if (taken) {
 			send_put_ref(wr);		/* send completion */
 			send_set_state(wr, KMAD_SS_DONE);
 			send_defer_done(wr);

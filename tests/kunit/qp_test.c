@@ -673,12 +673,88 @@ static void qp_refill_retried_when_empty(struct kunit *test)
 			unmatched + KT_RQ_DEPTH + 1);
 }
 
+/* kt_refill_cancel_hook()'s send, and what its cancel returned. */
+static struct {
+	struct kmad_qp_info *qpi;
+	struct kmad_send_buf *buf;
+	atomic_t done;
+	int ret;
+} kt_refill_cancel;
+
+/*
+ * At the first receive buffer a running QP's refill allocates while the
+ * send is still on its replay list -- the recovery's refill, after the
+ * QP runs again and before it posts what waits -- cancel the send.
+ */
+static bool kt_refill_cancel_hook(enum kmad_alloc_site site)
+{
+	if (site == KMAD_ALLOC_RECV_BUF && !atomic_read(&kt_refill_cancel.done) &&
+	    kt_qp_run(kt_refill_cancel.qpi) == KMAD_QP_RUNNING &&
+	    kt_on_replay(kt_refill_cancel.qpi, kt_refill_cancel.buf)) {
+		kt_refill_cancel.ret = kmad_cancel_send(kt_refill_cancel.buf);
+		atomic_set(&kt_refill_cancel.done, 1);
+	}
+	return false;
+}
+
+/* The hook canceled its send, and the refill it was called from ended. */
+static bool kt_refill_canceled(void)
+{
+	return atomic_read(&kt_refill_cancel.done) &&
+	       kt_qp_rq_posted(kt_refill_cancel.qpi) == KT_RQ_DEPTH;
+}
+
+/*
+ * A cancel that frees a flow-control slot hands the backlog to the QP,
+ * which then posts what waits for a slot: the canceled send must be taken
+ * back before that, or it goes on the wire again.  A (solicited, the
+ * agent's one slot) is flushed and waits on the replay list; B waits in
+ * the backlog; A is canceled while the recovery refills the receive queue
+ * of the running QP.  A ends at once, CANCELED, and only B goes on the
+ * wire.  Before, the cancel's backlog drain posted A and B, and A's
+ * callback waited for A's second send completion.
+ */
+static void qp_replay_send_canceled_with_backlog(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kmad_send_buf *a, *b;
+	int i;
+
+	f->free_on_send = true;
+	kmad_agent_set_flow_limit(f->agent, 1);
+	a = kt_request(f, f->agent, KMAD_METHOD_GET, 1, 1000, 0);
+	b = kt_request(f, f->agent, KMAD_METHOD_GET, 2, 1000, 0);
+	kt_post(f, a);
+	kt_post(f, b);
+	kt_expect_state(f, b, KMAD_SS_BACKLOG, 2);
+	KUNIT_ASSERT_EQ(test, kt_qp_wire(f), 1U);
+	kt_refill_cancel.qpi = qpi;
+	kt_refill_cancel.buf = a;
+	kt_refill_cancel.ret = -1;
+	atomic_set(&kt_refill_cancel.done, 0);
+	WRITE_ONCE(kmad_test_alloc_hook, kt_refill_cancel_hook);
+	kt_complete(f, KT_DEV0, KMAD_WC_FLUSH_ERR, false);
+	KUNIT_ASSERT_TRUE(test, kt_events_until(f, kt_refill_canceled()));
+	WRITE_ONCE(kmad_test_alloc_hook, NULL);
+	KUNIT_EXPECT_EQ(test, kt_refill_cancel.ret, 0);
+	/* The recovery posts what waits right after its refill. */
+	for (i = 0; i < 50 && kt_qp_wire(f) == 0; i++)
+		msleep(20);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_qp_wire(f), 1U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_CANCELED);
+	kt_expect_state(f, b, KMAD_SS_SENDING, 2);
+}
+
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_canceled_send_not_replayed),
 	KUNIT_CASE(qp_send_flush_while_running),
 	KUNIT_CASE(qp_early_response_flush_not_replayed),
 	KUNIT_CASE(qp_replay_send_canceled_at_once),
 	KUNIT_CASE(qp_replay_send_taken_back_by_response),
+	KUNIT_CASE(qp_replay_send_canceled_with_backlog),
 	KUNIT_CASE(qp_replay_send_flushed_by_unregister),
 	KUNIT_CASE(qp_replay_send_flushed_by_port_removal),
 	KUNIT_CASE(qp_recovery_retries_failed_reset),
