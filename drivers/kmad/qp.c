@@ -463,6 +463,14 @@ static void qp_complete_failed(struct kmad_qp_info *qpi)
 			list_del_init(&wr->qp_entry);
 			qp_send_idle(qpi, wr);
 			status = wr->hw_status;
+			/* A given-up QP's sends end with a local error, as its
+			 * flushes do (kmad_qp_send_cqe_done()), FLUSHED once the
+			 * port is going away.
+			 */
+			if (status == KMAD_WC_LOC_ERR &&
+			    qpi->run == KMAD_QP_FAILED &&
+			    READ_ONCE(qpi->port->dying))
+				status = KMAD_WC_FLUSH_ERR;
 		}
 		spin_unlock_irqrestore(&qpi->lock, flags);
 		if (!wr)
