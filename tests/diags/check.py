@@ -981,6 +981,7 @@ def required_runs(fab):
         for attr in ('nodeinfo', 'nodedesc', 'portinfo', 'pkeys', 'GI',
                      'sl2vl', 'vlarb'):
             req.add('smpquery %s %s %d' % (ca, attr, lid))
+        req.add('smpquery %s -x portinfo %d' % (ca, lid))
         req.add('ibaddr %s %d' % (ca, lid))
         req.add('smpdump %s %d 0x11' % (ca, lid))
         req.add('smpdump %s %d 0x15' % (ca, lid))

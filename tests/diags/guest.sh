@@ -133,6 +133,7 @@ for lid in $LIDS; do
 	run smpquery $ca nodeinfo "$lid"
 	run smpquery $ca nodedesc "$lid"
 	run smpquery $ca portinfo "$lid"
+	run smpquery $ca -x portinfo "$lid"
 	run smpquery $ca pkeys "$lid"
 	run smpquery $ca GI "$lid"
 	run smpquery $ca sl2vl "$lid"

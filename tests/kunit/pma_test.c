@@ -104,6 +104,36 @@ static void pma_counts_traffic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pm_be32(&mad, PC_RCV_DATA), 2U * PM_WORDS);
 }
 
+/*
+ * A MAD sent with a GRH is 40 bytes longer on the wire (IBTA 16.1.4.4:
+ * every byte from the LRH to the ICRC): 82 data words.  Before, it
+ * counted 72, as without one.
+ */
+static void pma_counts_grh(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_dest dest = {
+		.dlid = 2, .remote_qpn = 1, .remote_qkey = KMAD_QP1_QKEY,
+		.grh_present = true, .grh = { .hop_limit = 1 },
+	};
+	struct kmad_send_buf *buf;
+	struct kmad_mad mad;
+
+	sn_agent(s, 1, 1, 1);
+	KUNIT_ASSERT_EQ(test, kmad_port_query_gid(s->port[1][0], 0,
+						  &dest.grh.dgid), 0);
+	buf = kmad_alloc_send_buf(sn_agent(s, 0, 1, 1), &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
+	sn_sa(buf->mad, KMAD_METHOD_GET_RESP);
+	KUNIT_ASSERT_EQ(test, kmad_post_send(buf), 0);
+	sn_pump(s, 0, 1, 1);
+	KUNIT_ASSERT_EQ(test, pm_query(s, 0, 2, KMAD_PMA_ATTR_PORT_COUNTERS,
+				       1, false, 0, &mad), 0);
+	KUNIT_EXPECT_EQ(test, pm_be32(&mad, PC_RCV_PKTS), 2U);
+	/* The GRH send, then this query (no GRH). */
+	KUNIT_EXPECT_EQ(test, pm_be32(&mad, PC_RCV_DATA), 82U + PM_WORDS);
+}
+
 /* PortCountersExtended: 64-bit data and packets, all unicast. */
 static void pma_extended(struct kunit *test)
 {
@@ -305,6 +335,7 @@ static void pma_async_traffic(struct kunit *test)
 static struct kunit_case pma_cases[] = {
 	KUNIT_CASE(pma_class_port_info),
 	KUNIT_CASE(pma_counts_traffic),
+	KUNIT_CASE(pma_counts_grh),
 	KUNIT_CASE(pma_extended),
 	KUNIT_CASE(pma_set_clears),
 	KUNIT_CASE(pma_switch_ports),

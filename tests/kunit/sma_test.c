@@ -260,6 +260,101 @@ static void sma_link_active_follows_enabled(struct kunit *test)
 }
 
 /*
+ * A link whose ends enable no speed or width in common would not train on
+ * hardware; each end then reports the slowest and narrowest value it
+ * enables itself, so that Active stays within Enabled (as ibportstate
+ * expects).  Before, both ends reported the fastest and widest supported
+ * value, 10 Gb/s and 4x, outside the HCA's 2.5 Gb/s and 1x.
+ */
+static void sma_link_active_no_common(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
+	u16 sw = sn_lid(s, 2, 0), hca;
+	unsigned int peer;
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+	u8 peer_port;
+
+	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 2, 1, &peer,
+						 &peer_port), 0);
+	hca = sn_lid(s, peer, peer_port);
+	/* The switch's end: 4x and 10 Gb/s only; the HCA's: 1x, 2.5 only. */
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0x02, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x04, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, hca, 0, 29, 0xff, 0x01, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sm_port_set(s, hca, 0, 35, 0x0f, 0x01, &mad), 0);
+	KUNIT_EXPECT_EQ(test, d[31], 0x01);		/* 1x */
+	KUNIT_EXPECT_EQ(test, d[35], 0x11);		/* 2.5, 2.5 enabled */
+	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 1, sw, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[31], 0x02);		/* 4x */
+	KUNIT_EXPECT_EQ(test, d[35], 0x44);		/* 10, 10 enabled */
+}
+
+/*
+ * Attribute modifiers: PortInfo's bit 31 (SMSupportsExtendedSpeeds, which
+ * smpquery -x, ibportstate and OpenSM set) changes nothing, at an HCA and
+ * at a switch; NodeInfo, NodeDescription and SwitchInfo take modifier 0
+ * only (0x001C otherwise, as qib).  Before, PortInfo with bit 31 was
+ * refused 0x001C, and the others took any modifier.
+ */
+static void sma_attr_modifiers(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
+	u16 sw = sn_lid(s, 2, 0);
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0x80000001, 2,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d + 16), 2);	/* LID */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0x80000002, sw,
+				       &mad, NULL), 0);
+	KUNIT_EXPECT_EQ(test, d[28], 1);	/* LocalPortNum: it came in 1 */
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_PORT_INFO, 0x40000001, 2,
+				       &mad, NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_INFO, 1, 2, &mad,
+				       NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_NODE_DESC, 1, sw, &mad,
+				       NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 1, sw, &mad,
+				       NULL), 0x001c);
+	KUNIT_EXPECT_EQ(test, sm_query(s, KMAD_METHOD_GET,
+				       KMAD_SMP_ATTR_SWITCH_INFO, 0, sw, &mad,
+				       NULL), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(d), 4096);	/* LFDB cap */
+}
+
+/*
+ * A switch's QP1 has its PMA alone: a Get of another GMP class gets an
+ * answer with status 0x0004 (unsupported class), as kmad answers a class
+ * no agent has, and a PerfMgt Get is still answered.  Before, the switch
+ * dropped it and the requester timed out.
+ */
+static void sma_switch_other_gmp_class(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
+	u16 sw = sn_lid(s, 2, 0);
+	struct kmad_mad mad;
+
+	sn_hdr(&mad, KMAD_MGMT_CLASS_VENDOR_RANGE1_START, 1, KMAD_METHOD_GET,
+	       0x0010, 0);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, sw), 0x0004);
+	KUNIT_EXPECT_EQ(test, mad.mad_hdr.method, KMAD_METHOD_GET_RESP);
+	KUNIT_EXPECT_EQ(test, mad.mad_hdr.mgmt_class,
+			KMAD_MGMT_CLASS_VENDOR_RANGE1_START);
+	sn_pma(&mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, sw), 0);
+}
+
+/*
  * A LID-routed SubnGet to the permissive LID reaches the neighbour (a
  * star's switch), whose answer is routed back by its LFT to the sender's
  * LID: only a directed-route SMP leaves from 0xFFFF.  (A first form of
@@ -1686,6 +1781,9 @@ static struct kunit_case sma_cases[] = {
 	KUNIT_CASE(sma_port_info_switch),
 	KUNIT_CASE(sma_port_info_set_other_port),
 	KUNIT_CASE(sma_link_active_follows_enabled),
+	KUNIT_CASE(sma_link_active_no_common),
+	KUNIT_CASE(sma_attr_modifiers),
+	KUNIT_CASE(sma_switch_other_gmp_class),
 	KUNIT_CASE(sma_lid_routed_to_permissive),
 	KUNIT_CASE(sma_mkey_check),
 	KUNIT_CASE(sma_mkey_other_port),

@@ -156,8 +156,10 @@ enum sim_pce_offset {
 
 /*
  * On the wire a MAD travels in a UD packet: LRH (8 bytes), BTH (12),
- * DETH (8), the MAD, ICRC (4).  PortXmitData and PortRcvData count these
- * bytes divided by 4 (IBTA 16.1.4.4): 72 words for a 256-byte MAD.
+ * DETH (8), the MAD, ICRC (4), and a GRH (%KMAD_GRH_BYTES) after the LRH
+ * when it has one.  PortXmitData and PortRcvData count these bytes
+ * divided by 4 (IBTA 16.1.4.4): 72 words for a 256-byte MAD, 82 with a
+ * GRH.
  */
 #define SIM_PKT_OVERHEAD		32
 

@@ -106,6 +106,25 @@ static bool sim_fw_request(struct sim_packet *pkt)
 }
 
 /*
+ * A request a switch's port 0 answers: one its SMA or PMA consumes, or a
+ * Get or Set of another GMP class, which it does not serve (its QP1 has
+ * the PMA alone): answered "unsupported class" (sim_fw_answer()), as
+ * kmad answers a request of a class no agent has.
+ */
+static bool sim_switch_fw_request(struct sim_packet *pkt)
+{
+	struct kmad_mad_hdr *hdr = sim_hdr(pkt);
+
+	if (sim_fw_request(pkt))
+		return true;
+	return pkt->dst_qpn == 1 && pkt->len >= KMAD_MAD_SIZE &&
+	       hdr->base_version == KMAD_MGMT_BASE_VERSION &&
+	       !kmad_is_smp_class(hdr->mgmt_class) &&
+	       (hdr->method == KMAD_METHOD_GET ||
+		hdr->method == KMAD_METHOD_SET);
+}
+
+/*
  * SMInfo (IBTA 14.4.1) is the SM's attribute, not the SMA's: at an HCA port
  * a Get or Set of it is not firmware's but goes to QP0 like any other
  * MAD, where kmad gives it to the agent registered for its method (a
@@ -220,8 +239,10 @@ static bool sim_fw_answer(struct sim_port *fw, struct sim_port *in,
 	u8 lmc, bits;
 	int status;
 
-	if (hdr->class_version != (fw_qpn ? KMAD_PMA_CLASS_VERSION :
-					    KMAD_SMP_CLASS_VERSION))
+	if (fw_qpn && hdr->mgmt_class != KMAD_MGMT_CLASS_PERF_MGMT)
+		status = KMAD_MAD_STATUS_BAD_VERSION;	/* a switch's: none */
+	else if (hdr->class_version != (fw_qpn ? KMAD_PMA_CLASS_VERSION :
+						 KMAD_SMP_CLASS_VERSION))
 		status = KMAD_MAD_STATUS_BAD_VERSION;
 	else if (pkt->dst_qpn == 0)
 		status = kmad_sim_sma(in, sim_smp(pkt), refused);
@@ -310,7 +331,8 @@ static struct sim_port *sim_cross(struct kmad_sim_fabric *fab,
 				  struct sim_port *at, struct sim_port *origin,
 				  const struct sim_packet *pkt)
 {
-	u64 words = (pkt->len + SIM_PKT_OVERHEAD) / 4;
+	u64 words = (pkt->len + SIM_PKT_OVERHEAD +
+		     (pkt->grh ? KMAD_GRH_BYTES : 0)) / 4;
 	struct sim_port *peer = at->peer;
 	unsigned long flags;
 	bool ok;
@@ -522,7 +544,7 @@ static struct sim_port *sim_switch_rx(struct kmad_sim_fabric *fab,
 	if (pkt->dst_qpn == 0 &&
 	    sim_hdr(pkt)->method == KMAD_METHOD_TRAP_REPRESS)
 		return NULL;
-	if (!sim_fw_request(pkt)) {
+	if (!sim_switch_fw_request(pkt)) {
 		sim_port_count(mgmt, SIM_STAT_DROPPED_NO_RECV);
 		return NULL;
 	}

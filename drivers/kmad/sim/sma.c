@@ -47,6 +47,8 @@
 #define SIM_PORT_CAP_CLIENT_REREG	0x02000000
 /* PortInfo byte 51: ClientReregister (bit 7), SubnetTimeOut (4-0). */
 #define SIM_PI_CLIENT_REREG	0x80
+/* PortInfo's modifier bit 31: SMSupportsExtendedSpeeds. */
+#define SIM_PI_MOD_SM_EXT_SPEEDS	0x80000000U
 
 /* SLtoVLMappingTable: 16 SLs of 4 bits. */
 #define SIM_SL2VL_BYTES		8
@@ -71,6 +73,15 @@ static bool sim_endport(const struct sim_port *port)
 }
 
 /*
+ * Whether @port takes ClientReregister (CapabilityMask
+ * IsClientReregistrationSupported): an endport of an SM-less fabric.
+ */
+static bool sma_client_rereg_supported(const struct sim_port *port)
+{
+	return sim_endport(port) && port->node->fab->cfg.no_sm;
+}
+
+/*
  * Tell kmad that an HCA port's addresses, P_Keys or GIDs may have changed,
  * or that its clients must reregister, as a driver reports a port event.
  */
@@ -84,10 +95,17 @@ static void sma_port_changed(struct sim_port *port)
 	kmad_device_port_changed(port->node->kdev, port->num, &now);
 }
 
+/*
+ * NodeDescription, NodeInfo and SwitchInfo take modifier 0 only (IBTA
+ * 14.2.5): another is an invalid value, answered with zeros, as qib
+ * answers it for the first two.
+ */
 static u16 sma_node_desc(struct sma_req *r)
 {
 	if (r->set)
 		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	if (r->mod)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
 	strscpy_pad(r->data, r->node->desc, KMAD_SMP_DATA_SIZE);
 	return KMAD_MAD_STATUS_SUCCESS;
 }
@@ -100,6 +118,8 @@ static u16 sma_node_info(struct sma_req *r)
 
 	if (r->set)
 		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	if (r->mod)
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
 	port_guid = sim_is_switch(node) ? node->ports[0].guids[0] :
 					  r->in->guids[0];
 	d[SIM_NI_BASE_VERSION] = KMAD_MGMT_BASE_VERSION;
@@ -130,6 +150,10 @@ static u16 sma_switch_info(struct sma_req *r)
 
 	if (!sim_is_switch(sw))
 		return KMAD_MAD_STATUS_UNSUPPORTED_METHOD_ATTR;
+	if (r->mod) {
+		memset(d, 0, KMAD_SMP_DATA_SIZE);
+		return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+	}
 	if (r->set) {
 		top = get_unaligned_be16(d + SIM_SI_LFDB_TOP);
 		if (top >= SIM_LFT_CAP ||
@@ -324,15 +348,19 @@ static u8 sma_phys_state(const struct sim_port *port)
  * LinkWidthActive or LinkSpeedActive: the widest or fastest value both
  * ends of the link enable (@peer: the other end's; @supported for a
  * switch's port 0 or a port without a cable, which has only its own), as
- * the link trains (ibsim sets it from LinkSpeed/WidthEnabled too).
+ * the link trains (ibsim sets it from LinkSpeed/WidthEnabled too).  Ends
+ * that enable no value in common would not train on hardware; the sim
+ * keeps the link up, and each end reports the narrowest or slowest value
+ * it enables itself, so that Active stays within its Enabled.
  */
 static u8 sma_active(u8 mine, u8 peer, u8 supported)
 {
 	u8 common = mine & peer & supported;
 
-	if (!common)
-		common = supported;
-	return 1U << __fls(common);
+	if (common)
+		return 1U << __fls(common);
+	common = mine & supported ? mine & supported : supported;
+	return 1U << __ffs(common);
 }
 
 static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
@@ -351,7 +379,7 @@ static void sma_port_info_get(struct sma_req *r, struct sim_port *port)
 		put_unaligned_be64(pi->gid_prefix, d + SIM_PI_GID_PREFIX);
 		put_unaligned_be16(pi->lid, d + SIM_PI_LID);
 		put_unaligned_be16(pi->sm_lid, d + SIM_PI_SM_LID);
-		if (port->node->fab->cfg.no_sm)
+		if (sma_client_rereg_supported(port))
 			cap |= SIM_PORT_CAP_CLIENT_REREG;
 		put_unaligned_be32(cap | port->cap_set, d + SIM_PI_CAP_MASK);
 		put_unaligned_be16(pi->mkey_lease, d + SIM_PI_MKEY_LEASE);
@@ -537,7 +565,7 @@ static u16 sma_port_info_set(struct sma_req *r, struct sim_port *port)
 	 * event, and a ClientReregister (IBTA 14.4.11) as one even if
 	 * nothing changed.
 	 */
-	rereg = sim_endport(port) && port->node->fab->cfg.no_sm &&
+	rereg = sma_client_rereg_supported(port) &&
 		d[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG;
 	if (gid_changed || rereg)
 		sma_port_changed(port);
@@ -567,6 +595,8 @@ static u16 sma_port_info(struct sma_req *r)
 	struct sim_node *node = r->node;
 	struct sim_port *port;
 	u16 status = KMAD_MAD_STATUS_SUCCESS;
+	bool rereg = r->set &&
+		     r->data[SIM_PI_REREG_TIMEOUT] & SIM_PI_CLIENT_REREG;
 
 	if (r->mod > node->num_ports) {
 		memset(r->data, 0, KMAD_SMP_DATA_SIZE);
@@ -578,6 +608,12 @@ static u16 sma_port_info(struct sma_req *r)
 	else if (r->set)
 		status = sma_port_info_set(r, port);
 	sma_port_info_get(r, port);
+	/* A ClientReregister the port took reads back set in the SetResp
+	 * (o14-12.2.1, as qib answers); any other read has it 0.
+	 */
+	if (rereg && status == KMAD_MAD_STATUS_SUCCESS &&
+	    sma_client_rereg_supported(port))
+		r->data[SIM_PI_REREG_TIMEOUT] |= SIM_PI_CLIENT_REREG;
 	return status;
 }
 
@@ -739,6 +775,13 @@ int kmad_sim_sma(struct sim_port *in, struct kmad_smp *smp,
 	struct sim_port *other;
 	unsigned long flags;
 	u16 status;
+
+	/* PortInfo's SMSupportsExtendedSpeeds (modifier bit 31, IBTA 1.2.1):
+	 * the ports have no extended speeds, so it changes nothing, as
+	 * ibsim masks it (smpquery -x, ibportstate and OpenSM set it).
+	 */
+	if (attr == KMAD_SMP_ATTR_PORT_INFO)
+		r.mod &= ~SIM_PI_MOD_SM_EXT_SPEEDS;
 
 	spin_lock_irqsave(&fab->lock, flags);
 	other = sma_other_port(&r, attr);
