@@ -172,6 +172,8 @@ enum rmpp_recv_state {
  * @state: (A).
  * @tid: the key: TID (I),
  * @mgmt_class: class (I),
+ * @class_version: class version (I),
+ * @method: the DATA's method (I),
  * @grh: whether it came with a GRH (I),
  * @sgid: then its source GID (I),
  * @slid: else its source LID (I),
@@ -194,6 +196,8 @@ struct rmpp_recv {
 	enum rmpp_recv_state state;
 	__be64 tid;
 	u8 mgmt_class;
+	u8 class_version;
+	u8 method;
 	bool grh;
 	union kmad_gid sgid;
 	u16 slid;
@@ -248,14 +252,22 @@ static void rmpp_free(struct rmpp_recv *rr)
 	kfree(rr);
 }
 
-/* Is @recv a packet of transfer @rr (same TID, class and sender)? */
+/*
+ * Is @recv a packet of transfer @rr: the same TID, class, class version
+ * and method (the DATA's, which the sender's STOP and ABORT carry too),
+ * from the same sender?  The method tells a response from a request
+ * under the same TID (an agent that serves requests and sends its own),
+ * as in ib_mad's find_rmpp_recv().
+ */
 static bool rmpp_same(const struct rmpp_recv *rr,
 		      const struct kmad_recv_priv *recv)
 {
 	const struct kmad_recv_wc *wc = &recv->wc;
+	const struct kmad_mad_hdr *hdr = &recv->mad.mad_hdr;
 
-	if (rr->tid != recv->mad.mad_hdr.tid ||
-	    rr->mgmt_class != recv->mad.mad_hdr.mgmt_class ||
+	if (rr->tid != hdr->tid || rr->mgmt_class != hdr->mgmt_class ||
+	    rr->class_version != hdr->class_version ||
+	    rr->method != hdr->method ||
 	    rr->src_qpn != wc->src_qpn || rr->grh != wc->grh_present)
 		return false;
 	if (rr->grh)
@@ -594,6 +606,8 @@ static u8 rmpp_prepare(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		return KMAD_RMPP_STATUS_RESX;
 	rr->tid = recv->mad.mad_hdr.tid;
 	rr->mgmt_class = cls;
+	rr->class_version = recv->mad.mad_hdr.class_version;
+	rr->method = recv->mad.mad_hdr.method;
 	rr->grh = recv->wc.grh_present;
 	rr->sgid = recv->wc.grh.sgid;
 	rr->slid = recv->wc.slid;
@@ -667,6 +681,8 @@ static void rmpp_start(struct kmad_agent_priv *agent, struct rmpp_out *out,
 		}
 		rr->tid = recv->mad.mad_hdr.tid;
 		rr->mgmt_class = recv->mad.mad_hdr.mgmt_class;
+		rr->class_version = recv->mad.mad_hdr.class_version;
+		rr->method = recv->mad.mad_hdr.method;
 		rr->grh = recv->wc.grh_present;
 		rr->sgid = recv->wc.grh.sgid;
 		rr->slid = recv->wc.slid;

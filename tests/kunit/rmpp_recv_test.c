@@ -1212,6 +1212,49 @@ static void rmpp_recv_response_matched(struct kunit *test)
 }
 
 /*
+ * An agent that serves GetMulti requests and sends its own GetTable: a
+ * one-segment GetMulti request from device 1 under the very TID of the
+ * agent's GetTable request (device 1's TIDs happen to match), then the
+ * GetTableResp under that TID.  The response is a transfer of its own,
+ * ACKed in its windows and matched to the request: the key includes the
+ * method, as ib_mad's find_rmpp_recv().  Before, every segment of the
+ * response was taken for a repeat of the finished request (ACK 1, 1
+ * with GetMultiResp, counted a duplicate), nothing was delivered and
+ * the request timed out.
+ */
+static void rmpp_recv_same_tid_other_method(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 dups = rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES);
+	struct kmad_send_buf *req;
+	struct kmad_mad mad;
+	u32 seg;
+	u64 tid;
+
+	rt_register(rt, false);
+	req = rt_request(rt, 5000, &tid);
+	rt_seg(&mad, RT_METHOD, tid, 1, 1, 100);
+	rt_inject(rt, &mad);
+	rt_expect_ack(rt, RT_METHOD ^ KMAD_METHOD_RESP, tid, 1, 1);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 1);
+
+	for (seg = 1; seg <= RT_SEGS; seg++)
+		rt_send_seg(rt, KMAD_METHOD_GET_TABLE_RESP, tid, seg);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 1, 5);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 5, 9);
+	rt_expect_ack(rt, KMAD_METHOD_GET_TABLE, tid, 7, 9);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DUPLICATES), dups);
+	KUNIT_ASSERT_EQ(test, rt_recvs(rt), 2);
+	KUNIT_EXPECT_PTR_EQ(test, rt->req[1], req);
+	rt_expect_msg(rt, 1, KMAD_METHOD_GET_TABLE_RESP, tid, RT_SEGS,
+		      RT_PAYLEN);
+	KUNIT_ASSERT_EQ(test, rt_sends(rt), 1);
+	KUNIT_EXPECT_EQ(test, rt->status[0], KMAD_SEND_OK);
+	kmad_free_send_buf(req);
+}
+
+/*
  * A response that comes back to another address than its request left
  * from is misaddressed, and its segments are dropped one by one, as
  * ib_mad drops them (is_kernel_rmpp_data_response() asks
@@ -1698,6 +1741,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_total_time),
 	KUNIT_CASE(rmpp_recv_response_matched),
 	KUNIT_CASE(rmpp_recv_response_misaddressed),
+	KUNIT_CASE(rmpp_recv_same_tid_other_method),
 	KUNIT_CASE(rmpp_recv_response_after_timeout),
 	KUNIT_CASE(rmpp_recv_user_rmpp_segments),
 	KUNIT_CASE(rmpp_recv_response_unsolicited),
