@@ -398,10 +398,11 @@ EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
  * port's real QP1 (&kmad_dest.from_qp1 set).  The caller fills the
  * attribute data and posts it.
  *
- * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments or a
- * request that has no response (a response, a Send outside baseboard
- * management), or whose response kmad_mad_validate() would drop (a method
- * its class does not define); -EADDRNOTAVAIL for a request with a GRH
+ * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments, a
+ * request of the other QP's kind (an SMP for a QP1 agent, a GMP for a QP0
+ * one), a request that has no response (a response, a Send outside
+ * baseboard management), or one whose response kmad_mad_validate() would
+ * drop (a method its class does not define); -EADDRNOTAVAIL for a request with a GRH
  * whose destination GID is none of the port's; -ENOMEM.
  */
 struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
@@ -413,6 +414,10 @@ struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 	int ret;
 
 	if (IS_ERR_OR_NULL(agent) || IS_ERR_OR_NULL(req) || !req->mad)
+		return ERR_PTR(-EINVAL);
+	/* An SMP is answered on QP0, a GMP on QP1: no other buffer posts. */
+	if (kmad_is_smp_class(req->mad->mad_hdr.mgmt_class) !=
+	    kmad_qpt_is_smi(agent->qpt))
 		return ERR_PTR(-EINVAL);
 	ret = kmad_recv_reply_dest(agent->port, &dest, req);
 	if (ret)
@@ -830,7 +835,8 @@ static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
  *
  * Context: process context or softirq; the device registered.
  * Return: 0, -ENODEV for a bad port, a QP the port does not have, or a
- * device not registered, -EINVAL for a GRH on QP0, -ENOMEM.
+ * device not registered, -EINVAL for a NULL @wc or @mad or a GRH on QP0,
+ * -ENOMEM.
  */
 int kmad_device_bridge_recv_qp(struct kmad_device *dev, u8 port_num,
 			       enum kmad_qp_type qpt, const struct kmad_wc *wc,
@@ -840,6 +846,8 @@ int kmad_device_bridge_recv_qp(struct kmad_device *dev, u8 port_num,
 	struct kmad_qp_info *qpi;
 	struct kmad_wc w = {};
 
+	if (!wc || !mad)
+		return -EINVAL;
 	if (!dev || !port_num || port_num > dev->num_ports ||
 	    !READ_ONCE(dev->registered) ||
 	    (qpt != KMAD_QPT_GSI && qpt != KMAD_QPT_SMI))

@@ -49,13 +49,19 @@
  * callback).
  *
  * Calling context: kmad_post_send(), kmad_cancel_send(), kmad_modify_send(),
- * kmad_alloc_send_buf() and kmad_alloc_send_buf_rmpp() with GFP_ATOMIC,
- * kmad_send_buf_seg_count(), kmad_send_buf_seg(), kmad_free_send_buf() and
- * kmad_free_recv() may be called in any context but hard interrupt: process
- * context, softirq (timers, tasklets), and with interrupts disabled under
- * the ULP's own spin_lock_irqsave() (as ib_cm calls ib_mad).  They never
- * sleep.  Everything else (registration, unregistration, client and port
- * calls, kmad_create_response() with GFP_KERNEL) needs process context.
+ * kmad_alloc_send_buf(), kmad_alloc_send_buf_rmpp() and
+ * kmad_create_response() with GFP_ATOMIC, kmad_send_buf_seg_count(),
+ * kmad_send_buf_seg(), kmad_send_buf_set_dr_path(), kmad_free_send_buf(),
+ * kmad_free_recv(), kmad_dest_from_wc(), kmad_agent_get_stats(),
+ * kmad_agent_set_flow_limit(), kmad_port_query_gid(),
+ * kmad_port_query_pkey() and the port getters (kmad_port_lid() and the
+ * like) may be called in any context but hard interrupt: process context,
+ * softirq (timers, tasklets), and with interrupts disabled under the
+ * ULP's own spin_lock_irqsave() (as ib_cm calls ib_mad).  They never
+ * sleep.  Everything else (registration, unregistration, client calls,
+ * kmad_port_get(), kmad_port_put(), kmad_port_query_smp(),
+ * kmad_port_modify_cap(), the allocations with GFP_KERNEL) needs process
+ * context.
  *
  * Send life cycle, as the contract requires:
  *
@@ -532,9 +538,10 @@ struct kmad_agent {
  * its kernel-doc, drivers/kmad/agent.c): -EINVAL for a NULL port or
  * send_handler (required even for a send-only agent, where ib_mad takes
  * NULL), a NULL recv_handler with a class, an unknown qpt, an SMP class
- * on QP1 or a GMP class on QP0, a reserved class (0x00, 0x02, 0x50-0x80,
- * 0x82-0xFF), class version 0 or above 7, an empty method mask (register
- * class 0 for a send-only agent; ib_mad takes an empty mask), an OUI
+ * on QP1 or a GMP class on QP0, a reserved class (0x02, 0x50-0x80,
+ * 0x82-0xFF; 0x00 with a method mask), class version 0 or above 7, an
+ * empty method mask (register class 0 for a send-only agent; ib_mad takes
+ * an empty mask), an OUI
  * missing for a class 0x30-0x4F or given to another class, a bad
  * rmpp_version; -EBUSY if a method overlaps another agent's registration
  * of the class, version and OUI; -EOPNOTSUPP for QP0 on a port without
@@ -644,7 +651,8 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
  *   %KMAD_SEND_CANCELED); -EALREADY if its outcome was decided already (a
  *   response matched, it timed out, failed, was canceled or flushed, even
  *   if its callback has not run yet); -EINVAL if it is not posted (never,
- *   or its callback has run).
+ *   or its callback has run or is being called: the send is the ULP's
+ *   again just before its send_handler is called).
  * - kmad_modify_send(): 0; -EINVAL if it is not posted, or (@timeout_ms
  *   not 0) waits for no response (posted without a timeout: there is no
  *   timeout to change, where ib_modify_mad() returns 0 and changes

@@ -240,7 +240,9 @@ struct kmad_ah_attr {
  * @mad: the MAD to transmit; valid until the send's CQE is polled.
  * @len: length of @mad in bytes (256 for kmad).
  * @dlid: destination LID; 0xffff (permissive) for directed-route SMPs.
- * @remote_qpn: destination QP (0 or 1).
+ * @remote_qpn: destination QP: 0 for SMPs, 1 for most GMPs, any QPN for
+ *	a response to a MAD that came from another QP (a redirected QP, a
+ *	peer's own UD QP).
  * @remote_qkey: Q_Key (QP1 traffic; ignored on QP0).
  * @sl: service level.
  * @pkey_index: P_Key index.

@@ -493,6 +493,7 @@ static void contract_null_pointers(struct kunit *test)
 	struct kmad_recv_wc nomad = {};
 	struct kmad_mad mad;
 	struct kmad_recv_wc wc = { .mad = &mad, .mad_len = KMAD_MAD_SIZE };
+	struct kmad_wc bwc = { .src_qpn = 1, .slid = 2 };
 
 	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
 	KUNIT_EXPECT_EQ(test, kmad_unregister_agent(NULL), 0);
@@ -543,6 +544,55 @@ static void contract_null_pointers(struct kunit *test)
 							    KMAD_QPT_GSI, NULL,
 							    NULL, NULL, f)),
 			-EINVAL);
+	/* The provider's bridge (provider.h): no address or no MAD.  Before,
+	 * both dereferenced NULL.
+	 */
+	KUNIT_EXPECT_EQ(test,
+			kmad_device_bridge_recv(kmad_sim_device(f->fab, KT_DEV0),
+						1, NULL, NULL, &mad,
+						KMAD_MAD_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test,
+			kmad_device_bridge_recv(kmad_sim_device(f->fab, KT_DEV0),
+						1, &bwc, NULL, NULL,
+						KMAD_MAD_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+}
+
+/*
+ * kmad_create_response() for a request of the other QP's kind: an SMP
+ * for a QP1 agent, a GMP for a QP0 agent.  No buffer of that agent could
+ * be posted (kmad_post_send() refuses the class on that QP): -EINVAL at
+ * once.  Before, the QP1 agent got a buffer that its post then refused.
+ */
+static void contract_create_response_other_qp(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+	struct kmad_mad mad;
+	struct kmad_recv_wc wc = { .mad = &mad, .mad_len = KMAD_MAD_SIZE,
+				   .slid = 2, .src_qpn = 0 };
+	struct kmad_agent *smi;
+
+	kt_mad(&mad, KMAD_MGMT_CLASS_SUBN_LID_ROUTED, 1, KMAD_METHOD_GET);
+	mad.mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_PORT_INFO);
+	KUNIT_EXPECT_EQ(test,
+			PTR_ERR_OR_ZERO(kmad_create_response(f->agent, &wc,
+							     GFP_KERNEL)),
+			-EINVAL);
+	__set_bit(KMAD_METHOD_TRAP, req.method_mask);
+	smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, &req,
+				  kt_send_handler, kt_recv_handler, f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	wc.src_qpn = 1;
+	KUNIT_EXPECT_EQ(test,
+			PTR_ERR_OR_ZERO(kmad_create_response(smi, &wc,
+							     GFP_KERNEL)),
+			-EINVAL);
+	kmad_unregister_agent(smi);
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 }
 
@@ -749,6 +799,7 @@ static struct kunit_case contract_cases[] = {
 	KUNIT_CASE(contract_method_mask_routes_request),
 	KUNIT_CASE(contract_send_only_gets_no_unsolicited),
 	KUNIT_CASE(contract_null_pointers),
+	KUNIT_CASE(contract_create_response_other_qp),
 	KUNIT_CASE(contract_dr_path_refusals),
 	KUNIT_CASE(contract_recv_wc_describes_arrival),
 	KUNIT_CASE(contract_no_timeout_request_matches_no_response),
