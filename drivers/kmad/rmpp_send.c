@@ -654,7 +654,10 @@ static void rmpp_send_abort_pkt(struct kmad_agent_priv *agent,
 	if (IS_ERR(buf))
 		goto put;
 	r = (struct kmad_rmpp_mad *)buf->mad;
-	memcpy(r, got, KMAD_RMPP_MAD_HDR_SIZE);
+	/* Its class header too (the SA's, a vendor class's OUI, which the
+	 * receiver dispatches it by), as ib_mad's nack_recv() copies it.
+	 */
+	memcpy(r, got, kmad_rmpp_hdr_len(got->mad_hdr.mgmt_class));
 	r->mad_hdr.method ^= KMAD_METHOD_RESP;
 	r->mad_hdr.status = 0;
 	r->rmpp_hdr.rmpp_version = KMAD_RMPP_VERSION;

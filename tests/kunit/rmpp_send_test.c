@@ -704,6 +704,54 @@ static void rmpp_window_too_small_aborts(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * kmad's ABORT keeps the class header of the packet it answers, as
+ * ib_mad's nack_recv() copies its header length: for the SA the SM_Key
+ * and ComponentMask (for a vendor class of range 2 the OUI, without which
+ * the receiver finds no agent for the ABORT and keeps its transfer until
+ * it idles out).  An ACK with NewWindowLast 0, its SA header kept: the
+ * ABORT (W2S) carries its ComponentMask.  Before, it carried only the
+ * first 36 bytes and zeros after.
+ */
+static void rmpp_abort_keeps_class_header(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 8, 600, 0, 0);
+	struct kmad_sim_rx rx = {
+		.slid = kmad_port_lid(f->port[KT_DEV1]),
+		.src_qpn = KT_QPN,
+	};
+	struct kmad_mad seg1, *ack, *got;
+	struct kmad_rmpp_mad *r;
+
+	ack = kunit_kzalloc(test, 2 * sizeof(*ack), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ack);
+	got = ack + 1;
+	r = (struct kmad_rmpp_mad *)ack;
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	*ack = seg1;
+	r->mad_hdr.method ^= KMAD_METHOD_RESP;
+	r->rmpp_hdr.rmpp_type = KMAD_RMPP_TYPE_ACK;
+	r->rmpp_hdr.rmpp_rtime_flags = KMAD_RMPP_FLAG_ACTIVE;
+	r->rmpp_hdr.seg_num = cpu_to_be32(1);
+	r->rmpp_hdr.paylen_newwin = cpu_to_be32(0);
+	memset((u8 *)ack + RT_HDR, 0, KMAD_MAD_SIZE - RT_HDR);
+	KUNIT_ASSERT_EQ(test, kmad_sim_inject_rx(f->fab, KT_DEV0, KT_QPN, ack,
+						 sizeof(*ack), &rx), 0);
+	kt_event(f, KT_DEV0);
+	KUNIT_ASSERT_EQ(test, rt_wire(f), 1U);
+	rt_peek(f, 0, got);
+	KUNIT_EXPECT_EQ(test,
+			be64_to_cpu(((struct kmad_sa_mad *)got)->comp_mask),
+			0x1234abcdULL);
+	rt_expect_abort(f, &seg1, KMAD_RMPP_STATUS_W2S);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_REMOTE_ABORT);
+	kmad_free_send_buf(buf);
+}
+
 /* STOP (ResX) from the receiver ends the send REMOTE_ABORT, silently. */
 static void rmpp_stop_from_receiver(struct kunit *test)
 {
@@ -1799,6 +1847,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_ctl_bad_version_aborts),
 	KUNIT_CASE(rmpp_ctl_broken_type_and_done),
 	KUNIT_CASE(rmpp_window_too_small_aborts),
+	KUNIT_CASE(rmpp_abort_keeps_class_header),
 	KUNIT_CASE(rmpp_stop_from_receiver),
 	KUNIT_CASE(rmpp_abort_from_receiver),
 	KUNIT_CASE(rmpp_abort_bad_status_answered),
