@@ -105,7 +105,9 @@
  *   -ESHUTDOWN.  It then ends every send not ended yet with
  *   %KMAD_SEND_FLUSHED and waits: every send whose kmad_post_send()
  *   returned 0 gets its callback before unregister returns; after it
- *   returns no handler runs.
+ *   returns no handler runs.  A MAD queued for the agent's recv_handler
+ *   before the mark is still handed to it while unregister waits; none
+ *   is queued after the mark (kmad answers or drops it as for no agent).
  */
 #ifndef KMAD_MAD_H
 #define KMAD_MAD_H
