@@ -230,7 +230,8 @@ enum kmad_port_stat {
 					 * dropped, the last good re-ACKed
 					 */
 	KMAD_PSTAT_RMPP_ABORTS,		/* ABORTs sent as a receiver (the
-					 * sender broke the protocol)
+					 * sender broke the protocol, T2L):
+					 * counted once posted
 					 */
 	KMAD_PSTAT_RMPP_RESX,		/* transfers refused with STOP RESX:
 					 * limits, no memory

@@ -355,7 +355,10 @@ static void rmpp_ack(struct rmpp_out *out, const struct rmpp_recv *rr)
 		 KMAD_RMPP_STATUS_SUCCESS, rr->last, rr->newwin);
 }
 
-/* ABORT (or STOP, for RESX) the transfer @out->recv belongs to. */
+/*
+ * ABORT (or STOP, for RESX) the transfer @out->recv belongs to.  A RESX
+ * refusal is counted here; an ABORT once sent (rmpp_post()).
+ */
 static void rmpp_refuse(struct kmad_port *port, struct rmpp_out *out,
 			u8 status)
 {
@@ -363,8 +366,8 @@ static void rmpp_refuse(struct kmad_port *port, struct rmpp_out *out,
 
 	rmpp_ctl(out, &out->recv->mad,
 		 stop ? KMAD_RMPP_TYPE_STOP : KMAD_RMPP_TYPE_ABORT, status, 0, 0);
-	kmad_port_stat_inc(port, stop ? KMAD_PSTAT_RMPP_RESX :
-					KMAD_PSTAT_RMPP_ABORTS);
+	if (stop)
+		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_RESX);
 }
 
 /*
@@ -394,9 +397,17 @@ static void rmpp_post(struct kmad_agent_priv *agent,
 	kmad_agent_put(responder);
 	if (ret)
 		goto dropped;
-	if (((const struct kmad_rmpp_mad *)mad)->rmpp_hdr.rmpp_type ==
-	    KMAD_RMPP_TYPE_ACK)
+	/* Counted once posted: a packet that was not, only as dropped. */
+	switch (((const struct kmad_rmpp_mad *)mad)->rmpp_hdr.rmpp_type) {
+	case KMAD_RMPP_TYPE_ACK:
 		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_ACKS);
+		break;
+	case KMAD_RMPP_TYPE_ABORT:
+		kmad_port_stat_inc(port, KMAD_PSTAT_RMPP_ABORTS);
+		break;
+	default:
+		break;
+	}
 	return;
 dropped:
 	pr_debug_ratelimited("kmad: %s port %u: RMPP answer not sent\n",
@@ -438,8 +449,6 @@ static void rmpp_end(struct kmad_agent_priv *agent, struct list_head *ended,
 				rmpp_ctl(out, &rr->first->mad,
 					 KMAD_RMPP_TYPE_ABORT,
 					 KMAD_RMPP_STATUS_T2L, 0, 0);
-				kmad_port_stat_inc(port,
-						   KMAD_PSTAT_RMPP_ABORTS);
 				rmpp_post(agent, &rr->dest, &out->ctl);
 				kfree(out);
 			} else {

@@ -1061,6 +1061,39 @@ static void rmpp_recv_alloc_fails_single_and_abort(struct kunit *test)
 }
 
 /*
+ * An ABORT that could not be posted counts as dropped, not as sent: a
+ * segment 1 without the First flag is answered ABORT BadSeg, counted in
+ * rmpp_recv_aborts_sent once on the wire.  Before, an ABORT whose
+ * allocation failed counted in both.
+ */
+static void rmpp_recv_abort_counted_when_sent(struct kunit *test)
+{
+	struct rt *rt = rt_of(test);
+	s64 aborts = rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS);
+	s64 dropped = rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED);
+	struct kmad_rmpp_mad *m;
+	struct kmad_mad mad;
+
+	rt_register(rt, false);
+	rt_seg(&mad, RT_METHOD, RT_TID, 1, RT_SEGS, RT_PAYLEN);
+	m = (struct kmad_rmpp_mad *)&mad;
+	m->rmpp_hdr.rmpp_rtime_flags &= ~KMAD_RMPP_FLAG_FIRST;
+	kt_fail_allocs(KMAD_ALLOC_RMPP_CTL, 1);
+	rt_inject(rt, &mad);
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_RMPP_CTL), 1);
+	rt_expect_quiet(rt);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 1);
+	rt_inject(rt, &mad);
+	rt_expect_ctl(rt, RT_METHOD | KMAD_METHOD_RESP, RT_TID,
+		      KMAD_RMPP_TYPE_ABORT, KMAD_RMPP_STATUS_BAD_SEG, 0, 0);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_ABORTS), aborts + 1);
+	KUNIT_EXPECT_EQ(test, rt_pstat(rt, KMAD_PSTAT_RMPP_DROPPED),
+			dropped + 1);
+}
+
+/*
  * A transfer that receives nothing for 40 s is dropped and its sender
  * sent ABORT T2L; one second earlier nothing happens.  A later segment is
  * dropped unanswered.
@@ -1738,6 +1771,7 @@ static struct kunit_case rmpp_recv_cases[] = {
 	KUNIT_CASE(rmpp_recv_idle_timeout),
 	KUNIT_CASE(rmpp_recv_alloc_fails),
 	KUNIT_CASE(rmpp_recv_alloc_fails_single_and_abort),
+	KUNIT_CASE(rmpp_recv_abort_counted_when_sent),
 	KUNIT_CASE(rmpp_recv_total_time),
 	KUNIT_CASE(rmpp_recv_response_matched),
 	KUNIT_CASE(rmpp_recv_response_misaddressed),
