@@ -643,12 +643,21 @@ static void recv_create_response_method(struct kunit *test)
 	const struct kr_resp_row *row = test->param_value;
 	struct kt_fix *f = test->priv;
 	struct kmad_recv_wc wc = { .slid = 5, .src_qpn = KT_QPN };
+	struct kmad_agent *agent = f->agent, *smi = NULL;
 	struct kmad_send_buf *buf;
 	struct kmad_mad req;
 
 	kr_request(row, &req);
 	wc.mad = &req;
-	buf = kmad_create_response(f->agent, &wc, GFP_KERNEL);
+	/* An SMP is answered by a QP0 agent (a QP1 one gets -EINVAL). */
+	if (kmad_is_smp_class(req.mad_hdr.mgmt_class)) {
+		smi = kmad_register_agent(f->port[KT_DEV0], KMAD_QPT_SMI, NULL,
+					  kt_send_handler, kt_recv_handler, f);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(smi));
+		agent = smi;
+		wc.src_qpn = 0;
+	}
+	buf = kmad_create_response(agent, &wc, GFP_KERNEL);
 	if (!row->resp) {
 		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(buf), -EINVAL);
 		if (!IS_ERR(buf)) {
@@ -656,11 +665,14 @@ static void recv_create_response_method(struct kunit *test)
 				   buf->mad->mad_hdr.method);
 			kmad_free_send_buf(buf);
 		}
-		return;
+	} else if (!IS_ERR(buf)) {
+		kr_expect_valid_response(test, &req, buf->mad, row->resp);
+		kmad_free_send_buf(buf);
+	} else {
+		KUNIT_FAIL(test, "no response: %ld", PTR_ERR(buf));
 	}
-	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
-	kr_expect_valid_response(test, &req, buf->mad, row->resp);
-	kmad_free_send_buf(buf);
+	if (smi)
+		kmad_unregister_agent(smi);
 }
 
 /*
