@@ -677,7 +677,8 @@ enum kmad_send_state {
  *	or its response matched (%KMAD_SS_EARLY_RESP): its CQE ends it,
  *	even a flush after a QP error, which is not replayed.  Set under A
  *	and Q by kmad_qp_cancel(), so the CQ drain, which holds only Q,
- *	sees it.
+ *	sees it; the send state follows under the same A (only holders of
+ *	A read it).
  */
 enum kmad_hw_state {
 	KMAD_HW_IDLE,

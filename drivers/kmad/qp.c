@@ -278,7 +278,10 @@ void kmad_qp_ah_resolved(struct kmad_qp_info *qpi, struct kmad_ah *ah,
  * completion (canceled, flushed, or its response matched): take it back if
  * the provider does not hold it yet, else mark it so that its CQE ends it.
  * @qpi: its QP.
- * @wr: the send, just made %KMAD_SS_CANCELED or %KMAD_SS_EARLY_RESP.
+ * @wr: the send, still %KMAD_SS_SENDING: its caller makes it
+ *	%KMAD_SS_CANCELED or %KMAD_SS_EARLY_RESP right after, under the same
+ *	agent lock (taken back first, so that the backlog the state change
+ *	may hand to the QP cannot post it).
  *
  * A send the provider holds is marked %KMAD_HW_CANCELED: if the QP goes
  * to error, its flushed CQE completes it instead of putting it on the

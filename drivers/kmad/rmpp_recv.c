@@ -7,9 +7,10 @@
  * STOP or ABORT about a transfer being reassembled here ends it; every
  * other ACK, STOP and ABORT goes to the sending side (kmad_rmpp_send_ctl()).
  *
- * A transfer is known by its TID, its class and its sender's address (the
- * source GID if it came with a GRH, else the source LID; and the source
- * QP), as ib_mad's find_rmpp_recv() knows it.  Its first segment (number
+ * A transfer is known by its TID, class, class version and method (the
+ * DATA's) and its sender's address (the source GID if it came with a
+ * GRH, else the source LID; and the source QP), as ib_mad's
+ * find_rmpp_recv() knows it (which compares the source LID even then).  Its first segment (number
  * 1, First flag) starts it and tells its size: the PayloadLength of the
  * first segment is the payload of the whole transfer, 220 bytes (after
  * the RMPP header) per segment but the last.  The message buffer is

@@ -296,7 +296,7 @@ static void sma_link_active_no_common(struct kunit *test)
  * Attribute modifiers: PortInfo's bit 31 (SMSupportsExtendedSpeeds, which
  * smpquery -x, ibportstate and OpenSM set) changes nothing, at an HCA and
  * at a switch; NodeInfo, NodeDescription and SwitchInfo take modifier 0
- * only (0x001C otherwise, as qib).  Before, PortInfo with bit 31 was
+ * only (0x001C otherwise, the status qib sets).  Before, PortInfo with bit 31 was
  * refused 0x001C, and the others took any modifier.
  */
 static void sma_attr_modifiers(struct kunit *test)

@@ -694,7 +694,7 @@ static void smless_port_events(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 0);
 	KUNIT_EXPECT_EQ(test, sl_pi_set(s, &to_hca1, 0, 51, 0x80, 0x80, &mad),
 			0);
-	/* Read back set in the SetResp (o14-12.2.1, as qib), 0 later. */
+	/* Read back set in the SetResp (o14-12.2.1, as hfi1), 0 later. */
 	KUNIT_EXPECT_EQ(test, sn_smp_data(&mad)[51] & 0x80, 0x80);
 	KUNIT_EXPECT_EQ(test, sl_changes(s, c), 1);
 	KUNIT_EXPECT_EQ(test, sl_reregisters(c), 1U);

@@ -97,8 +97,9 @@ static void sma_port_changed(struct sim_port *port)
 
 /*
  * NodeDescription, NodeInfo and SwitchInfo take modifier 0 only (IBTA
- * 14.2.5): another is an invalid value, answered with zeros, as qib
- * answers it for the first two.
+ * 14.2.5): another is an invalid value, answered 0x001C with zeros (qib
+ * sets the same status for the first two, and fills the data all the
+ * same).
  */
 static u16 sma_node_desc(struct sma_req *r)
 {
@@ -609,7 +610,8 @@ static u16 sma_port_info(struct sma_req *r)
 		status = sma_port_info_set(r, port);
 	sma_port_info_get(r, port);
 	/* A ClientReregister the port took reads back set in the SetResp
-	 * (o14-12.2.1, as qib answers); any other read has it 0.
+	 * (o14-12.2.1, as hfi1 restores it after its Get; qib's Get clears
+	 * it again); any other read has it 0.
 	 */
 	if (rereg && status == KMAD_MAD_STATUS_SUCCESS &&
 	    sma_client_rereg_supported(port))
