@@ -240,14 +240,8 @@ static int reg_validate(enum kmad_qp_type qpt, const struct kmad_reg_req *req)
 	     kmad_qpt_is_smi(qpt) ||
 	     (req->mgmt_class && !kmad_mgmt_class_has_rmpp(req->mgmt_class))))
 		return -EINVAL;
-	if (!req || !req->mgmt_class) {
-		/* Send-only: class 0 with methods is the reserved class 0
-		 * (ib_register_mad_agent() refuses it too).
-		 */
-		if (req && !bitmap_empty(req->method_mask, KMAD_METHODS))
-			return -EINVAL;
-		return 0;
-	}
+	if (!req || !req->mgmt_class)
+		return 0;	/* send-only */
 	if (class_reserved(req->mgmt_class) || !req->class_version ||
 	    req->class_version >= KMAD_MAX_CLASS_VERSION)
 		return -EINVAL;
@@ -373,8 +367,7 @@ err_free:
  * @port: the port (from a client's add callback or kmad_port_get()).
  * @qpt: %KMAD_QPT_SMI (QP0) or %KMAD_QPT_GSI (QP1).
  * @req: class, version, methods (and OUI for classes 0x30-0x4F) of the
- *	unsolicited MADs it takes; NULL or mgmt_class 0 (with no method) for
- *	a send-only agent.
+ *	unsolicited MADs it takes; NULL or mgmt_class 0 for a send-only agent.
  * @send_handler: called once per posted send; required.
  * @recv_handler: called for responses and unsolicited MADs; required unless
  *	send-only.
@@ -383,8 +376,7 @@ err_free:
  * Context: process context, may sleep.
  * Return: the agent, or an ERR_PTR: -EINVAL for a NULL port or
  * send_handler, an unknown @qpt, or an invalid registration (SMP class on
- * QP1 or a GMP class on QP0, reserved class (class 0 with a method too),
- * class version 0 or above 7,
+ * QP1 or a GMP class on QP0, reserved class, class version 0 or above 7,
  * empty method mask, OUI missing for or given to a class outside
  * 0x30-0x4F, an rmpp_version other than %KMAD_RMPP_VERSION, or one for a
  * class without the RMPP header), -EBUSY if it overlaps an existing

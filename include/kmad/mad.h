@@ -254,11 +254,10 @@ int kmad_port_query_smp(struct kmad_port *port, struct kmad_smp *smp);
 
 /**
  * struct kmad_reg_req - what an agent registers to receive.
- * @mgmt_class: management class; 0 with an empty @method_mask registers
- *	a send-only agent that gets no unsolicited requests: only responses
- *	to its own requests (and, without @rmpp_version, the RMPP-active ones
- *	that match none of them, see @rmpp_version).  Class 0 with a method
- *	is the reserved class 0: -EINVAL, as ib_mad refuses it.
+ * @mgmt_class: management class; 0 registers a send-only agent that gets
+ *	no unsolicited requests: only responses to its own requests (and,
+ *	without @rmpp_version, the RMPP-active ones that match none of them,
+ *	see @rmpp_version).
  * @class_version: class version, 1-7: 0 is no class's and 8 on no IB
  *	class's (kmad refuses both, -EINVAL, where ib_mad takes 0 to 0x82).
  *	For a class with one version (kmad_mgmt_class_version(): SMP 1,

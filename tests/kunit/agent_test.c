@@ -657,8 +657,7 @@ static void agent_port_lookup_zero(struct kunit *test)
 
 /*
  * The reserved management classes are refused, each boundary from both
- * sides: 0x00 (with a method: before, it was taken as a send-only agent,
- * the method ignored), 0x01 is the last class below 0x02, 0x03 the first above it;
+ * sides: 0x01 is the last class below 0x02, 0x03 the first above it;
  * 0x4F (vendor range 2, with an OUI) the last below 0x50-0x80; 0x81
  * (directed route) the one between 0x80 and 0x82 on.  Each class is
  * registered on the QP that would take it if it were not reserved, and
@@ -673,10 +672,6 @@ static void agent_class_boundaries(struct kunit *test)
 		bool oui;
 		int err;
 	} cases[] = {
-		/* Class 0 with a method: reserved, as ib_mad has it (class
-		 * 0 without methods registers a send-only agent).
-		 */
-		{ 0x00, KMAD_QPT_GSI, false, -EINVAL },
 		{ 0x01, KMAD_QPT_SMI, false, 0 },
 		{ 0x02, KMAD_QPT_GSI, false, -EINVAL },
 		{ 0x03, KMAD_QPT_GSI, false, 0 },
