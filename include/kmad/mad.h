@@ -254,7 +254,8 @@ int kmad_port_query_smp(struct kmad_port *port, struct kmad_smp *smp);
 
 /**
  * struct kmad_reg_req - what an agent registers to receive.
- * @mgmt_class: management class; 0 registers a send-only agent that gets
+ * @mgmt_class: management class; 0 registers a send-only agent (its
+ *	@method_mask, if any, ignored: ib_mad refuses class 0) that gets
  *	no unsolicited requests: only responses to its own requests (and,
  *	without @rmpp_version, the RMPP-active ones that match none of them,
  *	see @rmpp_version).
@@ -541,9 +542,9 @@ struct kmad_agent {
  * send_handler (required even for a send-only agent, where ib_mad takes
  * NULL), a NULL recv_handler with a class, an unknown qpt, an SMP class
  * on QP1 or a GMP class on QP0, a reserved class (0x02, 0x50-0x80,
- * 0x82-0xFF; 0x00 with a method mask), class version 0 or above 7, an
- * empty method mask (register class 0 for a send-only agent; ib_mad takes
- * an empty mask), an OUI
+ * 0x82-0xFF), class version 0 or above 7, an empty method mask (register
+ * class 0 for a send-only agent, whatever its mask; ib_mad takes an empty
+ * mask, and refuses class 0), an OUI
  * missing for a class 0x30-0x4F or given to another class, a bad
  * rmpp_version; -EBUSY if a method overlaps another agent's registration
  * of the class, version and OUI; -EOPNOTSUPP for QP0 on a port without
