@@ -225,18 +225,30 @@ static void sma_port_info_set_other_port(struct kunit *test)
  * and "as supported" (0xFF, 0xF) brings 4x and 10 Gb/s back.  Before,
  * they read 4x and 10 Gb/s whatever was enabled.
  */
-static void sma_link_active_follows_enabled(struct kunit *test)
+/*
+ * A star of two HCAs: the switch's LID in *@sw, the LID of the HCA port
+ * on the switch's port 1 in *@hca.
+ */
+static struct sn *sm_star_link(struct kunit *test, u16 *sw, u16 *hca)
 {
 	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
-	u16 sw = sn_lid(s, 2, 0), hca;
 	unsigned int peer;
-	struct kmad_mad mad;
-	u8 *d = sn_smp_data(&mad);
 	u8 peer_port;
 
+	*sw = sn_lid(s, 2, 0);
 	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 2, 1, &peer,
 						 &peer_port), 0);
-	hca = sn_lid(s, peer, peer_port);
+	*hca = sn_lid(s, peer, peer_port);
+	return s;
+}
+
+static void sma_link_active_follows_enabled(struct kunit *test)
+{
+	struct kmad_mad mad;
+	u8 *d = sn_smp_data(&mad);
+	u16 sw, hca;
+	struct sn *s = sm_star_link(test, &sw, &hca);
+
 	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0x01, &mad), 0);
 	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x01, &mad), 0);
 	KUNIT_EXPECT_EQ(test, d[31], 0x01);		/* 1x */
@@ -268,16 +280,11 @@ static void sma_link_active_follows_enabled(struct kunit *test)
  */
 static void sma_link_active_no_common(struct kunit *test)
 {
-	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
-	u16 sw = sn_lid(s, 2, 0), hca;
-	unsigned int peer;
 	struct kmad_mad mad;
 	u8 *d = sn_smp_data(&mad);
-	u8 peer_port;
+	u16 sw, hca;
+	struct sn *s = sm_star_link(test, &sw, &hca);
 
-	KUNIT_ASSERT_EQ(test, kmad_sim_link_peer(s->fab, 2, 1, &peer,
-						 &peer_port), 0);
-	hca = sn_lid(s, peer, peer_port);
 	/* The switch's end: 4x and 10 Gb/s only; the HCA's: 1x, 2.5 only. */
 	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0x02, &mad), 0);
 	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x04, &mad), 0);
@@ -764,6 +771,7 @@ static void sma_lmc_rmpp(struct kunit *test)
 	struct kmad_agent *rcv, *snd;
 	struct kmad_send_buf *buf;
 	const size_t len = 600;		/* three segments */
+	int i;
 
 	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, r);
@@ -797,6 +805,11 @@ static void sma_lmc_rmpp(struct kunit *test)
 				wait_for_completion_timeout(&r->sent, 10 * HZ),
 				0UL);
 		KUNIT_EXPECT_EQ(test, r->status, KMAD_SEND_OK);
+		/* The sender's last ACK may come before the receiver's
+		 * agent work has handed the message over.
+		 */
+		for (i = 0; i < 500 && !atomic_read(&r->msgs); i++)
+			msleep(20);
 		KUNIT_EXPECT_EQ(test, atomic_read(&r->msgs), 1);
 		KUNIT_EXPECT_EQ(test, r->slid, 0x11);
 		KUNIT_EXPECT_EQ(test, r->mad_len,
