@@ -402,8 +402,9 @@ EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
  * request of the other QP's kind (an SMP for a QP1 agent, a GMP for a QP0
  * one), a request that has no response (a response, a Send outside
  * baseboard management), or one whose response kmad_mad_validate() would
- * drop (a method its class does not define); -EADDRNOTAVAIL for a request with a GRH
- * whose destination GID is none of the port's; -ENOMEM.
+ * drop (a method its class does not define); -EADDRNOTAVAIL for a
+ * request with a GRH whose destination GID is none of the port's;
+ * -ENOMEM.
  */
 struct kmad_send_buf *kmad_create_response(struct kmad_agent *agent,
 					   const struct kmad_recv_wc *req,

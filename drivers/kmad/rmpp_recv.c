@@ -10,13 +10,14 @@
  * A transfer is known by its TID, class, class version and method (the
  * DATA's) and its sender's address (the source GID if it came with a
  * GRH, else the source LID; and the source QP), as ib_mad's
- * find_rmpp_recv() knows it (which compares the source LID even then).  Its first segment (number
- * 1, First flag) starts it and tells its size: the PayloadLength of the
- * first segment is the payload of the whole transfer, 220 bytes (after
- * the RMPP header) per segment but the last.  The message buffer is
- * allocated then, at its final size, so a transfer that cannot be taken is
- * refused (STOP, RESX) before its sender sends the rest of it, and every
- * segment is copied into it as it arrives, in order: no segment is kept.
+ * find_rmpp_recv() knows it (which compares the source LID even then).
+ * Its first segment (number 1, First flag) starts it and tells its size:
+ * the PayloadLength of the first segment is the payload of the whole
+ * transfer, 220 bytes (after the RMPP header) per segment but the last.
+ * The message buffer is allocated then, at its final size, so a transfer
+ * that cannot be taken is refused (STOP, RESX) before its sender sends
+ * the rest of it, and every segment is copied into it as it arrives, in
+ * order: no segment is kept.
  * What the ULP gets (&kmad_recv_wc.mad_len) is ib_umad's layout: the first
  * segment whole, then the bytes of each later segment from
  * kmad_rmpp_hdr_len() of the class on, the last one cut where the
