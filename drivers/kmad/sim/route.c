@@ -641,8 +641,8 @@ static void sim_notice_security(u8 *d, const struct sim_port *ep, u16 trap)
  * port, or a switch's port 0) to its MasterSMLID: from @ep's LID (the
  * Notice's IssuerLID), TID from the fabric's count, LID-routed (by the
  * switch's forwarding table, or over the HCA port's cable).  Nothing
- * while @ep has no LID or no SM LID, or is the SM's own port, nor on an
- * Ethernet fabric.
+ * without &kmad_sim_config.traps, while @ep has no LID or no SM LID, or
+ * is the SM's own port, nor on an Ethernet fabric.
  *
  * Context: any; no sim lock held.
  */
@@ -655,8 +655,9 @@ static void sim_trap_send(struct kmad_sim_fabric *fab, struct sim_port *ep,
 	u16 lid, sm_lid;
 	u64 tid;
 
-	if (sim_eth(fab))
-		return;		/* RoCE: no SMPs, no SM */
+	/* Traps off, or RoCE: no SMPs, no SM. */
+	if (!fab->cfg.traps || sim_eth(fab))
+		return;
 	spin_lock_irqsave(&fab->lock, flags);
 	lid = ep->pi.lid;
 	sm_lid = ep->pi.sm_lid;
@@ -736,8 +737,6 @@ static void sim_bad_mkey_trap(struct kmad_sim_fabric *fab,
 	u8 *d = smp->data;
 	u8 hops;
 
-	if (!fab->cfg.traps)
-		return;
 	sim_notice_security(d, ep, SIM_TRAP_BAD_MKEY);
 	put_unaligned_be16(req->slid, d + SIM_NTC256_LID);
 	d[SIM_NTC256_METHOD] = bad->method;
@@ -773,8 +772,6 @@ static void sim_bad_key_trap(struct sim_port *ep,
 	struct sim_packet pkt = {};
 	u8 *d = sim_smp(&pkt)->data;
 
-	if (!fab->cfg.traps)
-		return;
 	sim_notice_security(d, ep, trap);
 	put_unaligned_be16(bad->slid, d + SIM_NTC257_LID1);
 	put_unaligned_be16(bad->dlid, d + SIM_NTC257_LID2);

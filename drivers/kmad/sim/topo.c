@@ -685,7 +685,7 @@ int kmad_sim_set_link(struct kmad_sim_fabric *fab, unsigned int node,
 	spin_unlock_irqrestore(&fab->lock, flags);
 	/* Each switch end whose port changed tells its SM (Trap 128). */
 	for (i = 0; i < 2; i++)
-		if (fab->cfg.traps && changed[i] && sim_is_switch(end[i]->node))
+		if (changed[i] && sim_is_switch(end[i]->node))
 			kmad_sim_switch_trap(fab, end[i]->node);
 	return 0;
 }
