@@ -1129,17 +1129,6 @@ static void contract2_provider_virtual_clock_only(struct kunit *test)
  * query_pkey, query_smp or modify_port_cap"; mad.h: kmad_port_query_smp()
  * returns "-EOPNOTSUPP if the provider cannot".
  */
-/* A local SubnGet of NodeInfo, for kmad_port_query_smp(). */
-static void k2_smp_get(struct kmad_smp *smp)
-{
-	memset(smp, 0, sizeof(*smp));
-	smp->base_version = KMAD_MGMT_BASE_VERSION;
-	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp->class_version = KMAD_SMP_CLASS_VERSION;
-	smp->method = KMAD_METHOD_GET;
-	smp->attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
-}
-
 static void contract2_provider_minimal_tables(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
@@ -1151,7 +1140,7 @@ static void contract2_provider_minimal_tables(struct kunit *test)
 	};
 	struct kmad_send_buf *buf;
 	union kmad_gid gid = {};
-	struct kmad_smp smp;
+	struct kmad_mad smp;
 	u16 pkey = 0;
 
 	kt_fix_config(&cfg, KMAD_SIM_STEP);
@@ -1168,8 +1157,13 @@ static void contract2_provider_minimal_tables(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pkey, 0xffff);
 	KUNIT_EXPECT_LT(test, kmad_port_query_pkey(k2_port, 1, &pkey), 0);
 	KUNIT_EXPECT_LT(test, kmad_port_query_gid(k2_port, 0, &gid), 0);
-	k2_smp_get(&smp);
-	KUNIT_EXPECT_EQ(test, kmad_port_query_smp(k2_port, &smp), -EOPNOTSUPP);
+	/* A local SubnGet of NodeInfo. */
+	kt_mad(&smp, KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+	       KMAD_SMP_CLASS_VERSION, KMAD_METHOD_GET);
+	smp.mad_hdr.attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	KUNIT_EXPECT_EQ(test,
+			kmad_port_query_smp(k2_port, (struct kmad_smp *)&smp),
+			-EOPNOTSUPP);
 
 	k2_agent = kmad_register_agent(k2_port, KMAD_QPT_GSI, NULL,
 				       kt_send_handler, kt_recv_handler, f);
@@ -1230,14 +1224,11 @@ static void contract2_provider_pkey_set_seen_by_query(struct kunit *test)
 	k2_agent = sm;
 	buf = kmad_alloc_send_buf(sm, &dest, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
+	kt_mad(buf->mad, KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+	       KMAD_SMP_CLASS_VERSION, KMAD_METHOD_SET);
 	smp = (struct kmad_smp *)buf->mad;
-	smp->base_version = KMAD_MGMT_BASE_VERSION;
-	smp->mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
-	smp->class_version = KMAD_SMP_CLASS_VERSION;
-	smp->method = KMAD_METHOD_SET;
 	smp->tid = cpu_to_be64(0x47);
 	smp->attr_id = cpu_to_be16(KMAD_SMP_ATTR_PKEY_TABLE);
-	smp->attr_mod = cpu_to_be32(0);
 	((__be16 *)smp->data)[0] = cpu_to_be16(0xffff);
 	((__be16 *)smp->data)[1] = cpu_to_be16(0x8123);
 	buf->timeout_ms = 1000;
