@@ -242,6 +242,16 @@ static struct sn *sm_star_link(struct kunit *test, u16 *sw, u16 *hca)
 	return s;
 }
 
+/* Set LinkWidthEnabled @width and LinkSpeedEnabled @speed of (@lid, @mod). */
+static void sm_link_enable(struct sn *s, u16 lid, u32 mod, u8 width,
+			   u8 speed, struct kmad_mad *mad)
+{
+	KUNIT_ASSERT_EQ(s->test, sm_port_set(s, lid, mod, 29, 0xff, width, mad),
+			0);
+	KUNIT_ASSERT_EQ(s->test, sm_port_set(s, lid, mod, 35, 0x0f, speed, mad),
+			0);
+}
+
 static void sma_link_active_follows_enabled(struct kunit *test)
 {
 	struct kmad_mad mad;
@@ -249,8 +259,7 @@ static void sma_link_active_follows_enabled(struct kunit *test)
 	u16 sw, hca;
 	struct sn *s = sm_star_link(test, &sw, &hca);
 
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0x01, &mad), 0);
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x01, &mad), 0);
+	sm_link_enable(s, sw, 1, 0x01, 0x01, &mad);
 	KUNIT_EXPECT_EQ(test, d[31], 0x01);		/* 1x */
 	KUNIT_EXPECT_EQ(test, d[35], 0x11);		/* 2.5, 2.5 enabled */
 	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
@@ -265,8 +274,7 @@ static void sma_link_active_follows_enabled(struct kunit *test)
 				       NULL), 0);
 	KUNIT_EXPECT_EQ(test, d[31], 0x02);
 	KUNIT_EXPECT_EQ(test, d[35] >> 4, 0x4);
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0xff, &mad), 0);
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x0f, &mad), 0);
+	sm_link_enable(s, sw, 1, 0xff, 0x0f, &mad);
 	KUNIT_EXPECT_EQ(test, d[31], 0x02);		/* 4x */
 	KUNIT_EXPECT_EQ(test, d[35], 0x47);		/* 10, all enabled */
 }
@@ -286,10 +294,8 @@ static void sma_link_active_no_common(struct kunit *test)
 	struct sn *s = sm_star_link(test, &sw, &hca);
 
 	/* The switch's end: 4x and 10 Gb/s only; the HCA's: 1x, 2.5 only. */
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 29, 0xff, 0x02, &mad), 0);
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, sw, 1, 35, 0x0f, 0x04, &mad), 0);
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, hca, 0, 29, 0xff, 0x01, &mad), 0);
-	KUNIT_ASSERT_EQ(test, sm_port_set(s, hca, 0, 35, 0x0f, 0x01, &mad), 0);
+	sm_link_enable(s, sw, 1, 0x02, 0x04, &mad);
+	sm_link_enable(s, hca, 0, 0x01, 0x01, &mad);
 	KUNIT_EXPECT_EQ(test, d[31], 0x01);		/* 1x */
 	KUNIT_EXPECT_EQ(test, d[35], 0x11);		/* 2.5, 2.5 enabled */
 	KUNIT_ASSERT_EQ(test, sm_query(s, KMAD_METHOD_GET,
