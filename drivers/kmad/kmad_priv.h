@@ -884,11 +884,18 @@ int kmad_port_find_gid(struct kmad_port *port, const union kmad_gid *gid,
 unsigned int kmad_port_pkey_count(const struct kmad_port *port);
 
 /* qp.c */
+/* KUnit seams in a QP's life: see kmad_test_set_qp_hook() in qp.c. */
+enum kmad_test_qp_seam {
+	KMAD_TEST_QP_DESTROY,	/* kmad_qp_destroy(), kmad_qp_create()'s
+				 * error path
+				 */
+	KMAD_TEST_QP_RESET,	/* the recovery work, before its reset */
+	KMAD_TEST_QP_SEAMS
+};
+
 #if IS_ENABLED(CONFIG_KUNIT)
-/* KUnit seam in QP teardown (kmad_qp_destroy(), kmad_qp_create()'s error
- * path): see qp.c.
- */
-void kmad_test_set_qp_destroy_hook(void (*hook)(struct kmad_qp_info *qpi));
+void kmad_test_set_qp_hook(enum kmad_test_qp_seam seam,
+			   void (*hook)(struct kmad_qp_info *qpi));
 #endif
 int kmad_qp_create(struct kmad_qp_info *qpi);
 void kmad_qp_stop(struct kmad_qp_info *qpi);

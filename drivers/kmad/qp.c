@@ -49,32 +49,37 @@
 #include "kmad_priv.h"
 
 #if IS_ENABLED(CONFIG_KUNIT)
-static void (*qp_destroy_hook)(struct kmad_qp_info *qpi);
+static void (*qp_test_hooks[KMAD_TEST_QP_SEAMS])(struct kmad_qp_info *qpi);
 
 /**
- * kmad_test_set_qp_destroy_hook() - KUnit seam in QP teardown.
+ * kmad_test_set_qp_hook() - KUnit seams in a QP's life.
+ * @seam: where: %KMAD_TEST_QP_DESTROY, in teardown once the QP is marked
+ *	down and its drain cancelled, before the provider destroys it;
+ *	%KMAD_TEST_QP_RESET, in the recovery work once it found the QP
+ *	quiet, before it resets it (no lock held).
  * @hook: the function, or NULL.
  *
- * QP teardown calls @hook once it has marked the QP down and cancelled its
- * drain, before the provider destroys the QP, so that a test can raise a
- * CQ event exactly there.
+ * So that a test can raise a CQ or QP event exactly there.
  */
-void kmad_test_set_qp_destroy_hook(void (*hook)(struct kmad_qp_info *qpi))
+void kmad_test_set_qp_hook(enum kmad_test_qp_seam seam,
+			   void (*hook)(struct kmad_qp_info *qpi))
 {
-	WRITE_ONCE(qp_destroy_hook, hook);
+	WRITE_ONCE(qp_test_hooks[seam], hook);
 }
-EXPORT_SYMBOL_GPL(kmad_test_set_qp_destroy_hook);
+EXPORT_SYMBOL_GPL(kmad_test_set_qp_hook);
 
-static void qp_test_destroy_hook(struct kmad_qp_info *qpi)
+static void qp_test_hook(enum kmad_test_qp_seam seam,
+			 struct kmad_qp_info *qpi)
 {
 	void (*hook)(struct kmad_qp_info *qpi);
 
-	hook = READ_ONCE(qp_destroy_hook);
+	hook = READ_ONCE(qp_test_hooks[seam]);
 	if (hook)
 		hook(qpi);
 }
 #else
-static inline void qp_test_destroy_hook(struct kmad_qp_info *qpi)
+static inline void qp_test_hook(enum kmad_test_qp_seam seam,
+				struct kmad_qp_info *qpi)
 {
 }
 #endif
@@ -618,6 +623,7 @@ static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
 	struct kmad_send_wr *wr;
 	unsigned long flags;
 	unsigned int delay_ms;
+	bool given_up;
 
 	if (++qpi->recover_tries < KMAD_QP_RECOVER_TRIES) {
 		delay_ms = KMAD_QP_RECOVER_BACKOFF_MS << (qpi->recover_tries - 1);
@@ -628,11 +634,10 @@ static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
 				   msecs_to_jiffies(delay_ms));
 		return;
 	}
-	pr_err("kmad: %s port %u QP%u: recovery failed %u times (last: %d); giving the QP up: its sends fail until the port goes away\n",
-	       qpi->port->dev->name, qpi->port->port_num, qpi->qp.qpn,
-	       qpi->recover_tries, err);
+	/* Unless the port went away meanwhile (its stop moves the QP). */
 	spin_lock_irqsave(&qpi->lock, flags);
-	if (qpi->run == KMAD_QP_RECOVERING) {
+	given_up = qpi->run == KMAD_QP_RECOVERING;
+	if (given_up) {
 		qpi->run = KMAD_QP_FAILED;
 		list_splice_tail_init(&qpi->replay, &qpi->failed);
 		list_splice_tail_init(&qpi->ah_wait, &qpi->failed);
@@ -641,6 +646,11 @@ static void qp_recover_failed(struct kmad_qp_info *qpi, int err)
 			wr->hw_status = KMAD_WC_LOC_ERR;
 	}
 	spin_unlock_irqrestore(&qpi->lock, flags);
+	if (!given_up)
+		return;
+	pr_err("kmad: %s port %u QP%u: recovery failed %u times (last: %d); giving the QP up: its sends fail until the port goes away\n",
+	       qpi->port->dev->name, qpi->port->port_num, qpi->qp.qpn,
+	       qpi->recover_tries, err);
 	queue_work(kmad_wq, &qpi->cq.drain_work);
 }
 
@@ -648,7 +658,7 @@ static void qp_recover(struct kmad_qp_info *qpi)
 {
 	unsigned long flags;
 	const struct kmad_provider_ops *ops = qp_ops(qpi);
-	bool kick;
+	bool kick, recovering;
 	int ret;
 
 	/*
@@ -658,6 +668,20 @@ static void qp_recover(struct kmad_qp_info *qpi)
 	 * after the same backoff as a failed reset, or the QP given up.
 	 */
 	if (test_and_clear_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags)) {
+		/*
+		 * Asked for by a fatal event handled while a recovery reset
+		 * the QP, it may come once that recovery ended: the move
+		 * starts a recovery as a flush does (its refusals count, and
+		 * give the QP up, only in one).  A QP given up or going away
+		 * has nothing to recover.
+		 */
+		spin_lock_irqsave(&qpi->lock, flags);
+		if (qpi->run == KMAD_QP_RUNNING)
+			qpi->run = KMAD_QP_RECOVERING;
+		recovering = qpi->run == KMAD_QP_RECOVERING;
+		spin_unlock_irqrestore(&qpi->lock, flags);
+		if (!recovering)
+			return;
 		ret = ops->modify_qp(&qpi->qp, KMAD_QPS_ERR);
 		if (ret) {
 			set_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
@@ -673,6 +697,7 @@ static void qp_recover(struct kmad_qp_info *qpi)
 	}
 	spin_unlock_irqrestore(&qpi->lock, flags);
 
+	qp_test_hook(KMAD_TEST_QP_RESET, qpi);
 	ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RESET);
 	if (!ret)
 		ret = ops->modify_qp(&qpi->qp, KMAD_QPS_RTS);
@@ -725,7 +750,7 @@ static void qp_mark_down(struct kmad_qp_info *qpi)
 	qpi->run = KMAD_QP_DOWN;
 	spin_unlock_irqrestore(&qpi->lock, flags);
 	cancel_work_sync(&qpi->cq.drain_work);
-	qp_test_destroy_hook(qpi);
+	qp_test_hook(KMAD_TEST_QP_DESTROY, qpi);
 	cancel_delayed_work_sync(&qpi->recover_work);
 	cancel_delayed_work_sync(&qpi->refill_work);
 }

@@ -613,15 +613,87 @@ static void qp_destroy_event_after_drain_cancel(struct kunit *test)
 	};
 
 	kt_probe = &p;
-	kmad_test_set_qp_destroy_hook(kt_destroy_hook);
+	kmad_test_set_qp_hook(KMAD_TEST_QP_DESTROY, kt_destroy_hook);
 	kmad_sim_remove_device(f->fab, KT_DEV1);
-	kmad_test_set_qp_destroy_hook(NULL);
+	kmad_test_set_qp_hook(KMAD_TEST_QP_DESTROY, NULL);
 	kt_probe = NULL;
 
 	KUNIT_ASSERT_TRUE(test, p.ran);
 	KUNIT_EXPECT_EQ(test, p.empty_after, p.empty_before);
 	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_CQ_EMPTY_EVENTS),
 			p.empty_before);
+}
+
+struct kt_reset_probe {
+	struct kt_fix *f;
+	struct kmad_qp_info *qpi;	/* the QP to probe */
+	bool ran, flagged;
+};
+
+static struct kt_reset_probe *kt_reset_probe;
+
+/*
+ * In the recovery work, once it found the QP quiet, before its reset: make
+ * the provider refuse every move to the error state, raise a fatal event
+ * and wait until the drain handled it (asked the recovery for that move).
+ * Not flush_work(): this runs on kmad's workqueue, as the drain does.
+ */
+static void kt_reset_hook(struct kmad_qp_info *qpi)
+{
+	struct kt_reset_probe *p = kt_reset_probe;
+	int i;
+
+	if (!p || qpi != p->qpi || p->ran)
+		return;
+	p->ran = true;
+	kmad_sim_fail_modify_qp(p->f->fab, KT_DEV0, KT_QPN, KMAD_QPS_ERR,
+				UINT_MAX);
+	kmad_qp_event(&qpi->qp, KMAD_QP_EVENT_FATAL);
+	for (i = 0; i < 1000 && !p->flagged; i++) {
+		usleep_range(1000, 2000);
+		p->flagged = test_bit(KMAD_QP_FLUSH_PENDING, &qpi->flags);
+	}
+}
+
+/*
+ * A fatal event handled while a recovery resets the QP (late: its flushes
+ * were reaped and the QP found quiet) has the next recovery move the QP
+ * to the error state.  That is a recovery like any other: five refused
+ * moves give the QP up, and its sends end with a local error.  (Before,
+ * the moves were made while the QP counted as RUNNING: the five refusals
+ * were counted, the give-up skipped, and the QP went on running with
+ * five failures on its next recovery's count, which gave up at its first
+ * failure; here the send was posted to the QP.)
+ */
+static void qp_late_fatal_during_reset(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_qp_info *qpi = &f->port[KT_DEV0]->qpi[KMAD_QPT_GSI];
+	struct kt_reset_probe p = { .f = f, .qpi = qpi };
+	struct kmad_send_buf *a;
+	bool given_up;
+
+	f->free_on_send = true;
+	kt_reset_probe = &p;
+	kmad_test_set_qp_hook(KMAD_TEST_QP_RESET, kt_reset_hook);
+	KUNIT_ASSERT_EQ(test, kmad_sim_qp_error_no_event(f->fab, KT_DEV0,
+							 KT_QPN), 0);
+	given_up = kt_events_until(f, kt_qp_run(qpi) == KMAD_QP_FAILED);
+	kmad_test_set_qp_hook(KMAD_TEST_QP_RESET, NULL);
+	kt_reset_probe = NULL;
+	/* The port's removal must be able to move it. */
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_modify_qp(f->fab, KT_DEV0, KT_QPN,
+						      KMAD_QPS_ERR, 0), 0);
+	KUNIT_ASSERT_TRUE(test, p.ran);
+	KUNIT_ASSERT_TRUE(test, p.flagged);
+	KUNIT_EXPECT_TRUE(test, given_up);
+
+	a = kt_request(f, f->agent, KMAD_METHOD_SET, 1, 0, 0);
+	kt_post(f, a);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_qp_wire(f), 0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, a, KMAD_SEND_LOCAL_ERROR);
 }
 
 /*
@@ -767,6 +839,7 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(qp_recovery_retries_failed_flush),
 	KUNIT_CASE(qp_stop_retries_failed_flush),
 	KUNIT_CASE(qp_destroy_event_after_drain_cancel),
+	KUNIT_CASE(qp_late_fatal_during_reset),
 	KUNIT_CASE(qp_refill_retried_when_empty),
 	{}
 };
