@@ -915,8 +915,8 @@ int kmad_send_resp_match(struct kmad_agent_priv *agent,
 bool kmad_send_response(struct kmad_agent_priv *agent,
 			struct kmad_recv_priv *recv);
 bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len);
-bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
-			   struct kmad_recv_priv *recv);
+int kmad_agent_queue_recv(struct kmad_agent_priv *agent,
+			  struct kmad_recv_priv *recv);
 void kmad_agent_work(struct work_struct *work);
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 			    enum kmad_send_status status);
@@ -975,6 +975,12 @@ extern kmad_test_agent_hook_t kmad_test_agent_work_hook;
  * sends, with the agent lock dropped (send.c).
  */
 extern kmad_test_agent_hook_t kmad_test_expire_batch_hook;
+/*
+ * KUnit seam: the receive path calls it (if set) once it found the agent
+ * for an unsolicited MAD, holding a reference, before it queues the MAD
+ * for the agent's recv_handler (recv.c).
+ */
+extern kmad_test_agent_hook_t kmad_test_recv_queue_hook;
 void kmad_test_set_next_hi_tid(u32 next);
 #endif
 struct kmad_agent_priv *kmad_agent_find_by_tid(struct kmad_qp_info *qpi,

@@ -27,6 +27,7 @@
  * ulp-guide.rst, "Requests kmad answers itself").
  */
 
+#include <kunit/visibility.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -587,18 +588,45 @@ static u16 unclaimed_status(const struct kmad_qp_info *qpi, bool class_known)
 
 /*
  * Queue @recv to @agent for its recv_handler, counting @stat, or count it
- * dropped if the agent's backlog is full.  The queue takes our reference
- * to @agent, also to drop it.
+ * dropped if the agent's backlog is full.  An agent marked unregistering
+ * since the dispatch found it takes nothing (mad.h): a request is then
+ * answered as for no agent, the class known (kmad's "unsupported method"
+ * answer; an RMPP request already ACKed whole is dropped), a response is
+ * unmatched.  The queue takes our reference to @agent, also to drop it.
  */
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_test_agent_hook_t kmad_test_recv_queue_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_test_recv_queue_hook);
+#endif
+
 static void recv_to_agent(struct kmad_agent_priv *agent,
 			  struct kmad_recv_priv *recv, enum kmad_port_stat stat)
 {
 	struct kmad_port *port = agent->qpi->port;
+#if IS_ENABLED(CONFIG_KUNIT)
+	kmad_test_agent_hook_t hook = READ_ONCE(kmad_test_recv_queue_hook);
 
-	if (kmad_agent_queue_recv(agent, recv))
+	if (hook)
+		hook(agent);
+#endif
+	switch (kmad_agent_queue_recv(agent, recv)) {
+	case 0:
 		kmad_port_stat_inc(port, stat);
-	else
+		return;
+	case -ENOBUFS:
 		kmad_port_stat_inc(port, KMAD_PSTAT_REQ_BACKLOG_DROPPED);
+		break;
+	default:
+		if (stat != KMAD_PSTAT_REQ_DISPATCHED)
+			kmad_port_stat_inc(port, KMAD_PSTAT_RESP_UNMATCHED);
+		else if (recv->acked)
+			kmad_port_stat_inc(port, KMAD_PSTAT_REQ_DROPPED);
+		else
+			answer_unsupported(recv->qpi, recv,
+					   unclaimed_status(recv->qpi, true),
+					   KMAD_MAD_VERDICT_OK);
+	}
+	kmad_recv_free(recv);
 }
 
 static void recv_dispatch(struct kmad_qp_info *qpi,

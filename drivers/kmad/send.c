@@ -783,28 +783,36 @@ bool kmad_agent_recvs_full(const struct kmad_agent_priv *agent, size_t len)
  *	the queued MAD and is dropped after recv_handler returns.
  * @recv: the validated request (or response, recv_user_rmpp()).
  *
- * With %KMAD_AGENT_RECVS_MAX MADs, or %KMAD_AGENT_RECV_BYTES_MAX bytes,
- * already waiting for the agent's recv_handler (kmad_agent_recvs_full()),
- * @recv is freed and the reference dropped instead (a slow handler and a
- * peer's flood cannot take memory without bound: receive buffers are
- * reposted at once).  An RMPP message whose last segment was ACKed
- * (&kmad_recv_priv.acked) is queued all the same: the backlog was checked
- * before that ACK, and its sender was told it arrived.
+ * Not once the agent is marked unregistering (mad.h: no MAD is queued
+ * after the mark; the dispatch found the agent before it, without the
+ * agent lock, by which the mark is made).  Nor with
+ * %KMAD_AGENT_RECVS_MAX MADs, or %KMAD_AGENT_RECV_BYTES_MAX bytes,
+ * already waiting for the agent's recv_handler (kmad_agent_recvs_full():
+ * a slow handler and a peer's flood cannot take memory without bound:
+ * receive buffers are reposted at once).  An RMPP message whose last
+ * segment was ACKed (&kmad_recv_priv.acked) is queued all the same past
+ * that bound: the backlog was checked before that ACK, and its sender
+ * was told it arrived.
  *
  * Context: CQ drain.  recv_handler runs from the agent's work, as every
  * ULP handler does.
- * Return: true if queued, false if dropped.
+ * Return: 0 if queued; else the reference is dropped and @recv is left to
+ * the caller: -ESHUTDOWN if the agent is unregistering, -ENOBUFS if its
+ * backlog is full.
  */
-bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
-			   struct kmad_recv_priv *recv)
+int kmad_agent_queue_recv(struct kmad_agent_priv *agent,
+			  struct kmad_recv_priv *recv)
 {
 	size_t len = recv->wc.mad_len;
 	unsigned long flags;
-	bool full;
+	int ret = 0;
 
 	spin_lock_irqsave(&agent->lock, flags);
-	full = !recv->acked && kmad_agent_recvs_full(agent, len);
-	if (!full) {
+	if (agent->state != KMAD_AGENT_ACTIVE) {
+		ret = -ESHUTDOWN;
+	} else if (!recv->acked && kmad_agent_recvs_full(agent, len)) {
+		ret = -ENOBUFS;
+	} else {
 		list_add_tail(&recv->agent_entry, &agent->recvs);
 		agent->recvs_queued++;
 		agent->recv_bytes += len;
@@ -812,11 +820,9 @@ bool kmad_agent_queue_recv(struct kmad_agent_priv *agent,
 		kmad_agent_run_now(agent);
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
-	if (full) {
-		kmad_recv_free(recv);
+	if (ret)
 		kmad_agent_put(agent);
-	}
-	return !full;
+	return ret;
 }
 
 /*

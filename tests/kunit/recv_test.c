@@ -71,6 +71,83 @@ static void kt_expect_answer(struct kt_fix *f, u8 method, u16 status)
 	kt_expect_answer_mad(f, method, status, &seen);
 }
 
+struct kt_queue_probe {
+	struct kmad_agent *agent;	/* unregistered from the seam */
+	struct completion done;		/* its unregister returned */
+	bool started;
+};
+
+static struct kt_queue_probe *kt_queue_probe;
+
+static int kt_queue_unreg_fn(void *arg)
+{
+	struct kt_queue_probe *p = arg;
+
+	kmad_unregister_agent(p->agent);
+	complete(&p->done);
+	return 0;
+}
+
+/*
+ * Between finding the agent for a request and queueing it: unregister
+ * the agent in a thread and wait for its mark (it then waits for the
+ * reference the receive path holds).
+ */
+static void kt_queue_hook(struct kmad_agent_priv *agent)
+{
+	struct kt_queue_probe *p = kt_queue_probe;
+	struct task_struct *t;
+	int i;
+
+	if (!p || &agent->agent != p->agent || p->started)
+		return;
+	t = kthread_run(kt_queue_unreg_fn, p, "kt_queue_unreg");
+	if (IS_ERR(t))
+		return;
+	p->started = true;
+	for (i = 0; i < 5000 && READ_ONCE(agent->state) != KMAD_AGENT_DYING;
+	     i++)
+		usleep_range(1000, 2000);
+}
+
+/*
+ * A request the receive path took for an agent just before the agent's
+ * unregister marked it, and queued for it just after: mad.h says no MAD
+ * is queued after the mark, kmad answers it as for no agent (the class
+ * is known: "unsupported method").  Before, it was queued: the handler
+ * got a request it could no longer answer (its posts fail -ESHUTDOWN)
+ * and the requester got no answer.
+ */
+static void recv_request_raced_by_unregister(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_queue_probe p = { };
+	s64 answered = kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED);
+	struct kmad_mad mad;
+
+	p.agent = kt_register_get(f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p.agent));
+	init_completion(&p.done);
+	kt_queue_probe = &p;
+	kmad_test_recv_queue_hook = kt_queue_hook;
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	kt_inject1(f, &mad);
+	kmad_test_recv_queue_hook = NULL;
+	kt_queue_probe = NULL;
+	KUNIT_ASSERT_TRUE(test, p.started);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&p.done, 30 * HZ),
+			0UL);
+	kt_settle(f);
+
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	kt_expect_answer(f, KMAD_METHOD_GET_RESP,
+			 KMAD_MAD_STATUS_UNSUPPORTED_METHOD);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED),
+			answered + 1);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DISPATCHED),
+			0);
+}
+
 /*
  * Of an RMPP transfer to a class no agent takes, kmad answers only the
  * first DATA segment, and with one MAD (its RMPP header cleared): the
@@ -879,6 +956,7 @@ static void recv_reply_dest_sa_well_known_gid(struct kunit *test)
 
 static struct kunit_case recv_cases[] = {
 	KUNIT_CASE(recv_dispatch_request),
+	KUNIT_CASE(recv_request_raced_by_unregister),
 	KUNIT_CASE(recv_reply_dest_sa_well_known_gid),
 	KUNIT_CASE(recv_unsupported_class),
 	KUNIT_CASE(recv_sa_response_sm_key_zero),
