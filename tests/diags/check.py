@@ -1093,11 +1093,11 @@ def check(log, quiet=False):
                 c.errors.extend(bad)
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
                               text, flags=re.M)
-                want = 6 if '--port-gone' in words else 53
-                # Three more on a kernel with fault injection.
+                want = 6 if '--port-gone' in words else 54
+                # Four more on a kernel with fault injection.
                 if re.search(r'^umad-test: fault injection: on$', text,
                              flags=re.M):
-                    want += 3
+                    want += 4
                 if not m or int(m.group(1)) != want:
                     c.fail('no clean summary of %d cases' % want)
             elif hasattr(c, 'c_' + tool):

@@ -41,7 +41,7 @@
 
 static int n_ok, n_failed;
 static char umad_path[64], issm_path[64], cap_path[128], lid_path[128];
-static char dropped_path[128], gid_path[128];
+static char dropped_path[128], gid_path[128], node_path[128];
 static int peer_lid;
 
 static void result(const char *name, const char *fmt, ...)
@@ -197,7 +197,7 @@ static int wait_answered(int fd, const void *req)
 
 static void t_sysfs(void)
 {
-	char buf[64] = "";
+	char buf[192] = "";
 	FILE *f = fopen("/sys/class/infiniband_mad/abi_version", "r");
 
 	CHECK("sysfs_abi_version", f && fgets(buf, sizeof(buf), f),
@@ -205,6 +205,17 @@ static void t_sysfs(void)
 	fclose(f);
 	CHECK("sysfs_abi_version", !strcmp(buf, "5\n"), "abi_version is %s", buf);
 	result("sysfs_abi_version", NULL);
+
+	/* hw_rev as HCA drivers print it: hex digits, no "0x". */
+	snprintf(buf, sizeof(buf), "%s/hw_rev", node_path);
+	f = fopen(buf, "r");
+	CHECK("sysfs_hw_rev", f && fgets(buf, sizeof(buf), f),
+	      "cannot read hw_rev");
+	fclose(f);
+	CHECK("sysfs_hw_rev", buf[0] != '\n' &&
+	      strspn(buf, "0123456789abcdef") == strlen(buf) - 1 &&
+	      buf[strlen(buf) - 1] == '\n', "hw_rev is %s", buf);
+	result("sysfs_hw_rev", NULL);
 }
 
 static void t_register_limits(void)
@@ -1457,7 +1468,8 @@ static int fnth_works(void)
 
 static void t_fail_nth(void)
 {
-	int n, fd, id, injected, err, got, runs[3];
+	int n, fd, id, injected, err, got, runs[4];
+	char path[160], want[64], val[64];
 	struct pkt p, r;
 	ssize_t w;
 
@@ -1531,8 +1543,35 @@ static void t_fail_nth(void)
 	CHECK("fail_nth_write", n < FNTH_MAX, "no end");
 	runs[2] = n;
 	result("fail_nth_write", NULL);
-	printf("umad-test: fault injection: runs: open %d, register %d, write %d\n",
-	       runs[0], runs[1], runs[2]);
+
+	/* A node file asks the SMA: its value or ENOMEM, never another. */
+	snprintf(path, sizeof(path), "%s/node_guid", node_path);
+	fd = open(path, O_RDONLY);
+	CHECK("fail_nth_node_guid", fd >= 0, "open %s: %m", path);
+	w = pread(fd, want, sizeof(want) - 1, 0);
+	CHECK("fail_nth_node_guid", w > 0, "read %s: %m", path);
+	want[w] = 0;
+	close(fd);
+	for (n = 1; n < FNTH_MAX; n++) {
+		fd = open(path, O_RDONLY);
+		CHECK("fail_nth_node_guid", fd >= 0, "open %s: %m", path);
+		memset(val, 0, sizeof(val));
+		fnth_arm(n);
+		w = pread(fd, val, sizeof(val) - 1, 0);
+		err = errno;
+		injected = fnth_disarm();
+		close(fd);
+		CHECK("fail_nth_node_guid", (w > 0 && !strcmp(val, want)) ||
+		      (w < 0 && err == ENOMEM), "run %d: %zd %s, read \"%s\"",
+		      n, w, w < 0 ? strerror(err) : "", val);
+		if (!injected)
+			break;
+	}
+	CHECK("fail_nth_node_guid", n < FNTH_MAX, "no end");
+	runs[3] = n;
+	result("fail_nth_node_guid", NULL);
+	printf("umad-test: fault injection: runs: open %d, register %d, write %d, node_guid %d\n",
+	       runs[0], runs[1], runs[2], runs[3]);
 	close(fnth_fd);
 	fnth_fd = -1;
 }
@@ -1589,6 +1628,7 @@ int main(int argc, char **argv)
 		 "/sys/class/infiniband_mad/umad%s/recv_dropped", argv[1]);
 	snprintf(gid_path, sizeof(gid_path),
 		 "/sys/class/infiniband/%s/ports/1/gids/0", dev);
+	snprintf(node_path, sizeof(node_path), "/sys/class/infiniband/%s", dev);
 	peer_lid = atoi(argv[2]);
 
 	if (gone_cmd) {

@@ -252,6 +252,20 @@ static int umad_dev_query(struct device *dev, u16 attr, u8 *data)
 	return ret;
 }
 
+/*
+ * NodeInfo or NodeDescription for a device file: 0 with it in @data; 1 if
+ * the device has no port with SMI, an RNIC's case (the file then shows
+ * what an RNIC's driver would); else the error the read returns: no
+ * made-up value for an SMA that did not answer or an allocation that
+ * failed.
+ */
+static int umad_dev_node(struct device *dev, u16 attr, u8 *data)
+{
+	int ret = umad_dev_query(dev, attr, data);
+
+	return ret == -ENODEV ? 1 : ret;
+}
+
 static ssize_t node_type_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
@@ -260,8 +274,12 @@ static ssize_t node_type_show(struct device *dev,
 	};
 	u8 d[KMAD_SMP_DATA_SIZE];
 	u8 type;
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_INFO, d))
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_INFO, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return sysfs_emit(buf, "1: CA\n");	/* RoCE: an RNIC's CA */
 	type = d[NI_NODE_TYPE];
 	return sysfs_emit(buf, "%u: %s\n", type,
@@ -296,8 +314,12 @@ static ssize_t node_guid_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
 	u8 d[KMAD_SMP_DATA_SIZE];
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_INFO, d))
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_INFO, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return umad_emit_guid(buf, umad_gid_guid(dev));
 	return umad_emit_guid(buf, get_unaligned_be64(d + NI_NODE_GUID));
 }
@@ -307,8 +329,12 @@ static ssize_t sys_image_guid_show(struct device *dev,
 				   struct device_attribute *attr, char *buf)
 {
 	u8 d[KMAD_SMP_DATA_SIZE];
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_INFO, d))
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_INFO, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return umad_emit_guid(buf, umad_gid_guid(dev));
 	return umad_emit_guid(buf, get_unaligned_be64(d + NI_SYS_GUID));
 }
@@ -318,8 +344,12 @@ static ssize_t fw_ver_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
 	u8 d[KMAD_SMP_DATA_SIZE];
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_INFO, d))
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_INFO, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return sysfs_emit(buf, "0.0.0\n");
 	/* NodeInfo.Revision as major.minor.subminor, as HCA drivers do. */
 	return sysfs_emit(buf, "%u.%u.%u\n", d[NI_REVISION + 1],
@@ -331,10 +361,15 @@ static ssize_t hw_rev_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
 	u8 d[KMAD_SMP_DATA_SIZE];
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_INFO, d))
-		return sysfs_emit(buf, "0x0\n");
-	return sysfs_emit(buf, "0x%x\n", get_unaligned_be32(d + NI_REVISION));
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_INFO, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
+		return sysfs_emit(buf, "0\n");
+	/* "%x", as the HCA drivers that have the file print it. */
+	return sysfs_emit(buf, "%x\n", get_unaligned_be32(d + NI_REVISION));
 }
 static DEVICE_ATTR_RO(hw_rev);
 
@@ -342,8 +377,12 @@ static ssize_t hca_type_show(struct device *dev,
 			     struct device_attribute *attr, char *buf)
 {
 	u8 d[KMAD_SMP_DATA_SIZE];
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_INFO, d))
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_INFO, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return sysfs_emit(buf, "kmad\n");
 	return sysfs_emit(buf, "kmad-%04x\n",
 			  get_unaligned_be16(d + NI_DEVICE_ID));
@@ -354,8 +393,12 @@ static ssize_t node_desc_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
 	u8 d[KMAD_SMP_DATA_SIZE];
+	int ret;
 
-	if (umad_dev_query(dev, KMAD_SMP_ATTR_NODE_DESC, d))
+	ret = umad_dev_node(dev, KMAD_SMP_ATTR_NODE_DESC, d);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return sysfs_emit(buf, "%s\n", dev_name(dev));
 	return sysfs_emit(buf, "%.64s\n", d);
 }
