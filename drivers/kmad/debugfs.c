@@ -89,7 +89,8 @@ VISIBLE_IF_KUNIT int kmad_debugfs_stats_show(struct seq_file *m, void *v)
 		if (kmad_qp_exists(&port->qpi[i]))
 			seq_printf(m, "qp%u_hw_qpn %u\n", port->qpi[i].qp.qpn,
 				   kmad_qp_hw_num(&port->qpi[i].qp));
-	for (i = 0; i < KMAD_MAD_VERDICT_COUNT; i++)
+	/* Every verdict but the first, KMAD_MAD_VERDICT_OK, drops. */
+	for (i = KMAD_MAD_VERDICT_OK + 1; i < KMAD_MAD_VERDICT_COUNT; i++)
 		seq_printf(m, "dropped_%s %lld\n", kmad_mad_verdict_name(i),
 			   atomic64_read(&port->drops[i]));
 

@@ -234,6 +234,8 @@ static void debugfs_stats_count(struct kunit *test)
 				  "%s", text);
 	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "\ndropped_short 0\n"),
 				  "%s", text);
+	/* A drop counter for each verdict but "ok", which drops nothing. */
+	KUNIT_EXPECT_NULL_MSG(test, strstr(text, "dropped_ok"), "%s", text);
 	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "\nrecv_errors 0\n"),
 				  "%s", text);
 	agent = kt_sprintf(test,
