@@ -551,8 +551,12 @@ void kmad_agent_get_stats(struct kmad_agent *agent,
 	spin_lock_irqsave(&priv->lock, flags);
 	late = priv->timeout_late_max;
 	spin_unlock_irqrestore(&priv->lock, flags);
-	stats->timeout_late_max_us = div_u64(jiffies64_to_nsecs(late),
-					     NSEC_PER_USEC);
+	/* A virtual clock's jump may be longer than u64 nanoseconds. */
+	if (late > div_u64(U64_MAX, TICK_NSEC))
+		stats->timeout_late_max_us = U64_MAX;
+	else
+		stats->timeout_late_max_us =
+			div_u64(jiffies64_to_nsecs(late), NSEC_PER_USEC);
 }
 EXPORT_SYMBOL_GPL(kmad_agent_get_stats);
 

@@ -575,7 +575,9 @@ int kmad_unregister_agent(struct kmad_agent *agent);
  * @flushed: sends ended as %KMAD_SEND_FLUSHED.
  * @timeout_late_max_us: the longest delay seen from a send's last
  *	deadline to its %KMAD_SEND_RESP_TIMEOUT callback, in microseconds
- *	(deadlines are kept in jiffies: the resolution is one tick).
+ *	(deadlines are kept in jiffies: the resolution is one tick); U64_MAX
+ *	for one too long to count in u64 nanoseconds (only a provider's
+ *	virtual clock jumps that far).
  */
 struct kmad_agent_stats {
 	u64 posted;

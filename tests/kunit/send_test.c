@@ -1071,6 +1071,7 @@ static void send_clock_jump(struct kunit *test)
 	};
 	struct kt_fix *f = test->priv;
 	struct kmad_send_buf *buf[ARRAY_SIZE(timeouts)], *late;
+	struct kmad_agent_stats st;
 	u64 moves;
 	int i;
 
@@ -1089,6 +1090,13 @@ static void send_clock_jump(struct kunit *test)
 	kt_expect_send(f, 0, buf[2], KMAD_SEND_RESP_TIMEOUT);
 	kt_expect_send(f, 1, buf[1], KMAD_SEND_RESP_TIMEOUT);
 	kt_expect_send(f, 2, buf[0], KMAD_SEND_RESP_TIMEOUT);
+	/*
+	 * The 100 ms send timed out about MAX_JIFFY_OFFSET ticks late, more
+	 * nanoseconds than u64 counts: saturated (it was the product's
+	 * overflow, a far smaller number).
+	 */
+	kmad_agent_get_stats(f->agent, &st);
+	KUNIT_EXPECT_EQ(test, st.timeout_late_max_us, U64_MAX);
 
 	late = kt_request(f, f->agent, KMAD_METHOD_GET, 60, 100, 0);
 	kt_post(f, late);
