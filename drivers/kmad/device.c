@@ -171,8 +171,9 @@ static void port_change_work(struct work_struct *work)
 /**
  * kmad_device_alloc() - allocate a device for a provider.
  * @ops: the provider's operations; all but @ops->now, @ops->query_gid,
- *	@ops->query_pkey and the pair @ops->create_ah, @ops->destroy_ah are
- *	required.
+ *	@ops->query_pkey, @ops->modify_port_cap, @ops->query_smp and the
+ *	pairs @ops->create_ah, @ops->destroy_ah and @ops->bridge_add,
+ *	@ops->bridge_del are required (a pair: both or neither).
  * @name: unique device name (at most 31 characters).
  * @num_ports: number of ports, 1-255.
  * @priv_size: bytes of provider data, see kmad_device_priv().
@@ -395,12 +396,6 @@ static void port_stop(struct kmad_port *port)
 	kmad_qp_stop(&port->qpi[KMAD_QPT_GSI]);
 }
 
-/*
- * After port_stop(): unregister kmad's responders, flush agents still
- * registered, destroy the QPs.  A send queued on a stopped QP meanwhile
- * (a retry) is taken back by the agent flush: sends are queued and taken
- * back under their agent's lock.
- */
 /* Allow (@dead false) or stop port_changed work for @port. */
 static void port_change_set_dead(struct kmad_port *port, bool dead)
 {
@@ -411,6 +406,12 @@ static void port_change_set_dead(struct kmad_port *port, bool dead)
 	spin_unlock_irqrestore(&port->attr_lock, flags);
 }
 
+/*
+ * After port_stop(): unregister kmad's responders, flush agents still
+ * registered, destroy the QPs.  A send queued on a stopped QP meanwhile
+ * (a retry) is taken back by the agent flush: sends are queued and taken
+ * back under their agent's lock.
+ */
 static void port_teardown(struct kmad_port *port)
 {
 	kmad_port_responder_destroy(port);
@@ -479,8 +480,10 @@ static struct kmad_device *device_find(const char *name)
  *
  * Context: process context, may sleep.
  * Return: 0; -EEXIST if a device of that name is registered; -EINVAL if
- * @dev is registered, or was torn down before; -ENOMEM; or the provider's
- * error.
+ * @dev is registered, or was torn down before, or has query_pkey and a
+ * port whose P_Key table has no entry (one never described by
+ * kmad_device_set_port_attr(), which refuses that); -ENOMEM; or the
+ * provider's error.
  */
 int kmad_device_register(struct kmad_device *dev)
 {
@@ -494,6 +497,12 @@ int kmad_device_register(struct kmad_device *dev)
 	if (dev->registered || dev->spent) {
 		ret = -EINVAL;
 		goto out_unlock;
+	}
+	for (i = 0; i < dev->num_ports; i++) {
+		if (dev->has_pkeys && !dev->ports[i].attr.pkey_tbl_len) {
+			ret = -EINVAL;
+			goto out_unlock;
+		}
 	}
 	if (device_find(dev->name)) {
 		ret = -EEXIST;

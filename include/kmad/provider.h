@@ -436,7 +436,8 @@ struct kmad_provider_ops {
  * @gid_tbl_len: entries in the GID table (read with query_gid()).
  * @pkey_tbl_len: entries in the P_Key table (read with query_pkey()): at
  *	least 1 (the default P_Key) when the provider has query_pkey;
- *	kmad_device_set_port_attr() refuses 0.  A send's P_Key index must be
+ *	kmad_device_set_port_attr() refuses 0, and kmad_device_register() a
+ *	port left with 0 (never described).  A send's P_Key index must be
  *	below it.
  *
  * kmad_device_port_changed() reads lid, lmc and sm_lid, and takes a call

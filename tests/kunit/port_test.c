@@ -502,6 +502,55 @@ static const struct kmad_provider_ops pt_stub_ops = {
 	.req_notify_cq = pt_stub_req_notify_cq,
 };
 
+static int pt_stub_query_pkey(struct kmad_device *dev, u8 port_num,
+			      unsigned int index, u16 *pkey)
+{
+	atomic_inc(&pt_stub_calls);
+	return -EIO;
+}
+
+/* The stub with a P_Key table of its own. */
+static const struct kmad_provider_ops pt_stub_pkey_ops = {
+	.owner = THIS_MODULE,
+	.create_cq = pt_stub_create_cq,
+	.destroy_cq = pt_stub_destroy_cq,
+	.create_qp = pt_stub_create_qp,
+	.destroy_qp = pt_stub_destroy_qp,
+	.modify_qp = pt_stub_modify_qp,
+	.post_send = pt_stub_post_send,
+	.post_recv = pt_stub_post_recv,
+	.poll_cq = pt_stub_poll_cq,
+	.req_notify_cq = pt_stub_req_notify_cq,
+	.query_pkey = pt_stub_query_pkey,
+};
+
+/*
+ * A provider with query_pkey that never described a port (no
+ * kmad_device_set_port_attr(), which refuses a P_Key table of no entry):
+ * the registration refuses the port's table of no entry too, -EINVAL
+ * before any provider call.  (It registered: every post on the port, and
+ * kmad's own answers, then failed -EINVAL, and kmad_umad made it an empty
+ * pkeys directory.)
+ */
+static void port_register_no_pkey_table(struct kunit *test)
+{
+	struct kmad_port_attr attr = {
+		.link_layer = KMAD_LINK_LAYER_INFINIBAND,
+		.lid = 0x99,
+		.pkey_tbl_len = 1,
+	};
+	struct kmad_device *dev;
+
+	atomic_set(&pt_stub_calls, 0);
+	dev = kmad_device_alloc(&pt_stub_pkey_ops, "kt_no_pkeys", 2, 0);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), 0);
+	KUNIT_EXPECT_EQ(test, kmad_device_register(dev), -EINVAL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pt_stub_calls), 0);
+	KUNIT_EXPECT_NULL(test, kmad_port_get("kt_no_pkeys", 1));
+	kmad_device_free(dev);
+}
+
 /*
  * Device names are unique: a device named as a registered one is refused
  * with -EEXIST before kmad calls its provider (a second device of the name
@@ -703,6 +752,7 @@ static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_device_registers_once),
 	KUNIT_CASE(port_changed_cancel_settled),
 	KUNIT_CASE(port_device_name_taken),
+	KUNIT_CASE(port_register_no_pkey_table),
 	KUNIT_CASE(port_set_attr_registered),
 	KUNIT_CASE(port_reregister_unregistered),
 	KUNIT_CASE(port_remove_stops_qps_first),
