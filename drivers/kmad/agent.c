@@ -182,7 +182,8 @@ static bool reg_same_class(const struct kmad_reg_req *a,
  * @class_known: set true if some agent has the class and version, even if
  *	not the method.
  *
- * Return: the agent with a reference, or NULL.
+ * Return: the agent with a reference, NULL, or ERR_PTR(-EAGAIN) if the
+ * agent for it is still registering (KMAD_AGENT_REGISTERING).
  */
 struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 						    const struct kmad_mad *mad,
@@ -191,6 +192,7 @@ struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 	const struct kmad_mad_hdr *hdr = &mad->mad_hdr;
 	const struct kmad_vendor_mad *vmad = (const void *)mad;
 	struct kmad_agent_priv *agent, *found = NULL;
+	enum kmad_agent_state state;
 	struct kmad_reg_req want = {
 		.mgmt_class = hdr->mgmt_class,
 		.class_version = hdr->class_version,
@@ -205,10 +207,15 @@ struct kmad_agent_priv *kmad_agent_find_for_request(struct kmad_qp_info *qpi,
 		    !reg_same_class(&agent->reg, &want))
 			continue;
 		*class_known = true;
-		if (test_bit(hdr->method & KMAD_METHOD_MASK,
-			     agent->reg.method_mask) &&
-		    READ_ONCE(agent->state) == KMAD_AGENT_ACTIVE &&
-		    kmad_agent_get(agent)) {
+		if (!test_bit(hdr->method & KMAD_METHOD_MASK,
+			      agent->reg.method_mask))
+			continue;
+		state = READ_ONCE(agent->state);
+		if (state == KMAD_AGENT_REGISTERING) {
+			found = ERR_PTR(-EAGAIN);
+			break;
+		}
+		if (state == KMAD_AGENT_ACTIVE && kmad_agent_get(agent)) {
 			found = agent;
 			break;
 		}
@@ -335,25 +342,43 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 		ret = -EBUSY;
 		goto err_unlock;
 	}
-	/* A provider whose QP1 is another MAD layer's passes requests for
-	 * the registration on (provider.h, bridge_add).
+	/*
+	 * A provider whose QP1 is another MAD layer's passes requests for
+	 * the registration on (provider.h, bridge_add), maybe before
+	 * bridge_add() returns: the agent is in the port's list by then,
+	 * REGISTERING, so that such a request is dropped (its sender tries
+	 * again) rather than answered "unsupported class" as for no agent.
 	 */
 	if (!agent->send_only && !internal && port->dev->bridges) {
+		agent->state = KMAD_AGENT_REGISTERING;
+		list_add_tail_rcu(&agent->port_entry, &port->agents);
 		ret = port->dev->ops->bridge_add(port->dev, port->port_num, qpt,
 						 &agent->reg);
-		if (ret)
-			goto err_unlock;
+		if (ret) {
+			list_del_rcu(&agent->port_entry);
+			mutex_unlock(&port->reg_mutex);
+			/* A dispatch may still read it (it takes no
+			 * reference to a REGISTERING agent).
+			 */
+			synchronize_rcu();
+			goto err_slot;
+		}
 		agent->bridged = true;
+		spin_lock_irq(&agent->lock);
+		WRITE_ONCE(agent->state, KMAD_AGENT_ACTIVE);
+		spin_unlock_irq(&agent->lock);
+	} else {
+		list_add_tail_rcu(&agent->port_entry, &port->agents);
 	}
 	/* Into the reserved slot: allocates nothing, cannot fail. */
 	WARN_ON_ONCE(xa_is_err(xa_store(&kmad_agents, id, agent, GFP_NOWAIT)));
-	list_add_tail_rcu(&agent->port_entry, &port->agents);
 	kref_get(&port->dev->ref);
 	mutex_unlock(&port->reg_mutex);
 	return agent;
 
 err_unlock:
 	mutex_unlock(&port->reg_mutex);
+err_slot:
 	xa_erase(&kmad_agents, id);
 err_tids:
 	kmad_agent_tables_destroy(agent);

@@ -500,10 +500,14 @@ struct kmad_device {
  * enum kmad_agent_state - an agent's life.
  * @KMAD_AGENT_ACTIVE: registered; posts are accepted.
  * @KMAD_AGENT_DYING: unregistering: posts fail, everything is flushed.
+ * @KMAD_AGENT_REGISTERING: in the port's list while the provider's
+ *	bridge_add() runs (agent_create()): a request for it is dropped,
+ *	not answered as for no agent; then ACTIVE, or unlinked and freed.
  */
 enum kmad_agent_state {
 	KMAD_AGENT_ACTIVE,
 	KMAD_AGENT_DYING,
+	KMAD_AGENT_REGISTERING,
 };
 
 /**

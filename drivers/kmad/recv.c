@@ -660,6 +660,12 @@ static void recv_dispatch(struct kmad_qp_info *qpi,
 	}
 
 	agent = kmad_agent_find_for_request(qpi, &recv->mad, &class_known);
+	if (IS_ERR(agent)) {
+		/* Its agent is registering: its sender tries again. */
+		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_REQ_DROPPED);
+		kmad_recv_free(recv);
+		return;
+	}
 	if (agent) {
 		recv = recv_rmpp(agent, recv);
 		if (!recv) {

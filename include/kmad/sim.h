@@ -200,6 +200,15 @@ struct kmad_sim_node_info {
  *	control functions on that QP, e.g. kmad_sim_set_arm_hook() to act at
  *	kmad's first arming of its CQ.
  * @qp_created_arg: its argument.
+ * @bridge_add: optional, for tests: the devices then have
+ *	&kmad_provider_ops.bridge_add and bridge_del, as a provider whose
+ *	QP1 is another MAD layer's (kmad_ib): kmad's bridge_add calls this
+ *	with the device's index, the port, the QP type and the registration
+ *	(process context, the port's registration mutex held, as provider.h
+ *	says), and its return is bridge_add's; bridge_del does nothing.  The
+ *	fabric itself stays as it is: a send marked
+ *	&kmad_hw_send.from_qp1 leaves from the device's QP1 as any other.
+ * @bridge_arg: its argument.
  * @link_layer: %KMAD_LINK_LAYER_INFINIBAND (0, the default) or
  *	%KMAD_LINK_LAYER_ETHERNET: every HCA port is then a RoCE port: LID 0
  *	to kmad, no QP0, every MAD must carry a GRH (a send without one
@@ -250,6 +259,10 @@ struct kmad_sim_config {
 	void (*qp_created)(struct kmad_sim_fabric *fab, unsigned int dev,
 			   u32 qpn, void *arg);
 	void *qp_created_arg;
+	int (*bridge_add)(struct kmad_sim_fabric *fab, unsigned int dev,
+			  u8 port_num, enum kmad_qp_type qpt,
+			  const struct kmad_reg_req *req, void *arg);
+	void *bridge_arg;
 	enum kmad_link_layer link_layer;
 	enum kmad_sim_ah ah;
 	bool no_sm;

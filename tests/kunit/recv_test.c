@@ -1208,7 +1208,145 @@ static struct kunit_suite recv_flood_suite = {
 	.test_cases = recv_flood_cases,
 };
 
-kunit_test_suites(&recv_suite, &recv_minimal_suite, &recv_flood_suite);
+/*
+ * A provider whose QP1 is another MAD layer's (kmad_ib): the other layer
+ * may pass a request on as soon as bridge_add() asked it to, before
+ * bridge_add() returns.  The probe plays that layer: in bridge_add for
+ * the test class on device 1 it passes a Get of that class on, then
+ * returns @ret.
+ */
+struct kt_bridge_probe {
+	struct kt_fix *f;
+	int ret;		/* bridge_add's return */
+	int recv_ret;		/* kmad_device_bridge_recv()'s */
+	bool ran;
+};
+
+static struct kt_bridge_probe *kt_bridge_probe;
+
+static int kt_bridge_recv(struct kt_fix *f)
+{
+	struct kmad_wc wc = {
+		.src_qpn = KT_QPN,
+		.slid = kmad_port_lid(f->port[KT_DEV0]),
+	};
+	struct kmad_mad mad;
+
+	kt_mad(&mad, KT_CLASS, KT_VERSION, KMAD_METHOD_GET);
+	return kmad_device_bridge_recv(kmad_sim_device(f->fab, KT_DEV1), 1,
+				       &wc, NULL, &mad, sizeof(mad));
+}
+
+static int kt_bridge_add(struct kmad_sim_fabric *fab, unsigned int dev,
+			 u8 port_num, enum kmad_qp_type qpt,
+			 const struct kmad_reg_req *req, void *arg)
+{
+	struct kt_bridge_probe *p = kt_bridge_probe;
+
+	if (!p || dev != KT_DEV1 || qpt != KMAD_QPT_GSI ||
+	    req->mgmt_class != KT_CLASS)
+		return 0;
+	p->ran = true;
+	p->recv_ret = kt_bridge_recv(p->f);
+	return p->ret;
+}
+
+static int kt_fix_init_bridged(struct kunit *test)
+{
+	struct kmad_sim_config cfg;
+
+	kt_fix_config(&cfg, KMAD_SIM_STEP);
+	cfg.bridge_add = kt_bridge_add;
+	return kt_fix_setup_cfg(test, &cfg);
+}
+
+/*
+ * A request the other layer passes on while the agent registers is
+ * dropped (its sender tries again), not answered "unsupported" as for
+ * no agent: an agent in the middle of its registration has the class
+ * and method.  Once registered, the agent takes the next one.  (Before,
+ * the agent joined the port's list only after bridge_add(): the request
+ * was answered 0x0004, "unsupported class", for a class about to be
+ * served, and ib_mad, which had passed it on, would never answer it so.)
+ */
+static void recv_bridged_request_while_registering(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_bridge_probe p = { .f = f };
+	s64 answered = kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED);
+	s64 dropped = kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DROPPED);
+	struct kmad_agent *a;
+
+	kt_bridge_probe = &p;
+	a = kt_register_get(f);
+	kt_bridge_probe = NULL;
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	KUNIT_ASSERT_TRUE(test, p.ran);
+	KUNIT_EXPECT_EQ(test, p.recv_ret, 0);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_ANSWERED),
+			answered);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DROPPED),
+			dropped + 1);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+
+	KUNIT_EXPECT_EQ(test, kt_bridge_recv(f), 0);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_recv(f, 0, NULL, KMAD_METHOD_GET);
+	kmad_unregister_agent(a);
+}
+
+/*
+ * A bridge_add() that fails after the other layer passed a request on:
+ * the registration fails with its error, no handler runs for the request
+ * (dropped), and the class is free again: the next request is answered
+ * "unsupported class" and a second registration works.
+ */
+static void recv_bridge_add_fails(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kt_bridge_probe p = { .f = f, .ret = -EBUSY };
+	s64 dropped = kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DROPPED);
+	struct kmad_agent *a;
+
+	kt_bridge_probe = &p;
+	a = kt_register_get(f);
+	kt_bridge_probe = NULL;
+	KUNIT_ASSERT_TRUE(test, p.ran);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(a), -EBUSY);
+	if (!IS_ERR(a))
+		kmad_unregister_agent(a);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV1, KMAD_PSTAT_REQ_DROPPED),
+			dropped + 1);
+
+	KUNIT_EXPECT_EQ(test, kt_bridge_recv(f), 0);
+	kt_expect_answer(f, KMAD_METHOD_GET_RESP, KMAD_MAD_STATUS_BAD_VERSION);
+	a = kt_register_get(f);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	kmad_unregister_agent(a);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+}
+
+static struct kunit_case recv_bridged_cases[] = {
+	KUNIT_CASE(recv_bridged_request_while_registering),
+	KUNIT_CASE(recv_bridge_add_fails),
+	{}
+};
+
+static struct kunit_suite recv_bridged_suite = {
+	.name = "kmad_recv_bridged",
+	.init = kt_fix_init_bridged,
+	.exit = kt_fix_exit,
+	.test_cases = recv_bridged_cases,
+};
+
+kunit_test_suites(&recv_suite, &recv_minimal_suite, &recv_flood_suite,
+		  &recv_bridged_suite);
 
 MODULE_DESCRIPTION("KUnit tests for kmad's receive path");
 MODULE_LICENSE("GPL");

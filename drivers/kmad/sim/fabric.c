@@ -458,6 +458,10 @@ struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 		fab->ops_buf.create_ah = kmad_sim_create_ah;
 		fab->ops_buf.destroy_ah = kmad_sim_destroy_ah;
 	}
+	if (conf.bridge_add) {
+		fab->ops_buf.bridge_add = kmad_sim_bridge_add;
+		fab->ops_buf.bridge_del = kmad_sim_bridge_del;
+	}
 	if (conf.minimal_ops) {
 		fab->ops_buf.query_gid = NULL;
 		fab->ops_buf.query_pkey = NULL;

@@ -702,6 +702,22 @@ out_unlock:
 	return ret;
 }
 
+/* &kmad_sim_config.bridge_add: the test's callback decides. */
+int kmad_sim_bridge_add(struct kmad_device *kdev, u8 port_num,
+			enum kmad_qp_type qpt, const struct kmad_reg_req *req)
+{
+	struct sim_dev *sdev = kmad_device_priv(kdev);
+	const struct kmad_sim_config *cfg = &sdev->fab->cfg;
+
+	return cfg->bridge_add(sdev->fab, sdev->node->index, port_num, qpt,
+			       req, cfg->bridge_arg);
+}
+
+void kmad_sim_bridge_del(struct kmad_device *kdev, u8 port_num,
+			 enum kmad_qp_type qpt, const struct kmad_reg_req *req)
+{
+}
+
 static int sim_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 {
 	return kmad_sim_qp_post_send(kmad_qp_priv(kqp), wr);

@@ -241,6 +241,10 @@ int kmad_sim_query_pkey(struct kmad_device *kdev, u8 port_num,
 			unsigned int index, u16 *pkey);
 int kmad_sim_query_smp(struct kmad_device *kdev, u8 port_num,
 		       struct kmad_smp *smp);
+int kmad_sim_bridge_add(struct kmad_device *kdev, u8 port_num,
+			enum kmad_qp_type qpt, const struct kmad_reg_req *req);
+void kmad_sim_bridge_del(struct kmad_device *kdev, u8 port_num,
+			 enum kmad_qp_type qpt, const struct kmad_reg_req *req);
 /* sma.c */
 int kmad_sim_modify_port_cap(struct kmad_device *kdev, u8 port_num, u32 set,
 			     u32 clear);
