@@ -80,6 +80,7 @@ struct rr_thread {
 
 struct rr_ctx {
 	struct kunit *test;
+	struct kmad_sim_config cfg;
 	struct kmad_sim_fabric *fab;
 	struct kmad_port *port[2];
 	struct kmad_agent *srv;
@@ -375,10 +376,8 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 		.rmpp_version = KMAD_RMPP_VERSION,
 	};
 	struct kmad_reg_req creq = { .rmpp_version = KMAD_RMPP_VERSION };
-	struct kmad_sim_config cfg = {
-		.topology = KMAD_SIM_TOPO_PAIR,
-		.mode = KMAD_SIM_ASYNC,
-	};
+	/* In the context: on the stack, the frame outgrew 1024 bytes. */
+	struct kmad_sim_config *cfg;
 	char name[KMAD_NAME_LEN - 4], dev[KMAD_NAME_LEN];
 	unsigned int i, j, total = RR_THREADS * RR_SENDS;
 	unsigned int ok = 0, timeouts = 0, canceled = 0, aborted = 0;
@@ -394,8 +393,11 @@ static void rr_run(struct kunit *test, const struct kmad_sim_faults *faults,
 	init_waitqueue_head(&ctx->wq);
 	snprintf(name, sizeof(name), "%s%d_", KBUILD_MODNAME,
 		 atomic_inc_return(&kt_fabric_seq));
-	cfg.name = name;
-	ctx->fab = kmad_sim_create(&cfg);
+	cfg = &ctx->cfg;
+	cfg->topology = KMAD_SIM_TOPO_PAIR;
+	cfg->mode = KMAD_SIM_ASYNC;
+	cfg->name = name;
+	ctx->fab = kmad_sim_create(cfg);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(ctx->fab));
 	for (i = 0; i < 2; i++) {
 		snprintf(dev, sizeof(dev), "%s%u", name, i);
