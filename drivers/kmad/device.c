@@ -1226,6 +1226,12 @@ int kmad_port_modify_cap(struct kmad_port *port, u32 set, u32 clear)
 }
 EXPORT_SYMBOL_GPL(kmad_port_modify_cap);
 
+/* Entries of the port's GID table kmad may read (0 without query_gid). */
+unsigned int kmad_port_gid_count(const struct kmad_port *port)
+{
+	return port_gid_tbl_len(port);
+}
+
 /**
  * kmad_port_pkey_count() - how many entries a port's P_Key table has:
  * the provider's &kmad_port_attr.pkey_tbl_len, or 1 (the default P_Key)

@@ -885,6 +885,7 @@ void kmad_port_stat_add(struct kmad_port *port, enum kmad_port_stat s,
 			unsigned int n);
 int kmad_port_find_gid(struct kmad_port *port, const union kmad_gid *gid,
 		       u8 *index);
+unsigned int kmad_port_gid_count(const struct kmad_port *port);
 unsigned int kmad_port_pkey_count(const struct kmad_port *port);
 
 /* qp.c */

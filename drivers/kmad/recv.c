@@ -336,6 +336,8 @@ int kmad_recv_reply_dest(struct kmad_port *port, struct kmad_dest *dest,
 	    req->grh.dgid.global.interface_id ==
 	    cpu_to_be64(KMAD_SA_WELL_KNOWN_GUID))
 		dest->grh.sgid_index = 0;
+	else if (req->grh.dgid_index_valid)
+		dest->grh.sgid_index = req->grh.dgid_index;
 	else if (kmad_port_find_gid(port, &req->grh.dgid,
 				    &dest->grh.sgid_index))
 		return -EADDRNOTAVAIL;
@@ -726,8 +728,13 @@ static void recv_fill_wc(struct kmad_qp_info *qpi,
 	recv->wc.qpt = qpi->qpt;
 	recv->wc.dlid_path_bits = wc->dlid_path_bits;
 	recv->wc.grh_present = wc->wc_flags & KMAD_WC_GRH;
-	if (recv->wc.grh_present)
+	if (recv->wc.grh_present) {
 		recv_parse_grh(&recv->wc.grh, &recv->grh);
+		recv->wc.grh.dgid_index_valid =
+			wc->wc_flags & KMAD_WC_GID_INDEX &&
+			wc->gid_index < kmad_port_gid_count(qpi->port);
+		recv->wc.grh.dgid_index = wc->gid_index;
+	}
 }
 
 static void recv_handle(struct kmad_qp_info *qpi, struct kmad_recv_priv *recv,
@@ -903,7 +910,8 @@ int kmad_device_bridge_recv_qp(struct kmad_device *dev, u8 port_num,
 	memcpy(&recv->mad, mad, mad_len);
 	if (grh) {
 		memcpy(&recv->grh, grh, sizeof(recv->grh));
-		w.wc_flags = KMAD_WC_GRH;
+		w.wc_flags = KMAD_WC_GRH | (wc->wc_flags & KMAD_WC_GID_INDEX);
+		w.gid_index = wc->gid_index;
 	}
 	w.status = KMAD_WC_SUCCESS;
 	w.opcode = KMAD_WC_RECV;

@@ -451,6 +451,13 @@ struct kmad_send_wc {
  * @flow_label: flow label.
  * @traffic_class: traffic class.
  * @hop_limit: hop limit left on arrival.
+ * @dgid_index_valid: the provider told which entry of the port's GID
+ *	table the MAD arrived at: @dgid_index.  On a RoCE port that is
+ *	@dgid on the network device (VLAN) and of the RoCE type the MAD
+ *	came with, as ib_core's ib_init_ah_attr_from_wc() picks it.  An
+ *	answer (kmad_create_response(), kmad_dest_from_wc()) then leaves
+ *	from that entry; otherwise from the lowest entry holding @dgid.
+ * @dgid_index: that entry.
  */
 struct kmad_recv_grh {
 	union kmad_gid sgid;
@@ -458,6 +465,8 @@ struct kmad_recv_grh {
 	u32 flow_label;
 	u8 traffic_class;
 	u8 hop_limit;
+	bool dgid_index_valid;
+	u8 dgid_index;
 };
 
 /**

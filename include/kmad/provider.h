@@ -117,9 +117,14 @@ enum kmad_wc_status {
 /**
  * enum kmad_wc_flags - &kmad_wc.wc_flags.
  * @KMAD_WC_GRH: receives: the GRH area of the buffer holds the packet's GRH.
+ * @KMAD_WC_GID_INDEX: receives, with %KMAD_WC_GRH: &kmad_wc.gid_index is
+ *	the entry of the port's GID table the packet arrived at.  Optional;
+ *	for a RoCE port whose GID may be in several entries (one per VLAN
+ *	device, per RoCE type), which only the provider can tell apart.
  */
 enum kmad_wc_flags {
 	KMAD_WC_GRH = 1 << 0,
+	KMAD_WC_GID_INDEX = 1 << 1,
 };
 
 /** KMAD_GRH_BYTES - the GRH area in front of every receive buffer. */
@@ -193,6 +198,9 @@ struct kmad_cqe {
  * @pkey_index: receives: P_Key index the packet matched.
  * @wc_flags: receives: &enum kmad_wc_flags.
  * @dlid_path_bits: receives: the low LMC bits of the destination LID.
+ * @gid_index: receives, with %KMAD_WC_GID_INDEX: the GID table entry of
+ *	the GRH's DGID the packet arrived at (&kmad_recv_grh.dgid_index):
+ *	kmad answers from it.
  */
 struct kmad_wc {
 	struct kmad_cqe *cqe;
@@ -205,6 +213,7 @@ struct kmad_wc {
 	u16 pkey_index;
 	u8 wc_flags;
 	u8 dlid_path_bits;
+	u8 gid_index;
 };
 
 /**

@@ -1326,10 +1326,86 @@ static struct kunit_suite gid_ib_suite = {
 	.test_cases = gid_ib_cases,
 };
 
+/*
+ * Pass a Get to device 1's agent through the bridge with @bwc and a GRH
+ * from device 0 to device 1's GID 0; return the request as the agent's
+ * handler kept it (NULL after a failed expectation).
+ */
+static struct kmad_recv_wc *gt_bridge_get(struct kt_fix *f,
+					  const struct kmad_wc *bwc,
+					  struct kmad_send_buf *req)
+{
+	struct kmad_wire_grh grh = {
+		.version_tclass_flow = cpu_to_be32(6U << 28),
+		.next_hdr = 0x11,
+		.hop_limit = 64,
+		.sgid = gt_gid(f, KT_DEV0),
+		.dgid = gt_gid(f, KT_DEV1),
+	};
+
+	f->kept_recv = NULL;
+	f->keep_recv = true;
+	KUNIT_EXPECT_EQ(f->test,
+			kmad_device_bridge_recv(kmad_sim_device(f->fab, KT_DEV1),
+						1, bwc, &grh, req->mad,
+						KMAD_MAD_SIZE), 0);
+	KUNIT_EXPECT_TRUE(f->test, gt_wait(f, READ_ONCE(f->kept_recv)));
+	return f->kept_recv;
+}
+
+/*
+ * A provider that tells which entry of the GID table a request arrived
+ * at (KMAD_WC_GID_INDEX: kmad_ib on RoCE, the DGID's entry of the
+ * packet's VLAN device and RoCE type) has the answer leave from that
+ * entry, not from the lowest one holding the DGID (another VLAN's, for
+ * a link-local GID); one beyond the table is ignored.
+ */
+static void gid_eth_reply_from_arrival_entry(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = gt_register_get(f, KT_DEV1);
+	struct kmad_send_buf *req = gt_request(f, false, 0);
+	struct kmad_wc bwc = {
+		.src_qpn = 1,
+		.wc_flags = KMAD_WC_GID_INDEX,
+		.gid_index = 3,
+	};
+	struct kmad_send_buf *resp;
+	struct kmad_recv_wc *wc;
+	struct kmad_dest dest;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	wc = gt_bridge_get(f, &bwc, req);
+	KUNIT_ASSERT_NOT_NULL(test, wc);
+	KUNIT_EXPECT_TRUE(test, wc->grh.dgid_index_valid);
+	KUNIT_EXPECT_EQ(test, wc->grh.dgid_index, 3);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, &dest),
+			0);
+	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 3);
+	resp = kmad_create_response(a, wc, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(resp));
+	KUNIT_EXPECT_EQ(test, resp->dest.grh.sgid_index, 3);
+	kmad_free_send_buf(resp);
+	kmad_free_recv(wc);
+
+	bwc.gid_index = 200;
+	wc = gt_bridge_get(f, &bwc, req);
+	KUNIT_ASSERT_NOT_NULL(test, wc);
+	KUNIT_EXPECT_FALSE(test, wc->grh.dgid_index_valid);
+	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, &dest),
+			0);
+	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 0);
+	kmad_free_recv(wc);
+	f->kept_recv = NULL;
+	kmad_free_send_buf(req);
+	kmad_unregister_agent(a);
+}
+
 static struct kunit_case gid_eth_cases[] = {
 	KUNIT_CASE(gid_eth_port_caps),
 	KUNIT_CASE(gid_eth_port_qp_num),
 	KUNIT_CASE(gid_eth_request_response),
+	KUNIT_CASE(gid_eth_reply_from_arrival_entry),
 	{}
 };
 

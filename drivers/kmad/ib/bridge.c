@@ -84,7 +84,7 @@ static void bridge_recv_handler(struct ib_mad_agent *agent,
 	has_grh = iwc->wc_flags & IB_WC_GRH;
 	if (has_grh) {
 		memcpy(grh, rwc->recv_buf.grh, sizeof(grh));
-		kmad_ib_grh_fixup(kdev, port->port_num, iwc, grh);
+		kmad_ib_grh_fixup(kdev, port->port_num, iwc, grh, &wc);
 	}
 	wc.src_qpn = iwc->src_qp;
 	wc.slid = iwc->slid;

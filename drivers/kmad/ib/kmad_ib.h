@@ -221,7 +221,7 @@ void kmad_ib_sw_complete(struct kmad_ib_wr *w, enum kmad_wc_status status);
 void kmad_ib_qp_reclaim(struct kmad_ib_qp *iqp);
 enum kmad_wc_status kmad_ib_wc_status(enum ib_wc_status status);
 void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
-		       const struct ib_wc *iwc, void *grh);
+		       const struct ib_wc *iwc, void *grh, struct kmad_wc *wc);
 
 /* smi.c */
 int kmad_ib_smi_qp_init(struct kmad_ib_qp *iqp);

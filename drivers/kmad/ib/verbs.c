@@ -42,9 +42,11 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/if_vlan.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
 #include <kmad/wire.h>
@@ -665,6 +667,68 @@ static bool wc_is_ipv4(const struct ib_wc *iwc, const void *area)
 	       == 4;
 }
 
+/* The RoCE type a packet came with; @grh rewritten already if IPv4. */
+static enum ib_gid_type roce_gid_type(const struct ib_wc *iwc,
+				      const struct kmad_wire_grh *grh)
+{
+	if (iwc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+		return ib_network_to_gid_type(iwc->network_hdr_type);
+	/* As ib_core's ib_get_net_type_by_grh(): v2 is UDP. */
+	return grh->next_hdr == IPPROTO_UDP ? IB_GID_TYPE_ROCE_UDP_ENCAP :
+					      IB_GID_TYPE_ROCE;
+}
+
+/*
+ * The entry of the port's GID table a RoCE packet arrived at: its DGID,
+ * of the RoCE type it came with, on the network device of its VLAN (the
+ * untagged one without a tag), as ib_init_ah_attr_from_wc() finds the
+ * source of its answer (get_sgid_attr_from_eth()).  A link-local GID is
+ * in one entry per device (a VLAN device shares its parent's MAC): the
+ * lowest, which kmad would take, may be another VLAN's.  Any context but
+ * hard interrupt.
+ */
+static int roce_dgid_index(struct ib_device *ibdev, u8 port_num,
+			   const struct ib_wc *iwc,
+			   const struct kmad_wire_grh *grh, u8 *index)
+{
+	u16 vlan = iwc->wc_flags & IB_WC_WITH_VLAN ? iwc->vlan_id : 0xffff;
+	enum ib_gid_type type = roce_gid_type(iwc, grh);
+	const struct ib_gid_attr *a, *b;
+	const union ib_gid *dgid = (const union ib_gid *)grh->dgid.raw;
+	struct net_device *ndev;
+	u16 id = 0xffff;
+	int ret = -ENOENT;
+
+	a = rdma_find_gid_by_port(ibdev, dgid, type, port_num, NULL);
+	if (IS_ERR(a))
+		return PTR_ERR(a);
+	if (!rdma_read_gid_l2_fields(a, &id, NULL) && id == vlan) {
+		ret = a->index <= U8_MAX ? 0 : -ERANGE;	/* kmad's limit */
+		*index = a->index;
+		rdma_put_gid_attr(a);
+		return ret;
+	}
+	/* The same GID on the device of the packet's VLAN. */
+	rcu_read_lock();
+	ndev = rcu_dereference(a->ndev);
+	if (ndev && is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
+	if (ndev && vlan != 0xffff)
+		ndev = __vlan_find_dev_deep_rcu(ndev, htons(ETH_P_8021Q),
+						vlan & VLAN_VID_MASK);
+	if (ndev) {
+		b = rdma_find_gid_by_port(ibdev, dgid, type, port_num, ndev);
+		if (!IS_ERR(b)) {
+			*index = b->index;
+			ret = b->index <= U8_MAX ? 0 : -ERANGE;
+			rdma_put_gid_attr(b);
+		}
+	}
+	rcu_read_unlock();
+	rdma_put_gid_attr(a);
+	return ret;
+}
+
 /**
  * kmad_ib_grh_fixup() - make the GRH area of a receive what kmad reads.
  * @kdev: the device.
@@ -672,14 +736,20 @@ static bool wc_is_ipv4(const struct ib_wc *iwc, const void *area)
  * @iwc: its completion, with %IB_WC_GRH set.
  * @grh: the %KMAD_GRH_BYTES GRH area, 4-byte aligned at least: the IPv4
  *	case stores 32-bit words into it.
+ * @wc: kmad's completion: on a RoCE port, given the GID table entry the
+ *	packet arrived at (%KMAD_WC_GID_INDEX) when one is found.
  *
  * Rewrites an IPv4 header left by RoCEv2 (see grh_from_ipv4()).
  */
 void kmad_ib_grh_fixup(struct kmad_ib_dev *kdev, u8 port_num,
-		       const struct ib_wc *iwc, void *grh)
+		       const struct ib_wc *iwc, void *grh, struct kmad_wc *wc)
 {
-	if (rdma_protocol_roce(kdev->ibdev, port_num) && wc_is_ipv4(iwc, grh))
+	if (!rdma_protocol_roce(kdev->ibdev, port_num))
+		return;
+	if (wc_is_ipv4(iwc, grh))
 		grh_from_ipv4(grh);
+	if (!roce_dgid_index(kdev->ibdev, port_num, iwc, grh, &wc->gid_index))
+		wc->wc_flags |= KMAD_WC_GID_INDEX;
 }
 
 /* An ib_core completion status as kmad's. */
@@ -729,7 +799,8 @@ static void wc_convert(struct kmad_ib_dev *kdev, const struct ib_wc *iwc,
 		wc->dlid_path_bits = iwc->dlid_path_bits;
 		if (iwc->wc_flags & IB_WC_GRH) {
 			wc->wc_flags |= KMAD_WC_GRH;
-			kmad_ib_grh_fixup(kdev, iqp->port_num, iwc, w->buf);
+			kmad_ib_grh_fixup(kdev, iqp->port_num, iwc, w->buf,
+					  wc);
 		}
 	}
 	kmad_ib_wr_put_locked(iqp, w);
