@@ -39,6 +39,12 @@
  *   60 s).  An entry unused when its last lookup becomes that old goes
  *   then; one a send still holds is skipped, however old, and goes at
  *   most one idle time after its release;
+ * - age, on an Ethernet port: a lookup that finds a ready entry made an
+ *   idle time ago or more uncaches it and makes another.  A RoCE handle
+ *   holds the peer's MAC as resolved when it was made (kmad_ib: from the
+ *   neighbour table), which a peer may change under the same GID; one
+ *   kept in use for ever would never learn it (ib_umad makes a handle
+ *   for every send);
  * - kmad_device_port_changed() (GIDs or P_Keys may have changed) and port
  *   removal uncache them all.
  *
@@ -144,6 +150,17 @@ static void ah_evict(struct kmad_port *port)
 	}
 }
 
+/* A RoCE handle to make again: ready and made an idle time ago. */
+static bool ah_aged(struct kmad_port *port, const struct kmad_ah *ah)
+{
+	struct kmad_ah_cache *c = port_ah(port);
+
+	lockdep_assert_held(&c->lock);
+	return kmad_port_link_layer(port) == KMAD_LINK_LAYER_ETHERNET &&
+	       ah->state == KMAD_AH_READY &&
+	       !time_before(jiffies, ah->made + c->idle_jiffies);
+}
+
 /**
  * kmad_ah_get() - the cached address handle for @attr, held for a send.
  * @port: the port.
@@ -165,16 +182,20 @@ struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 
 	spin_lock_irqsave(&c->lock, flags);
 	hash_for_each_possible(c->hash, ah, node, key) {
-		if (!memcmp(&ah->attr, attr, sizeof(*attr))) {
-			ah->users++;
-			ah->got = jiffies;
-			list_move_tail(&ah->lru, &c->lru);
-			*ready = ah->state == KMAD_AH_READY;
-			spin_unlock_irqrestore(&c->lock, flags);
-			kmad_port_stat_inc(port, *ready ? KMAD_PSTAT_AH_HITS :
-						  KMAD_PSTAT_AH_MISSES);
-			return ah;
+		if (memcmp(&ah->attr, attr, sizeof(*attr)))
+			continue;
+		if (ah_aged(port, ah)) {
+			ah_uncache(port, ah);
+			break;
 		}
+		ah->users++;
+		ah->got = jiffies;
+		list_move_tail(&ah->lru, &c->lru);
+		*ready = ah->state == KMAD_AH_READY;
+		spin_unlock_irqrestore(&c->lock, flags);
+		kmad_port_stat_inc(port, *ready ? KMAD_PSTAT_AH_HITS :
+					  KMAD_PSTAT_AH_MISSES);
+		return ah;
 	}
 	ah = NULL;
 	/* Entries released since the last miss may go now. */
@@ -187,6 +208,7 @@ struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 		ah->state = KMAD_AH_NEW;
 		ah->users = 1;
 		ah->got = jiffies;
+		ah->made = ah->got;
 		ah->cached = true;
 		hash_add(c->hash, &ah->node, key);
 		list_add_tail(&ah->lru, &c->lru);

@@ -1559,8 +1559,53 @@ static struct kunit_suite gid_ah_auto_suite = {
 	.test_cases = gid_ah_auto_cases,
 };
 
+static int gt_init_eth_ah(struct kunit *test)
+{
+	return gt_setup(test, KMAD_LINK_LAYER_ETHERNET, KMAD_SIM_AH_AUTO);
+}
+
+/*
+ * On RoCE a handle in constant use is made again once it is an idle
+ * time old: it holds the peer's MAC as resolved when it was made, which
+ * the peer may change under the same GID.  (Each lookup renewed the
+ * entry, which was never made again: one creation for all twelve sends.)
+ * None is destroyed while a send holds it.
+ */
+static void gid_eth_ah_remade_when_aged(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = gt_request(f, true, 0);
+	struct kmad_sim_ah_stats st;
+	int i;
+
+	gt_ah_set_idle(f, 40);
+	for (i = 0; i < 12; i++) {
+		kt_post(f, buf);
+		KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+		usleep_range(10000, 12000);
+	}
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, atomic_read(&f->sends) == 12));
+	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
+	KUNIT_EXPECT_GE(test, st.created, 2ULL);
+	KUNIT_EXPECT_EQ(test, st.destroyed_busy, 0ULL);
+	kmad_free_send_buf(buf);
+}
+
+static struct kunit_case gid_eth_ah_cases[] = {
+	KUNIT_CASE(gid_eth_ah_remade_when_aged),
+	{}
+};
+
+static struct kunit_suite gid_eth_ah_suite = {
+	.name = "kmad_gid_eth_ah",
+	.init = gt_init_eth_ah,
+	.exit = kt_fix_exit,
+	.test_cases = gid_eth_ah_cases,
+};
+
 kunit_test_suites(&gid_ib_suite, &gid_eth_suite, &gid_ah_hold_suite,
-		  &gid_ah_auto_suite);
+		  &gid_ah_auto_suite, &gid_eth_ah_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("kmad KUnit: GID routing and address handles");
