@@ -357,10 +357,16 @@ agent_create(struct kmad_port *port, enum kmad_qp_type qpt,
 		if (ret) {
 			list_del_rcu(&agent->port_entry);
 			mutex_unlock(&port->reg_mutex);
-			/* A dispatch may still read it (it takes no
-			 * reference to a REGISTERING agent).
+			/*
+			 * Found by no one once the RCU readers that may have
+			 * are done; a kick among them (a clock change:
+			 * kmad_port_agents_kick()) may have queued the
+			 * agent's work with a reference: drop ours and wait
+			 * for every one.
 			 */
 			synchronize_rcu();
+			kmad_agent_put(agent);
+			wait_for_completion(&agent->released);
 			goto err_slot;
 		}
 		agent->bridged = true;

@@ -1220,9 +1220,23 @@ struct kt_bridge_probe {
 	int ret;		/* bridge_add's return */
 	int recv_ret;		/* kmad_device_bridge_recv()'s */
 	bool ran;
+	struct kmad_agent_priv *agent;	/* registering, its bridge_add failing */
+	bool work_done;		/* its work, kicked, ended */
 };
 
 static struct kt_bridge_probe *kt_bridge_probe;
+static struct kt_bridge_probe *kt_bridge_work_probe;
+
+/* The kicked work of the agent whose bridge_add fails: slow, 200 ms. */
+static void kt_bridge_work_hook(struct kmad_agent_priv *agent)
+{
+	struct kt_bridge_probe *p = READ_ONCE(kt_bridge_work_probe);
+
+	if (!p || agent != p->agent)
+		return;
+	msleep(200);
+	WRITE_ONCE(p->work_done, true);
+}
 
 static int kt_bridge_recv(struct kt_fix *f)
 {
@@ -1248,6 +1262,13 @@ static int kt_bridge_add(struct kmad_sim_fabric *fab, unsigned int dev,
 		return 0;
 	p->ran = true;
 	p->recv_ret = kt_bridge_recv(p->f);
+	/* A clock change kicks every agent of the port, this one too. */
+	if (p->ret) {
+		p->agent = container_of(req, struct kmad_agent_priv, reg);
+		WRITE_ONCE(kt_bridge_work_probe, p);
+		WRITE_ONCE(kmad_test_agent_work_hook, kt_bridge_work_hook);
+		kmad_device_clock_changed(kmad_sim_device(fab, dev));
+	}
 	return p->ret;
 }
 
@@ -1300,10 +1321,13 @@ static void recv_bridged_request_while_registering(struct kunit *test)
 }
 
 /*
- * A bridge_add() that fails after the other layer passed a request on:
- * the registration fails with its error, no handler runs for the request
- * (dropped), and the class is free again: the next request is answered
- * "unsupported class" and a second registration works.
+ * A bridge_add() that fails after the other layer passed a request on
+ * and the device's clock moved (its kick queues the registering agent's
+ * work, made slow here): the registration fails with its error once that
+ * work is done (it freed the agent under the running work), no handler
+ * runs for the request (dropped), and the class is free again: the next
+ * request is answered "unsupported class" and a second registration
+ * works.
  */
 static void recv_bridge_add_fails(struct kunit *test)
 {
@@ -1315,6 +1339,11 @@ static void recv_bridge_add_fails(struct kunit *test)
 	kt_bridge_probe = &p;
 	a = kt_register_get(f);
 	kt_bridge_probe = NULL;
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(p.work_done));
+	WRITE_ONCE(kmad_test_agent_work_hook, NULL);
+	/* A work still running (the failure) must not find p gone. */
+	msleep(300);
+	WRITE_ONCE(kt_bridge_work_probe, NULL);
 	KUNIT_ASSERT_TRUE(test, p.ran);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(a), -EBUSY);
 	if (!IS_ERR(a))
