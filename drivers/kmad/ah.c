@@ -208,7 +208,6 @@ struct kmad_ah *kmad_ah_get(struct kmad_port *port,
 		ah->state = KMAD_AH_NEW;
 		ah->users = 1;
 		ah->got = jiffies;
-		ah->made = ah->got;
 		ah->cached = true;
 		hash_add(c->hash, &ah->node, key);
 		list_add_tail(&ah->lru, &c->lru);
@@ -350,6 +349,7 @@ static void ah_work(struct work_struct *work)
 		if (!ret) {
 			ah->hw = hw;
 			ah->state = KMAD_AH_READY;
+			ah->made = jiffies;
 		} else {
 			ah->state = KMAD_AH_FAILED;
 			if (ah->cached)

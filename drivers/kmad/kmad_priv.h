@@ -356,7 +356,7 @@ struct kmad_ah {
 	bool cached;			/* H: on the cache's hash and lru */
 	unsigned int users;		/* H */
 	unsigned long got;		/* H: jiffies of its last lookup */
-	unsigned long made;		/* I: jiffies of its first */
+	unsigned long made;		/* H: READY: jiffies it became so */
 	void *hw;			/* H: READY: the provider's handle */
 	struct hlist_node node;		/* H: cache->hash while cached */
 	struct list_head lru;		/* H: cache->lru while cached,

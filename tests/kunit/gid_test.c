@@ -1565,31 +1565,41 @@ static int gt_init_eth_ah(struct kunit *test)
 }
 
 /*
- * On RoCE a handle in constant use is made again once it is an idle
- * time old: it holds the peer's MAC as resolved when it was made, which
- * the peer may change under the same GID.  (Each lookup renewed the
- * entry, which was never made again: one creation for all twelve sends.)
- * None is destroyed while a send holds it.
+ * On RoCE a handle in constant use is made again once it is an idle time
+ * old: it holds the peer's MAC as resolved when it was made, which the
+ * peer may change under the same GID.  Two sends alternate so that one
+ * always holds the entry (the expiry, which takes unused entries only,
+ * never gets it).  (Each lookup renewed the entry, which was never made
+ * again: one creation for all thirteen sends.)  None is destroyed while a
+ * send holds it.
  */
 static void gid_eth_ah_remade_when_aged(struct kunit *test)
 {
 	struct kt_fix *f = test->priv;
-	struct kmad_send_buf *buf = gt_request(f, true, 0);
+	struct kmad_send_buf *buf[2] = {
+		gt_request(f, true, 0), gt_request(f, true, 0),
+	};
 	struct kmad_sim_ah_stats st;
 	int i;
 
 	gt_ah_set_idle(f, 40);
-	for (i = 0; i < 12; i++) {
-		kt_post(f, buf);
-		KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	kt_post(f, buf[0]);
+	KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 1));
+	for (i = 1; i <= 12; i++) {
+		kt_post(f, buf[i % 2]);
+		KUNIT_ASSERT_TRUE(test, gt_wait(f, gt_wire(f) == 2));
+		/* The older one ends; the newer holds the entry. */
 		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+		KUNIT_ASSERT_TRUE(test, gt_wait(f, atomic_read(&f->sends) == i));
 		usleep_range(10000, 12000);
 	}
-	KUNIT_EXPECT_TRUE(test, gt_wait(f, atomic_read(&f->sends) == 12));
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_EXPECT_TRUE(test, gt_wait(f, atomic_read(&f->sends) == 13));
 	kmad_sim_get_ah_stats(f->fab, KT_DEV0, &st);
 	KUNIT_EXPECT_GE(test, st.created, 2ULL);
 	KUNIT_EXPECT_EQ(test, st.destroyed_busy, 0ULL);
-	kmad_free_send_buf(buf);
+	kmad_free_send_buf(buf[0]);
+	kmad_free_send_buf(buf[1]);
 }
 
 static struct kunit_case gid_eth_ah_cases[] = {
