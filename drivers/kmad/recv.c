@@ -292,7 +292,9 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * permissive LID.  A MAD that came with a GRH is
  * answered by GID, as ib_mad's
  * ib_init_ah_attr_from_wc() does: to its source GID, from the port's GID
- * it was sent to (the lowest index holding it), with its flow label and
+ * it was sent to (the entry the provider said it arrived at,
+ * &kmad_recv_grh.dgid_index, else the lowest index holding it), with its
+ * flow label and
  * traffic class, hop limit 0xff on InfiniBand (the requester may be in
  * another subnet) and %KMAD_ETH_HOP_LIMIT on Ethernet; on InfiniBand a MAD
  * sent to the SA's well-known GID (%KMAD_SA_WELL_KNOWN_GUID, as ib_sa
@@ -394,8 +396,10 @@ EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
  * SA response gets SM_Key 0, as IBTA C15-0.1.5 has every SA response.
  * Addresses it to the requester:
  * by LID, or, if the request came with a GRH, by GID: to the request's
- * source GID from the port's GID it was sent to (the lowest index that
- * holds it), with the request's flow label and traffic class, hop limit
+ * source GID from the port's GID it was sent to (the entry it arrived at
+ * if the provider told it, &kmad_recv_grh.dgid_index, else the lowest
+ * index that holds it), with the request's flow label and traffic class,
+ * hop limit
  * 0xff (InfiniBand) or 64 (Ethernet).  A request that arrived through
  * the provider's bridge (&kmad_recv_wc.bridged) is answered from the
  * port's real QP1 (&kmad_dest.from_qp1 set).  The caller fills the

@@ -455,8 +455,10 @@ struct kmad_send_wc {
  *	table the MAD arrived at: @dgid_index.  On a RoCE port that is
  *	@dgid on the network device (VLAN) and of the RoCE type the MAD
  *	came with, as ib_core's ib_init_ah_attr_from_wc() picks it.  An
- *	answer (kmad_create_response(), kmad_dest_from_wc()) then leaves
- *	from that entry; otherwise from the lowest entry holding @dgid.
+ *	answer (kmad_create_response(), kmad_dest_from_wc()) then names
+ *	that entry as its source; otherwise the lowest entry holding @dgid.
+ *	(kmad_ib builds a RoCE handle on the entry's v2 twin where the port
+ *	has RoCE v2, for every send: Documentation/kmad_ib.rst.)
  * @dgid_index: that entry.
  */
 struct kmad_recv_grh {

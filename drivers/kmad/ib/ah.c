@@ -65,15 +65,17 @@ static bool gid_is_ll_eui64(const union ib_gid *gid)
 
 /*
  * The GID index to send from for @index: on a port that has RoCE v2, the
- * v2 entry of the same GID when @index is its RoCE v1 entry.  kmad knows
- * no GID types and picks the lowest index holding a GID (the answer to a
- * request takes the one its DGID was at), and ib_core puts a GID's v1
- * entry before its v2 one on a device with both (mlx4, mlx5, bnxt_re):
- * every GRH send would go out as RoCE v1, which a v2 peer (rxe is v2
- * only, rdma_cm's default is v2) does not receive.  ib_mad answers with
- * the type the request came with (ib_init_ah_attr_from_wc()); kmad's
- * completions do not carry it, so kmad_ib sends v2 wherever the port has
- * it (Documentation/kmad_ib.rst).
+ * v2 entry of the same GID (and network device) when @index is its RoCE
+ * v1 entry.  kmad knows no GID types: a ULP's send names an index, often
+ * the lowest holding a GID, and ib_core puts a GID's v1 entry before its
+ * v2 one on a device with both (mlx4, mlx5, bnxt_re): every GRH send
+ * would go out as RoCE v1, which a v2 peer (rxe is v2 only, rdma_cm's
+ * default is v2) does not receive.  ib_mad answers with the type the
+ * request came with (ib_init_ah_attr_from_wc()); kmad answers from the
+ * entry a request arrived at (roce_dgid_index() in verbs.c), a v1 one
+ * for a v1 request, but the handle does not say it is an answer, so
+ * kmad_ib sends v2 wherever the port has it, answers included
+ * (Documentation/kmad_ib.rst).
  */
 static u8 roce_v2_index(struct ib_device *ibdev, u8 port_num, u8 index)
 {

@@ -234,17 +234,28 @@ static int umad_query(struct umad_ibport *p, u16 attr_id, u32 attr_mod,
 
 /* Device attributes. */
 
-/* A node attribute, asked through the first port with SMI. */
+/*
+ * A node attribute, asked through the first port with SMI: -ENODEV if
+ * the device has ports but none with SMI (an RNIC), -ENXIO if it has no
+ * port at the moment (the device's files appear before its first port,
+ * and stay a little after its last).
+ */
 static int umad_dev_query(struct device *dev, u16 attr, u8 *data)
 {
 	struct umad_ibdev *ibdev = container_of(dev, struct umad_ibdev, dev);
-	int ret = -ENODEV;
+	int ret = -ENXIO;
 	unsigned int i;
 
 	mutex_lock(&ibdev->query_mutex);
 	for (i = 0; i < ibdev->num_ports; i++) {
-		if (ibdev->ports[i] && ibdev->ports[i]->agent) {
+		if (!ibdev->ports[i])
+			continue;
+		ret = -ENODEV;
+		if (ibdev->ports[i]->agent) {
 			ret = umad_query(ibdev->ports[i], attr, 0, data);
+			/* Not an RNIC: the port lost its SMI meanwhile. */
+			if (ret == -ENODEV)
+				ret = -ENXIO;
 			break;
 		}
 	}
