@@ -294,9 +294,9 @@ static int build_response(struct kmad_mad *resp, const struct kmad_mad *req,
  * ib_init_ah_attr_from_wc() does: to its source GID, from the port's GID
  * it was sent to (the entry the provider said it arrived at,
  * &kmad_recv_grh.dgid_index, else the lowest index holding it), with its
- * flow label and
- * traffic class, hop limit 0xff on InfiniBand (the requester may be in
- * another subnet) and %KMAD_ETH_HOP_LIMIT on Ethernet; on InfiniBand a MAD
+ * flow label and traffic class, hop limit 0xff on InfiniBand (the
+ * requester may be in another subnet) and %KMAD_ETH_HOP_LIMIT on
+ * Ethernet; on InfiniBand a MAD
  * sent to the SA's well-known GID (%KMAD_SA_WELL_KNOWN_GUID, as ib_sa
  * addresses SA queries that need a GRH) from GID index 0, as ib_mad
  * answers it.  -EADDRNOTAVAIL if
@@ -399,10 +399,9 @@ EXPORT_SYMBOL_GPL(kmad_dest_from_wc);
  * source GID from the port's GID it was sent to (the entry it arrived at
  * if the provider told it, &kmad_recv_grh.dgid_index, else the lowest
  * index that holds it), with the request's flow label and traffic class,
- * hop limit
- * 0xff (InfiniBand) or 64 (Ethernet).  A request that arrived through
- * the provider's bridge (&kmad_recv_wc.bridged) is answered from the
- * port's real QP1 (&kmad_dest.from_qp1 set).  The caller fills the
+ * hop limit 0xff (InfiniBand) or 64 (Ethernet).  A request that arrived
+ * through the provider's bridge (&kmad_recv_wc.bridged) is answered from
+ * the port's real QP1 (&kmad_dest.from_qp1 set).  The caller fills the
  * attribute data and posts it.
  *
  * Return: the buffer, or an ERR_PTR: -EINVAL for bad arguments, a
@@ -592,6 +591,11 @@ static u16 unclaimed_status(const struct kmad_qp_info *qpi, bool class_known)
 	return KMAD_MAD_STATUS_BAD_VERSION;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+kmad_test_agent_hook_t kmad_test_recv_queue_hook;
+EXPORT_SYMBOL_IF_KUNIT(kmad_test_recv_queue_hook);
+#endif
+
 /*
  * Queue @recv to @agent for its recv_handler, counting @stat, or count it
  * dropped if the agent's backlog is full.  An agent marked unregistering
@@ -600,10 +604,6 @@ static u16 unclaimed_status(const struct kmad_qp_info *qpi, bool class_known)
  * answer; an RMPP request already ACKed whole is dropped), a response is
  * unmatched.  The queue takes our reference to @agent, also to drop it.
  */
-#if IS_ENABLED(CONFIG_KUNIT)
-kmad_test_agent_hook_t kmad_test_recv_queue_hook;
-EXPORT_SYMBOL_IF_KUNIT(kmad_test_recv_queue_hook);
-#endif
 
 static void recv_to_agent(struct kmad_agent_priv *agent,
 			  struct kmad_recv_priv *recv, enum kmad_port_stat stat)
