@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make lint`: checkpatch.pl --strict over every kmad C and header file
-# (the kernel ones: tests/interop/umad_peer.c is a user program),
+# (the kernel ones: tests/interop/umad_peer.c and
+# tests/diags/umad_abi_test.c are user programs),
 # then a sparse (C=2) and W=1 build of all modules against the debug test
 # kernel, then docutils over every Documentation/*.rst.  Any warning
 # fails.
@@ -30,8 +31,10 @@ tree_copy() {
 mapfile -t files < <(cd "$root" && git ls-files -co --exclude-standard \
 	'drivers/*.c' 'drivers/*.h' 'include/*.h' 'samples/*.c' 'samples/*.h' \
 	'tests/kunit/*.c' 'tests/kunit/*.h' 'tests/bench/*.c' \
-	'tests/interop/*.c' 'tests/fakeib/*.c' |
-	grep -v -e '/trace\.h$' -e '^tests/interop/umad_peer\.c$')
+	'tests/interop/*.c' 'tests/fakeib/*.c' 'tests/fakeib/*.h' \
+	'tests/diags/*.c' |
+	grep -v -e '/trace\.h$' -e '^tests/interop/umad_peer\.c$' \
+		-e '^tests/diags/umad_abi_test\.c$')
 echo ">> checkpatch --strict on ${#files[@]} files"
 if ! (cd "$root" && "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
 	-f "${files[@]}"); then
@@ -58,6 +61,23 @@ elif grep -E 'warning:|error:' "$log"; then
 fi
 rm -f "$log"
 
+# The test module of `make diags` (kmad_sim only, no InfiniBand needed).
+sparse_dir() {
+	local dir=$1 log
+
+	echo ">> sparse (C=2) and W=1 build of $dir against $kdir"
+	log=$(mktemp)
+	if ! make -C "$kdir" M="$root/$dir" C=2 W=1 \
+		KBUILD_EXTRA_SYMBOLS="$root/Module.symvers" modules > "$log" 2>&1; then
+		cat "$log"
+		fail=1
+	elif grep -E 'warning:|error:' "$log"; then
+		fail=1
+	fi
+	rm -f "$log"
+}
+sparse_dir tests/diags
+
 # kmad_ib needs a kernel with InfiniBand.  The debug kernel has it
 # (tests/qemu/config/debug.config): the build above checked kmad_ib, and
 # the interop test modules (ibmad_peer, kmad_interop), the rxe bench
@@ -69,16 +89,7 @@ rm -f "$log"
 if grep -qs '^CONFIG_INFINIBAND=[ym]' "$kdir/.config"; then
 	for dir in tests/interop tests/bench/rxe tests/fakeib; do
 		[ -f "$root/$dir/Kbuild" ] || continue
-		echo ">> sparse (C=2) and W=1 build of $dir against $kdir"
-		log=$(mktemp)
-		if ! make -C "$kdir" M="$root/$dir" C=2 W=1 \
-			KBUILD_EXTRA_SYMBOLS="$root/Module.symvers" modules > "$log" 2>&1; then
-			cat "$log"
-			fail=1
-		elif grep -E 'warning:|error:' "$log"; then
-			fail=1
-		fi
-		rm -f "$log"
+		sparse_dir "$dir"
 	done
 else
 	hdr_pkg=$(stock_headers_pkg 2>/dev/null)
