@@ -1094,10 +1094,14 @@ def check(log, quiet=False):
                 m = re.search(r'^umad-test: summary: (\d+) ok, 0 failed$',
                               text, flags=re.M)
                 want = 6 if '--port-gone' in words else 54
-                # Four more on a kernel with fault injection.
+                # Four more on a kernel with fault injection, which the
+                # debug kernel has.
                 if re.search(r'^umad-test: fault injection: on$', text,
                              flags=re.M):
                     want += 4
+                elif '--port-gone' not in words and re.search(
+                        r'^kmad-diags: kernel: debug$', log, flags=re.M):
+                    c.fail('no fault injection on the debug kernel')
                 if not m or int(m.group(1)) != want:
                     c.fail('no clean summary of %d cases' % want)
             elif hasattr(c, 'c_' + tool):

@@ -24,6 +24,8 @@ export PATH=/sbin:/bin
 . /kmad/diags.conf
 
 say() { echo "kmad-diags: $*"; }
+# check.py wants the fault-injection cases on the debug kernel.
+say "kernel: ${KERNEL:-stock}"
 finish() {
 	say "end"
 	sync
@@ -97,8 +99,14 @@ if ! modprobe kmad_umad; then
 	say "FAILED: modprobe kmad_umad"
 	finish
 fi
-echo 4 > /proc/sys/kernel/printk
 dmesg | grep 'kmad_diags: '
+# The tools' output must not be cut by kernel messages, so the console
+# shows errors only from here; the ring buffer, emptied now (all of it
+# was on the console), keeps the rest and is printed after the tools:
+# a warning-level report (lockdep's) would otherwise never reach
+# check.py's splat scan.
+dmesg -c > /dev/null
+echo 4 > /proc/sys/kernel/printk
 ls -l /dev/infiniband/
 for f in /sys/class/infiniband_mad/*/ibdev; do
 	echo "$f: $(cat "$f") port $(cat "${f%/ibdev}/port")"
@@ -261,6 +269,9 @@ if [ -d /sys/class/infiniband/sim0 ] || [ -e /dev/infiniband/umad0 ]; then
 	say "FAILED: sim0's files outlived it"
 fi
 echo 7 > /proc/sys/kernel/printk
+echo "=== kernel log while the console was quiet:"
+dmesg
+echo "=== end of that kernel log"
 for m in kmad_umad kmad; do
 	rmmod "$m" || say "FAILED: rmmod $m"
 done

@@ -1490,6 +1490,7 @@ static void t_fail_nth(void)
 			break;
 	}
 	CHECK("fail_nth_open", n < FNTH_MAX, "no end");
+	CHECK("fail_nth_open", n > 1, "no allocation failed");
 	runs[0] = n;
 	result("fail_nth_open", NULL);
 
@@ -1510,6 +1511,7 @@ static void t_fail_nth(void)
 			break;
 	}
 	CHECK("fail_nth_register", n < FNTH_MAX, "no end");
+	CHECK("fail_nth_register", n > 1, "no allocation failed");
 	runs[1] = n;
 	result("fail_nth_register", NULL);
 
@@ -1541,6 +1543,7 @@ static void t_fail_nth(void)
 			break;
 	}
 	CHECK("fail_nth_write", n < FNTH_MAX, "no end");
+	CHECK("fail_nth_write", n > 1, "no allocation failed");
 	runs[2] = n;
 	result("fail_nth_write", NULL);
 
@@ -1568,6 +1571,7 @@ static void t_fail_nth(void)
 			break;
 	}
 	CHECK("fail_nth_node_guid", n < FNTH_MAX, "no end");
+	CHECK("fail_nth_node_guid", n > 1, "no allocation failed");
 	runs[3] = n;
 	result("fail_nth_node_guid", NULL);
 	printf("umad-test: fault injection: runs: open %d, register %d, write %d, node_guid %d\n",
