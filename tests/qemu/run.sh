@@ -181,7 +181,13 @@ rc=$qemu_rc guest_s=$qemu_guest_s
 # The verdict: the guest got to its end, discovery finished, no splat.
 fail=()
 grep -q 'kmad-run: end' "$out/console.log" || fail+=("the guest did not reach its end (qemu exit $rc)")
-grep -q 'kmad_discover: done:' "$out/console.log" || fail+=("kmad_discover did not finish")
+done_line=$(grep -m1 -o 'kmad_discover: done: .*' "$out/console.log" || true)
+if [ -z "$done_line" ]; then
+	fail+=("kmad_discover did not finish")
+elif [ -z "$faults" ] && ! [[ $done_line =~ \ 0\ unreachable,\ 0\ errors\ \([0-9]+\ queries,\ [0-9]+\ sends,\ 0\ send\ errors ]]; then
+	# Without FAULTS every node answers: "done" alone is no pass.
+	fail+=("discovery without faults was not clean: $done_line")
+fi
 grep -q 'kmad-run: FAILED' "$out/console.log" && fail+=("$(grep -m1 'kmad-run: FAILED' "$out/console.log")")
 if grep -Eq 'WARNING: |BUG: |kernel BUG at|Oops|general protection fault|Kernel panic|UBSAN: |Call Trace:' \
 	"$out/console.log"; then
