@@ -61,7 +61,13 @@ if [ "$suite" = '*' ] || [[ abi == $suite ]]; then
 	echo ">> host ABI check against rdma-core's headers"
 	gcc -std=gnu11 -Wall -Wextra -Werror -I"$root/include" \
 		-o "$out/abi_check" "$root/tests/abi/abi_check.c"
-	"$out/abi_check" > "$out/abi.txt" || true
+	# A crash part way would leave only PASS lines: the exit status and
+	# the clean summary count too.
+	abi_rc=0
+	"$out/abi_check" > "$out/abi.txt" || abi_rc=$?
+	if [ "$abi_rc" != 0 ] || ! grep -q '^abi: [0-9]* passed, 0 failed$' "$out/abi.txt"; then
+		echo "FAIL abi_check_exit (exit $abi_rc, no clean summary)" >> "$out/abi.txt"
+	fi
 	host_results+=(--host-results "$out/abi.txt")
 fi
 
