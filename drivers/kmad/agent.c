@@ -463,9 +463,16 @@ static void agent_stop(struct kmad_agent_priv *agent)
 	 * waiting for here: the agent's memory is freed after one
 	 * (kfree_rcu()), which is all RCU readers need.  Waiting for one
 	 * (synchronize_rcu()) cost every unregister 6-7 ms.
+	 *
+	 * The flush in the same hold: from the mark on no response matches
+	 * a send (the TID table is empty) and no deadline retries or times
+	 * one out (the wheel is empty), even while the unlinking below
+	 * waits for P or the provider's bridge_del(): every send not ended
+	 * before the mark ends FLUSHED (mad.h).
 	 */
 	spin_lock_irqsave(&agent->lock, flags);
 	WRITE_ONCE(agent->state, KMAD_AGENT_DYING);	/* dispatch reads it */
+	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
 	spin_unlock_irqrestore(&agent->lock, flags);
 
 	mutex_lock(&port->reg_mutex);
@@ -484,7 +491,6 @@ static void agent_stop(struct kmad_agent_priv *agent)
 	}
 	mutex_unlock(&port->reg_mutex);
 
-	kmad_agent_flush_sends(agent, KMAD_SEND_FLUSHED);
 	kmad_rmpp_recv_flush(agent);
 }
 

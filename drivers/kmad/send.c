@@ -911,7 +911,8 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
 
 /**
  * kmad_agent_flush_sends() - end everything @agent has outstanding.
- * @agent: an agent that is DYING (no new posts).
+ * @agent: an agent marked DYING in this hold of its lock (no new posts;
+ *	no response matches, no deadline passes from the mark on).
  * @status: the status the sends end with.
  *
  * Sends the hardware holds end at their send completion, backlogged and
@@ -928,15 +929,14 @@ static int send_cancel_locked(struct kmad_send_wr *wr,
  * sends that are not RMPP sends (a send retried counts from its last
  * transmission; an RMPP send waiting for an ACK ends in the walk, behind
  * every waiting send).
- * Callbacks run from the agent's work.
+ * Callbacks run from the agent's work.  Context: the agent lock held.
  */
 void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 			    enum kmad_send_status status)
 {
 	struct kmad_send_wr *wr, *tmp;
-	unsigned long flags;
 
-	spin_lock_irqsave(&agent->lock, flags);
+	lockdep_assert_held(&agent->lock);
 	/* Every matchable or waiting send leaves the TID table and the
 	 * wheel in this walk, which no one else sees: empty both at once
 	 * rather than unlink each send from its neighbours there, which
@@ -959,7 +959,6 @@ void kmad_agent_flush_sends(struct kmad_agent_priv *agent,
 	agent->flush_status = status;
 	if (!list_empty(&agent->waiting))
 		kmad_agent_run_now(agent);
-	spin_unlock_irqrestore(&agent->lock, flags);
 }
 
 /*

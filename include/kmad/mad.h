@@ -102,8 +102,10 @@
  *   timeout), a STOP or ABORT (%KMAD_SEND_REMOTE_ABORT), or as any send.
  * - kmad_unregister_agent() first marks the agent unregistering, under
  *   the agent's lock: every kmad_post_send() from then on fails with
- *   -ESHUTDOWN.  It then ends every send not ended yet with
- *   %KMAD_SEND_FLUSHED and waits: every send whose kmad_post_send()
+ *   -ESHUTDOWN.  In the same hold of the lock it ends every send not
+ *   ended yet with %KMAD_SEND_FLUSHED (no response matches one, no
+ *   deadline retries or times one out from the mark on) and then waits:
+ *   every send whose kmad_post_send()
  *   returned 0 gets its callback before unregister returns; after it
  *   returns no handler runs.  A MAD queued for the agent's recv_handler
  *   before the mark is still handed to it while unregister waits; none

@@ -446,6 +446,95 @@ static void dereg_idle_then_late_response(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * mad.h: from the unregister mark on, every send not ended yet ends
+ * FLUSHED and no MAD goes to the recv_handler.  The mark and the unlinking
+ * are apart (the unlinking waits for the port's registration mutex, and
+ * for a bridged provider's bridge_del()): the test holds that mutex so
+ * unregister stops there, then answers the request (@respond) or lets its
+ * deadline pass with retries left.  Either must find nothing: the
+ * response unmatched, no retry, no timeout; R ends FLUSHED.  The fabric
+ * is stepped from another thread: settling takes the fabric's device
+ * mutex, which removal takes before a port's registration mutex.
+ */
+struct kt_after_mark {
+	struct kt_fix *f;
+	struct kmad_send_buf *r;
+	bool respond;
+	struct completion done;
+};
+
+static int kt_after_mark_fn(void *arg)
+{
+	struct kt_after_mark *m = arg;
+
+	if (m->respond) {
+		kt_respond(m->f, m->r, 0);
+		kt_event(m->f, KT_DEV0);
+	} else {
+		kmad_sim_advance_clock(m->f->fab, 1000);
+		kt_settle(m->f);
+	}
+	complete(&m->done);
+	return 0;
+}
+
+static void kt_dereg_after_mark(struct kunit *test, bool respond)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_port *port = f->port[KT_DEV0];
+	struct kmad_send_buf *r = kt_request(f, f->agent, KMAD_METHOD_GET,
+					     1, 1000, 3);
+	struct kt_after_mark m = { .f = f, .r = r, .respond = respond };
+	struct task_struct *t;
+	struct kt_unreg u;
+	s64 unmatched, retries;
+
+	kt_post(f, r);
+	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	KUNIT_ASSERT_EQ(test, kt_state(r, NULL), KMAD_SS_WAIT_RESP);
+	unmatched = atomic64_read(&port->stats[KMAD_PSTAT_RESP_UNMATCHED]);
+	retries = atomic64_read(&port->stats[KMAD_PSTAT_RETRIES]);
+
+	mutex_lock(&port->reg_mutex);
+	kt_unreg_start(f, &u, f->agent);
+	f->agent = NULL;
+	init_completion(&m.done);
+	t = kthread_run(kt_after_mark_fn, &m, "kt_after_mark");
+	if (!IS_ERR(t))
+		KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&m.done,
+								  30 * HZ),
+				0UL);
+	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
+	mutex_unlock(&port->reg_mutex);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kt_unreg_wait(f, &u);
+	kt_settle(f);
+
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, r, KMAD_SEND_FLUSHED);
+	KUNIT_EXPECT_EQ(test, u.sends_at_return, 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&port->stats[KMAD_PSTAT_RESP_UNMATCHED]),
+			unmatched + (respond ? 1 : 0));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&port->stats[KMAD_PSTAT_RETRIES]),
+			retries);
+	/* Nothing went on the wire after the first transmission. */
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(r);
+}
+
+static void dereg_no_response_matches_after_mark(struct kunit *test)
+{
+	kt_dereg_after_mark(test, true);
+}
+
+static void dereg_no_deadline_after_mark(struct kunit *test)
+{
+	kt_dereg_after_mark(test, false);
+}
+
 /* Unregistering different agents at the same time is safe, and each
  * waits only for its own sends.
  */
@@ -875,6 +964,8 @@ static struct kunit_case dereg_cases[] = {
 	KUNIT_CASE(dereg_repost_from_handler_refused),
 	KUNIT_CASE(dereg_queued_request_delivered_before_return),
 	KUNIT_CASE(dereg_post_races_last_device_ref),
+	KUNIT_CASE(dereg_no_response_matches_after_mark),
+	KUNIT_CASE(dereg_no_deadline_after_mark),
 	{}
 };
 
