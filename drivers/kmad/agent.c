@@ -411,9 +411,10 @@ err_free:
  * empty method mask, OUI missing for or given to a class outside
  * 0x30-0x4F, an rmpp_version other than %KMAD_RMPP_VERSION, or one for a
  * class without the RMPP header), -EBUSY if it overlaps an existing
- * registration (same class, version and OUI, a common method), -EOPNOTSUPP
- * for QP0 on a port without one (kmad_port_has_smi()), -ENODEV if the port
- * is going away.
+ * registration (same class, version and OUI, a common method) or no
+ * hi_tid is free, -EOPNOTSUPP for QP0 on a port without one
+ * (kmad_port_has_smi()), -ENODEV if the port is going away, -ENOMEM, or
+ * any error of the provider's bridge_add() (mad.h lists kmad_ib's).
  */
 struct kmad_agent *kmad_register_agent(struct kmad_port *port,
 				       enum kmad_qp_type qpt,

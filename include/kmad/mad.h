@@ -109,7 +109,11 @@
  *   returned 0 gets its callback before unregister returns; after it
  *   returns no handler runs.  A MAD queued for the agent's recv_handler
  *   before the mark is still handed to it while unregister waits; none
- *   is queued after the mark (kmad answers or drops it as for no agent).
+ *   is queued after the mark: a request found for the agent before the
+ *   mark is answered as one no agent takes for its method (status
+ *   0x0008 on QP1, 0x000C on QP0: the class was registered when it
+ *   arrived), or dropped if RMPP already ACKed it whole; a response is
+ *   unmatched.
  */
 #ifndef KMAD_MAD_H
 #define KMAD_MAD_H
@@ -560,8 +564,13 @@ struct kmad_agent {
  * mask, and refuses class 0), an OUI
  * missing for a class 0x30-0x4F or given to another class, a bad
  * rmpp_version; -EBUSY if a method overlaps another agent's registration
- * of the class, version and OUI; -EOPNOTSUPP for QP0 on a port without
- * one; -ENODEV if the port is going away.  kmad_unregister_agent()
+ * of the class, version and OUI, or if no hi_tid is free (2^24 - 1
+ * agents); -EOPNOTSUPP for QP0 on a port without one; -ENODEV if the
+ * port is going away; -ENOMEM; and, on a provider that passes requests
+ * on from another MAD layer (provider.h, bridge_add), any error of its
+ * bridge_add() (kmad_ib: -EBUSY if an ib_mad agent holds a method of the
+ * registration, -EOPNOTSUPP for a QP0 class other than 0x01 on an
+ * InfiniBand port, -ENOMEM).  kmad_unregister_agent()
  * returns 0, -EINVAL (error pointer) or -EDEADLK (from the agent's own
  * handler).
  */
