@@ -454,13 +454,20 @@ static struct kmad_send_buf *umad_rmpp_msg(struct kmad_agent *agent,
 
 	if (len < hdr_len)
 		return ERR_PTR(-EINVAL);
-	data = kvmalloc(len, GFP_KERNEL);
+	data = kvmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!data)
 		return ERR_PTR(-ENOMEM);
 	if (copy_from_user(data, ubuf, len)) {
 		msg = ERR_PTR(-EFAULT);
 		goto out;
 	}
+	/*
+	 * The MAD's start as first read, which the checks of umad_write()
+	 * judged (class, method, RMPP flags): another thread of the writer
+	 * may have changed the user's buffer since.  As ib_umad, which copies
+	 * its first read of the header into the message.
+	 */
+	memcpy(data, first, min_t(size_t, len, KMAD_MAD_SIZE));
 	msg = kmad_alloc_send_buf_rmpp(agent, dest, hdr_len, len - hdr_len,
 				       GFP_KERNEL);
 	if (IS_ERR(msg))
@@ -502,7 +509,8 @@ static ssize_t umad_write(struct file *filp, const char __user *buf,
 	mad_len = count - hdr_len;
 
 	/* Zeroed: a MAD shorter than 256 bytes is padded with zeros. */
-	packet = kzalloc(struct_size(packet, mad, KMAD_MAD_SIZE), GFP_KERNEL);
+	packet = kzalloc(struct_size(packet, mad, KMAD_MAD_SIZE),
+			 GFP_KERNEL_ACCOUNT);
 	if (!packet)
 		return -ENOMEM;
 	if (copy_from_user(&packet->hdr, buf, hdr_len)) {
@@ -686,8 +694,9 @@ static int umad_reg(struct umad_file *file, const struct umad_reg *reg)
 		if (!file->agents[id])
 			break;
 	if (id == UMAD_MAX_AGENTS) {
-		dev_notice(&port->dev, "max agents (%u) reached\n",
-			   UMAD_MAX_AGENTS);
+		dev_notice_ratelimited(&port->dev,
+				       "max agents (%u) reached\n",
+				       UMAD_MAX_AGENTS);
 		return -ENOMEM;
 	}
 	if (reg->mgmt_class && reg->oui_too_wide)
