@@ -99,6 +99,7 @@ static void qp_hw_send(struct kmad_send_wr *wr, struct kmad_hw_send *hw,
 {
 	const struct kmad_dest *d = &wr->buf.dest;
 
+	lockdep_assert_held(&kmad_send_agent(wr)->qpi->lock);
 	kmad_send_ah_attr(wr, attr);
 	hw->cqe = &wr->cqe;
 	hw->mad = wr->rmpp ? kmad_rmpp_send_wire_mad(wr) : &wr->mad;
@@ -370,6 +371,7 @@ static void qp_flush_seen(struct kmad_qp_info *qpi)
  */
 static void qp_cqe_reaped(struct kmad_qp_info *qpi, bool flushed)
 {
+	lockdep_assert_held(&qpi->lock);
 	if (flushed)
 		qp_flush_seen(qpi);
 	if (qpi->run == KMAD_QP_RECOVERING)
@@ -488,19 +490,30 @@ static void qp_complete_failed(struct kmad_qp_info *qpi)
 	}
 }
 
-/* Poll up to @max CQEs and handle them; returns how many. */
+/*
+ * Poll up to @max CQEs and handle them; returns how many.  A provider
+ * that breaks poll_cq()'s rules (more entries than asked, an entry
+ * without the context kmad posted) is a kernel bug: warned,
+ * and what cannot be handled is left alone rather than followed.
+ */
 static int cq_poll(struct kmad_cq *cq, int max)
 {
 	const struct kmad_provider_ops *ops = qp_ops(cq->info);
 	struct kmad_wc wc[KMAD_POLL_BATCH];
-	int total = 0, n, i;
+	int total = 0, asked, n, i;
 
 	while (total < max) {
-		n = ops->poll_cq(cq, min(max - total, KMAD_POLL_BATCH), wc);
+		asked = min(max - total, KMAD_POLL_BATCH);
+		n = ops->poll_cq(cq, asked, wc);
 		if (n <= 0)
-			break;
-		for (i = 0; i < n; i++)
+			break;	/* a negative value: empty (provider.h) */
+		if (WARN_ON_ONCE(n > asked))
+			n = asked;
+		for (i = 0; i < n; i++) {
+			if (WARN_ON_ONCE(!wc[i].cqe))
+				continue;
 			wc[i].cqe->done(cq, &wc[i]);
+		}
 		total += n;
 	}
 	return total;
@@ -559,7 +572,8 @@ static void cq_drain(struct kmad_cq *cq)
 		if (armed)
 			break;
 		armed = true;
-		ops->req_notify_cq(cq, KMAD_CQ_NEXT_COMP);
+		/* provider.h: it must not fail, or the CQ stays silent. */
+		WARN_ON_ONCE(ops->req_notify_cq(cq, KMAD_CQ_NEXT_COMP) < 0);
 	}
 	if (!done)
 		kmad_port_stat_inc(qpi->port, KMAD_PSTAT_CQ_EMPTY_EVENTS);

@@ -324,6 +324,7 @@ static void rmpp_prepare(struct kmad_rmpp_send *rs, u32 n)
  */
 struct kmad_mad *kmad_rmpp_send_wire_mad(struct kmad_send_wr *wr)
 {
+	lockdep_assert_held(&kmad_send_agent(wr)->qpi->lock);
 	return READ_ONCE(rmpp_send(wr)->cur);
 }
 

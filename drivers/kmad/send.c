@@ -623,6 +623,7 @@ static bool resp_same_addr(struct kmad_port *port,
 	const struct kmad_dest *dest = &wr->buf.dest;
 	union kmad_gid sgid;
 
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
 	if (wr->mad.mad_hdr.mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
 		return true;
 	if (dest->grh_present != wc->grh_present)
@@ -670,8 +671,10 @@ static struct kmad_send_wr *resp_find_send(struct kmad_agent_priv *agent,
 int kmad_send_resp_match(struct kmad_agent_priv *agent,
 			 const struct kmad_recv_priv *recv)
 {
-	struct kmad_send_wr *wr = resp_find_send(agent, &recv->mad.mad_hdr);
+	struct kmad_send_wr *wr;
 
+	lockdep_assert_held(&agent->lock);
+	wr = resp_find_send(agent, &recv->mad.mad_hdr);
 	if (!wr)
 		return -ENOENT;
 	return resp_same_addr(agent->qpi->port, wr, &recv->wc) ? 0 : -EXDEV;
@@ -846,6 +849,7 @@ static bool send_flushed_waiting(const struct kmad_send_wr *wr)
 static void send_end_waiting(struct kmad_send_wr *wr,
 			     enum kmad_send_status status)
 {
+	lockdep_assert_held(&kmad_send_agent(wr)->lock);
 	trace_kmad_cancel(wr);
 	send_put_ref(wr);			/* response */
 	wr->status = status;

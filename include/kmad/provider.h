@@ -36,7 +36,8 @@
  *   succeed.
  * - req_notify_cq() arms the CQ for one completion event.  Providers
  *   differ, as HCAs do, in whether a CQE that arrived before arming raises
- *   the event; kmad's drain loop works with either (see cq.c).
+ *   the event; kmad's drain loop works with either (cq_drain() in
+ *   drivers/kmad/qp.c: after arming it always polls once more).
  * - kmad_cq_event() and kmad_qp_event() may be called from any context,
  *   including hard interrupt context; kmad_cq_event() also from inside
  *   post_send() or post_recv() (a work request completed at once, as a
@@ -165,7 +166,9 @@ enum kmad_wc_opcode {
  * enum kmad_cq_notify_flags - flags for &kmad_provider_ops.req_notify_cq.
  * @KMAD_CQ_NEXT_COMP: arm for the next completion.
  * @KMAD_CQ_REPORT_MISSED_EVENTS: return a positive value if completions may
- *	have been missed (the CQ is not empty); kmad polls again then.
+ *	have been missed (the CQ is not empty).  kmad does not ask for it
+ *	today (it polls once more after every arming); a provider that
+ *	honours it costs nothing.
  */
 enum kmad_cq_notify_flags {
 	KMAD_CQ_NEXT_COMP = 1 << 0,
@@ -267,7 +270,10 @@ struct kmad_ah_attr {
  *	from it.  The
  *	send still completes with one CQE on the QP's CQ, polled with
  *	poll_cq() like any other, once that layer reports the send done,
- *	never before; it need not keep post order with the QP's other
+ *	never before (or, where the provider hands that layer a copy of
+ *	the MAD, as kmad_ib does for SMP requests, once kmad's buffer is no
+ *	longer read: Documentation/kmad_ib.rst); it need not keep post
+ *	order with the QP's other
  *	sends, and the QP's error state does not flush it (it completes as
  *	the other layer reports it).  The provider still reports it before
  *	destroy_qp returns.
