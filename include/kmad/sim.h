@@ -471,6 +471,9 @@ int kmad_sim_fail_modify_qp(struct kmad_sim_fabric *fab, unsigned int dev,
 /* kmad's next @count post_recv() calls fail (-ENOMEM); 0 ends it. */
 int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, unsigned int count);
+/* kmad's next @count post_send() calls fail (-ENOMEM); 0 ends it. */
+int kmad_sim_fail_post_send(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, unsigned int count);
 /* query_gid() calls on the HCA spin until released; returns how many do. */
 int kmad_sim_hold_queries(struct kmad_sim_fabric *fab, unsigned int dev,
 			  bool hold);

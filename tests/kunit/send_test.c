@@ -202,6 +202,58 @@ static void send_timeout_retries_keep_tid(struct kunit *test)
 }
 
 /*
+ * provider.h, post_send: a send the provider refuses gets no CQE and ends
+ * with LOCAL_ERROR, retries or not: the first transmission (@retry
+ * false) or a retry (@retry true) refused ends the request once, at
+ * once, with two retries left; no deadline runs for it afterwards and
+ * nothing goes on the wire.
+ */
+static void kt_post_refused(struct kunit *test, bool retry)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = kt_request(f, f->agent, KMAD_METHOD_GET,
+					       4, 100, 2);
+	s64 errors = kt_pstat(f, KT_DEV0, KMAD_PSTAT_SEND_ERRORS);
+
+	if (retry) {
+		kt_post(f, buf);
+		kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
+	}
+	KUNIT_ASSERT_EQ(test, kmad_sim_fail_post_send(f->fab, KT_DEV0, KT_QPN,
+						      1), 0);
+	if (retry) {
+		kmad_sim_advance_clock(f->fab, 100);	/* the retry */
+		kt_settle(f);
+	} else {
+		kt_post(f, buf);	/* 0: the send is kmad's to end */
+		kt_settle(f);
+	}
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_LOCAL_ERROR);
+	KUNIT_EXPECT_EQ(test, kt_pstat(f, KT_DEV0, KMAD_PSTAT_SEND_ERRORS),
+			errors + 1);
+	/* Ended for good: no retry, no second callback. */
+	kmad_sim_advance_clock(f->fab, 1000);
+	kt_settle(f);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
+			0U);
+	kmad_free_send_buf(buf);
+}
+
+static void send_post_refused(struct kunit *test)
+{
+	kt_post_refused(test, false);
+}
+
+static void send_retry_post_refused(struct kunit *test)
+{
+	kt_post_refused(test, true);
+}
+
+/*
  * Post a GET with a 100 ms timeout and one retry, complete it, and let the
  * timeout resend it: on return the retry is on the wire, the send SENDING
  * again with both its references.
@@ -1289,6 +1341,8 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_without_timeout),
 	KUNIT_CASE(send_timeout_starts_at_completion),
 	KUNIT_CASE(send_timeout_retries_keep_tid),
+	KUNIT_CASE(send_post_refused),
+	KUNIT_CASE(send_retry_post_refused),
 	KUNIT_CASE(send_retry_response_before_completion),
 	KUNIT_CASE(send_retry_cancel_before_completion),
 	KUNIT_CASE(send_response_to_retry_waiting_for_slot),

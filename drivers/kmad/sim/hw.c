@@ -654,6 +654,11 @@ int kmad_sim_qp_post_send(struct sim_qp *qp, const struct kmad_hw_send *wr)
 		ret = -EINVAL;
 		goto out_unlock;
 	}
+	if (qp->post_send_fails) {	/* kmad_sim_fail_post_send() */
+		qp->post_send_fails--;
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
 	if (qp->sq_unpolled == qp->sq_depth || !s) {
 		pr_err_ratelimited("%s: QP%u: send queue full (%u)\n",
 				   qp->port->node->name, qp->qpn,

@@ -164,6 +164,8 @@ struct sim_cq {
  *	calls to it fail (kmad_sim_fail_modify_qp()) (C).
  * @post_recv_fails: how many of the next post_recv() calls fail
  *	(kmad_sim_fail_post_recv()) (C).
+ * @post_send_fails: the same for post_send() (kmad_sim_fail_post_send())
+ *	(C).
  * @send_slots: @sq_depth send slots (I).
  * @recv_slots: @rq_depth receive slots (I).
  * @tx_work: async mode: transmits @wire in order once each send is due.
@@ -189,6 +191,7 @@ struct sim_qp {
 	unsigned int rq_unpolled;
 	unsigned int modify_fails[KMAD_QPS_ERR + 1];
 	unsigned int post_recv_fails;
+	unsigned int post_send_fails;
 	struct sim_send *send_slots;
 	struct sim_recv *recv_slots;
 	struct delayed_work tx_work;

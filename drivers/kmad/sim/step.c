@@ -202,9 +202,13 @@ int kmad_sim_qp_error_no_event(struct kmad_sim_fabric *fab, unsigned int dev,
 }
 EXPORT_SYMBOL_GPL(kmad_sim_qp_error_no_event);
 
+/* sim_qp_set_fails()'s @state for the post calls; else a QP state. */
+#define SIM_FAIL_POST_RECV	(-1)
+#define SIM_FAIL_POST_SEND	(-2)
+
 /*
- * Set how many of a QP's next moves to @state (post_recv() calls, if
- * @state is -1) fail.
+ * Set how many of a QP's next moves to @state (post_recv() or
+ * post_send() calls, for SIM_FAIL_POST_RECV or _SEND) fail.
  */
 static int sim_qp_set_fails(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, int state, unsigned int count)
@@ -216,8 +220,10 @@ static int sim_qp_set_fails(struct kmad_sim_fabric *fab, unsigned int dev,
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
 	spin_lock_irqsave(&qp->cq->lock, flags);
-	if (state < 0)
+	if (state == SIM_FAIL_POST_RECV)
 		qp->post_recv_fails = count;
+	else if (state == SIM_FAIL_POST_SEND)
+		qp->post_send_fails = count;
 	else
 		qp->modify_fails[state] = count;
 	spin_unlock_irqrestore(&qp->cq->lock, flags);
@@ -273,9 +279,32 @@ EXPORT_SYMBOL_GPL(kmad_sim_fail_modify_qp);
 int kmad_sim_fail_post_recv(struct kmad_sim_fabric *fab, unsigned int dev,
 			    u32 qpn, unsigned int count)
 {
-	return sim_qp_set_fails(fab, dev, qpn, -1, count);
+	return sim_qp_set_fails(fab, dev, qpn, SIM_FAIL_POST_RECV, count);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_fail_post_recv);
+
+/**
+ * kmad_sim_fail_post_send() - make the next @count post_send() calls on a
+ * QP fail with -ENOMEM, posting nothing (as a provider out of memory
+ * would); 0 ends it.
+ * @fab: the fabric.
+ * @dev: device index.
+ * @qpn: 0 or 1, or KMAD_SIM_QP(port, 0 or 1).
+ * @count: how many.
+ *
+ * kmad ends a refused send with %KMAD_SEND_LOCAL_ERROR, retries or not
+ * (provider.h, post_send).
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for a bad fabric, device index, port or QP number;
+ * -ENODEV for a device absent or being removed.
+ */
+int kmad_sim_fail_post_send(struct kmad_sim_fabric *fab, unsigned int dev,
+			    u32 qpn, unsigned int count)
+{
+	return sim_qp_set_fails(fab, dev, qpn, SIM_FAIL_POST_SEND, count);
+}
+EXPORT_SYMBOL_GPL(kmad_sim_fail_post_send);
 
 /**
  * kmad_sim_hold_queries() - hold or release an HCA's query_gid() calls.
