@@ -350,6 +350,7 @@ static void gid_create_response_by_gid(struct kunit *test)
 	 * GID index 0, as ib_mad answers it.
 	 */
 	wc->grh.dgid.global.interface_id = cpu_to_be64(0x0200000000000002ULL);
+	memset(&dest, 0xff, sizeof(dest));	/* the call must write it */
 	KUNIT_EXPECT_EQ(test, kmad_dest_from_wc(f->port[KT_DEV1], wc, &dest),
 			0);
 	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 0);

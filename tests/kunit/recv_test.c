@@ -942,8 +942,11 @@ static void recv_reply_dest_sa_well_known_gid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dest.grh.hop_limit, KMAD_IB_RESP_HOP_LIMIT);
 	KUNIT_EXPECT_EQ(test, dest.dlid, wc.slid);
 
-	/* The port's own GID 0: index 0 too, found in the table. */
+	/* The port's own GID 0: index 0 too, found in the table (@dest
+	 * filled with ones first: the call must write it).
+	 */
 	wc.grh.dgid = mine;
+	memset(&dest, 0xff, sizeof(dest));
 	KUNIT_ASSERT_EQ(test, kmad_dest_from_wc(port, &wc, &dest), 0);
 	KUNIT_EXPECT_EQ(test, dest.grh.sgid_index, 0);
 
