@@ -807,11 +807,14 @@ struct umad_ibdev *umad_ibdev_get(struct kmad_port *kport)
 
 	ibdev = umad_ibdev_find(name);
 	if (!ibdev) {
-		ibdev = kzalloc(struct_size(ibdev, ports, UMAD_MAX_PORTS),
-				GFP_KERNEL);
+		/* Any port number kmad has (1..255), not just the first 64
+		 * (umadN devices, UMAD_MAX_PORTS, count ports of all
+		 * devices, not port numbers).
+		 */
+		ibdev = kzalloc(struct_size(ibdev, ports, U8_MAX), GFP_KERNEL);
 		if (!ibdev)
 			return ERR_PTR(-ENOMEM);
-		ibdev->num_ports = UMAD_MAX_PORTS;
+		ibdev->num_ports = U8_MAX;
 		mutex_init(&ibdev->query_mutex);
 		device_initialize(&ibdev->dev);
 		ibdev->dev.class = umad_ib_class;
