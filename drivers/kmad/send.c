@@ -1088,8 +1088,10 @@ static bool agent_expire_batch(struct kmad_agent_priv *agent)
 			trace_kmad_retry(wr);
 			wr->retries_left--;
 			wr->refs++;			/* the new send completion */
-			if (send_set_state(wr, KMAD_SS_SENDING))
-				break;	/* warned; do not spin on it */
+			if (send_set_state(wr, KMAD_SS_SENDING)) {
+				wr->refs--;		/* warned */
+				return false;	/* not re-armed: no spin */
+			}
 			/* Under the agent lock, as in kmad_post_send(). */
 			kmad_qp_send(agent->qpi, wr);
 			agent_stat_inc(agent, KMAD_ASTAT_RETRIES);
@@ -1098,8 +1100,12 @@ static bool agent_expire_batch(struct kmad_agent_priv *agent)
 			trace_kmad_timeout(wr);
 			send_put_ref(wr);		/* timeout */
 			wr->status = KMAD_SEND_RESP_TIMEOUT;
+			/* Warned (a kernel bug): the send stays due, so the
+			 * deadline is not re-armed, or the work would run
+			 * again at once, for ever.
+			 */
 			if (send_set_state(wr, KMAD_SS_DONE))
-				break;	/* warned; do not spin on it */
+				return false;
 			list_add_tail(&wr->agent_entry, &agent->done);
 		}
 	}
