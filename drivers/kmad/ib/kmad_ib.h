@@ -92,6 +92,8 @@ struct kmad_ib_port {
  * @dev: the kmad device (this structure is its provider area).
  * @pd: protection domain of every QP and AH.
  * @event_handler: ib_core's asynchronous events of @ibdev.
+ * @live: the kmad device is registered: events queue the port's work
+ *	(before, they are only noted; kmad_ib_add_one() queues it then).
  * @num_ports: entries of @ports.
  * @ports: one per port.
  */
@@ -100,6 +102,7 @@ struct kmad_ib_dev {
 	struct kmad_device *dev;
 	struct ib_pd *pd;
 	struct ib_event_handler event_handler;
+	bool live;
 	u8 num_ports;
 	struct kmad_ib_port ports[];
 };

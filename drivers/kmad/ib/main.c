@@ -147,6 +147,14 @@ static void kmad_ib_event(struct ib_event_handler *handler,
 		 ib_event_msg(event->event));
 	if (event->event == IB_EVENT_CLIENT_REREGISTER)
 		set_bit(0, &kdev->ports[port_num - 1].rereg);
+	/* Before the kmad device is registered the event is only noted:
+	 * kmad_ib_add_one() queues every port's work once it is (the
+	 * barrier pairs with the one there: either this sees @live, or
+	 * that work sees the bit).
+	 */
+	smp_mb();
+	if (!READ_ONCE(kdev->live))
+		return;
 	queue_work(system_long_wq, &kdev->ports[port_num - 1].change_work);
 }
 
@@ -265,6 +273,16 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	/* Before the attributes: no_smi says whether QP0's agent exists. */
 	for (p = 1; p <= num_ports; p++)
 		port_agents_register(&kdev->ports[p - 1]);
+	/*
+	 * Before the attributes are read: until the kmad device is
+	 * registered (the handler's work calls kmad_device_port_changed(),
+	 * which wants a registered device) an event is only noted, a client
+	 * reregister in ->rereg; every port's work then reads the ports once
+	 * more and passes on what was noted.  A ClientReregister raised
+	 * while kmad's clients register with the SM is not lost.
+	 */
+	INIT_IB_EVENT_HANDLER(&kdev->event_handler, ibdev, kmad_ib_event);
+	ib_register_event_handler(&kdev->event_handler);
 	for (p = 1; p <= num_ports; p++) {
 		ret = port_attr_read(kdev, p, &attr);
 		if (!ret)
@@ -275,12 +293,8 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	ret = kmad_device_register(dev);
 	if (ret)
 		goto err_unregister_agents;
-	/* After registering: kmad_device_port_changed() wants a registered
-	 * device.  A change between the port_attr_read() above and here is
-	 * caught by reading the ports once more.
-	 */
-	INIT_IB_EVENT_HANDLER(&kdev->event_handler, ibdev, kmad_ib_event);
-	ib_register_event_handler(&kdev->event_handler);
+	WRITE_ONCE(kdev->live, true);
+	smp_mb();	/* pairs with kmad_ib_event()'s */
 	for (p = 1; p <= num_ports; p++)
 		queue_work(system_long_wq, &kdev->ports[p - 1].change_work);
 	ib_set_client_data(ibdev, &kmad_ib_client, kdev);
@@ -289,6 +303,7 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	return 0;
 
 err_unregister_agents:
+	ib_unregister_event_handler(&kdev->event_handler);
 	port_agents_unregister(kdev);
 	ib_dealloc_pd(kdev->pd);
 err_free_dev:
