@@ -29,6 +29,14 @@ static DEFINE_MUTEX(kmad_devices_lock);
 static DEFINE_SPINLOCK(kmad_devices_spin);
 static LIST_HEAD(kmad_devices);		/* G + kmad_devices_spin */
 /*
+ * Devices being unregistered while their ports stop, which
+ * kmad_device_unregister() does without G (a provider may hold a QP's
+ * flush for long, and every other device and client would wait): their
+ * clients' records stay for kmad_unregister_client() to find.  Same
+ * locks as kmad_devices; &kmad_device.list is on one of the two.
+ */
+static LIST_HEAD(kmad_devices_leaving);
+/*
  * Registered clients.  Writers hold G and kmad_clients_lock, so that a
  * handler's kmad_register_client(), which cannot take G, can tell a
  * registered client under the spinlock alone.
@@ -574,23 +582,34 @@ void kmad_device_unregister(struct kmad_device *dev)
 	}
 	WRITE_ONCE(dev->registered, false);
 	dev->spent = true;
+	/* Its name is free from here on: no lookup finds it, no client
+	 * registered from now on is told of it.
+	 */
 	spin_lock(&kmad_devices_spin);
-	list_del_init(&dev->list);
+	list_move_tail(&dev->list, &kmad_devices_leaving);
 	spin_unlock(&kmad_devices_spin);
-	for (i = 0; i < dev->num_ports; i++) {
-		struct kmad_port *port = &dev->ports[i];
-
-		/* Flush the hardware first, so that agents the clients
-		 * unregister below need not wait for it.
-		 */
-		port_stop(port);
-		client_remove_port(NULL, port);
-	}
 	/* Under G: a device registered under the same name right after
 	 * this must find the name free in debugfs too.  Waits for readers
 	 * of the files, whose show functions never take G.
 	 */
 	kmad_debugfs_device_remove(dev);
+	mutex_unlock(&kmad_devices_lock);
+
+	/* Flush the hardware first, so that agents the clients unregister
+	 * below need not wait for it.  Without G: a provider that holds a
+	 * flush (a failing move to the error state, sends it never gives
+	 * back) keeps this removal waiting, not every other device's
+	 * registration and removal and every client's.
+	 */
+	for (i = 0; i < dev->num_ports; i++)
+		port_stop(&dev->ports[i]);
+
+	mutex_lock(&kmad_devices_lock);
+	for (i = 0; i < dev->num_ports; i++)
+		client_remove_port(NULL, &dev->ports[i]);
+	spin_lock(&kmad_devices_spin);
+	list_del_init(&dev->list);
+	spin_unlock(&kmad_devices_spin);
 	mutex_unlock(&kmad_devices_lock);
 
 	for (i = 0; i < dev->num_ports; i++) {
@@ -865,6 +884,10 @@ void kmad_unregister_client(struct kmad_client *client)
 		return;
 	}
 	list_for_each_entry(dev, &kmad_devices, list)
+		for (i = 0; i < dev->num_ports; i++)
+			client_remove_port(client, &dev->ports[i]);
+	/* Its ports stopping: told now, not by that removal later. */
+	list_for_each_entry(dev, &kmad_devices_leaving, list)
 		for (i = 0; i < dev->num_ports; i++)
 			client_remove_port(client, &dev->ports[i]);
 	spin_lock(&kmad_clients_lock);

@@ -896,6 +896,7 @@ enum kmad_test_qp_seam {
 				 * error path
 				 */
 	KMAD_TEST_QP_RESET,	/* the recovery work, before its reset */
+	KMAD_TEST_QP_STOP,	/* kmad_qp_stop(), first (no lock held) */
 	KMAD_TEST_QP_SEAMS
 };
 

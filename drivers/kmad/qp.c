@@ -56,7 +56,8 @@ static void (*qp_test_hooks[KMAD_TEST_QP_SEAMS])(struct kmad_qp_info *qpi);
  * @seam: where: %KMAD_TEST_QP_DESTROY, in teardown once the QP is marked
  *	down and its drain cancelled, before the provider destroys it;
  *	%KMAD_TEST_QP_RESET, in the recovery work once it found the QP
- *	quiet, before it resets it (no lock held).
+ *	quiet, before it resets it (no lock held); %KMAD_TEST_QP_STOP,
+ *	first in kmad_qp_stop() (port removal; no kmad lock held).
  * @hook: the function, or NULL.
  *
  * So that a test can raise a CQ or QP event exactly there.
@@ -870,6 +871,7 @@ void kmad_qp_stop(struct kmad_qp_info *qpi)
 	bool quiet;
 	unsigned long flags;
 
+	qp_test_hook(KMAD_TEST_QP_STOP, qpi);
 	spin_lock_irqsave(&qpi->lock, flags);
 	qpi->run = KMAD_QP_DYING;
 	list_splice_tail_init(&qpi->replay, &qpi->failed);

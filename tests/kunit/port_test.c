@@ -733,6 +733,124 @@ static void port_remove_stops_qps_first(struct kunit *test)
 	kfree(c);
 }
 
+/*
+ * A removal whose provider holds a QP's flush (a move to the error state
+ * that keeps failing, sends never given back) waits for it, without a
+ * time limit (provider.h); every other device's and client's
+ * registration must not wait with it.  The test holds device 1's QP1
+ * stop through a seam while a thread removes the device, then registers
+ * a client (it must return: told of device 0 only) and unregisters one
+ * registered before the removal (told of both devices' ports now, and
+ * not again when the removal ends).
+ */
+struct pt_stuck {
+	struct kmad_qp_info *qpi;
+	struct completion entered, release;
+};
+
+static struct pt_stuck *pt_stuck_ctx;
+
+static void pt_stuck_hook(struct kmad_qp_info *qpi)
+{
+	struct pt_stuck *s = READ_ONCE(pt_stuck_ctx);
+
+	if (!s || qpi != s->qpi)
+		return;
+	complete(&s->entered);
+	wait_for_completion(&s->release);
+}
+
+struct pt_registerer {
+	struct pt_client *c;
+	int ret;
+	struct completion done;
+};
+
+static int pt_register_fn(void *arg)
+{
+	struct pt_registerer *r = arg;
+
+	r->ret = kmad_register_client(&r->c->client);
+	complete(&r->done);
+	return 0;
+}
+
+static void port_remove_stuck_holds_no_global_lock(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct pt_client *a = pt_client(test), *b;
+	struct pt_unregisterer *u;
+	struct pt_registerer *r;
+	struct pt_stuck *s;
+	struct task_struct *t;
+	bool in_time;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	if (!s || !u || !r || !b) {
+		kfree(s);
+		kfree(u);
+		kfree(r);
+		KUNIT_FAIL(test, "no memory");
+		return;
+	}
+	b->f = f;
+	b->client.name = "kmad_port_late";
+	b->client.add = pt_add;
+	b->client.remove = pt_remove;
+	r->c = b;
+	init_completion(&r->done);
+	s->qpi = &f->port[KT_DEV1]->qpi[KMAD_QPT_GSI];
+	init_completion(&s->entered);
+	init_completion(&s->release);
+	WRITE_ONCE(pt_stuck_ctx, s);
+	kmad_test_set_qp_hook(KMAD_TEST_QP_STOP, pt_stuck_hook);
+
+	u->dev = kmad_sim_device(f->fab, KT_DEV1);
+	init_completion(&u->done);
+	t = kthread_run(pt_unregister_fn, u, "kmad_port_unreg");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&s->entered,
+							  30 * HZ), 0UL);
+
+	/* Device 1 is stopping its QP1, held. */
+	t = kthread_run(pt_register_fn, r, "kmad_port_reg");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	in_time = wait_for_completion_timeout(&r->done, 5 * HZ);
+	KUNIT_EXPECT_TRUE_MSG(test, in_time,
+			      "a client's registration waited for another device's removal");
+	if (in_time) {
+		KUNIT_EXPECT_EQ(test, r->ret, 0);
+		KUNIT_EXPECT_EQ(test, atomic_read(&b->added), 1);
+		/* Told of device 1's port now, as of device 0's. */
+		pt_unregister(a);
+		KUNIT_EXPECT_EQ(test, atomic_read(&a->removed), 2);
+		KUNIT_EXPECT_TRUE(test, a->gone[1]);
+	}
+	KUNIT_EXPECT_FALSE(test, completion_done(&u->done));
+
+	complete(&s->release);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&u->done, 30 * HZ),
+			0UL);
+	if (!in_time)
+		KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&r->done,
+								  30 * HZ),
+				0UL);
+	kmad_test_set_qp_hook(KMAD_TEST_QP_STOP, NULL);
+	WRITE_ONCE(pt_stuck_ctx, NULL);
+	/* The removal told no one twice, and b nothing of device 1. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->removed), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->removed), 0);
+	if (!r->ret)
+		kmad_unregister_client(&b->client);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->removed), 1);
+	kfree(s);
+	kfree(u);
+	kfree(r);
+}
+
 static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_changed_tells_clients),
 	KUNIT_CASE(port_changed_bad_calls),
@@ -746,6 +864,7 @@ static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_set_attr_registered),
 	KUNIT_CASE(port_reregister_unregistered),
 	KUNIT_CASE(port_remove_stops_qps_first),
+	KUNIT_CASE(port_remove_stuck_holds_no_global_lock),
 	{}
 };
 
