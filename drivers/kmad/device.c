@@ -32,8 +32,8 @@ static LIST_HEAD(kmad_devices);		/* G + kmad_devices_spin */
  * Devices being unregistered while their ports stop, which
  * kmad_device_unregister() does without G (a provider may hold a QP's
  * flush for long, and every other device and client would wait): their
- * clients' records stay for kmad_unregister_client() to find.  Same
- * locks as kmad_devices; &kmad_device.list is on one of the two.
+ * names stay taken, and kmad_unregister_client() waits, without G, for
+ * those its client has records on.  Same locks as kmad_devices.
  */
 static LIST_HEAD(kmad_devices_leaving);
 /*
@@ -217,6 +217,7 @@ struct kmad_device *kmad_device_alloc(const struct kmad_provider_ops *ops,
 	dev->priv = priv_size ? (char *)dev + size : NULL;
 	kref_init(&dev->ref);
 	INIT_LIST_HEAD(&dev->list);
+	init_completion(&dev->left);
 	for (i = 0; i < num_ports; i++) {
 		struct kmad_port *port = &dev->ports[i];
 
@@ -462,13 +463,14 @@ err_smi:
 	return ret;
 }
 
-static struct kmad_device *device_find(const char *name)
+static struct kmad_device *device_find(struct list_head *devices,
+				       const char *name)
 {
 	struct kmad_device *dev;
 
 	lockdep_assert(lockdep_is_held(&kmad_devices_lock) ||
 		       lockdep_is_held(&kmad_devices_spin));
-	list_for_each_entry(dev, &kmad_devices, list)
+	list_for_each_entry(dev, devices, list)
 		if (!strcmp(dev->name, name))
 			return dev;
 	return NULL;
@@ -487,7 +489,8 @@ static struct kmad_device *device_find(const char *name)
  * it with kmad_device_free() and allocates another.
  *
  * Context: process context, may sleep.
- * Return: 0; -EEXIST if a device of that name is registered; -EINVAL if
+ * Return: 0; -EEXIST if a device of that name is registered, or is being
+ * unregistered and its clients not yet told; -EINVAL if
  * @dev is registered, or was torn down before, or has query_pkey and a
  * port whose P_Key table has no entry (one never described by
  * kmad_device_set_port_attr(), which refuses that); -ENOMEM; or the
@@ -512,7 +515,11 @@ int kmad_device_register(struct kmad_device *dev)
 			goto out_unlock;
 		}
 	}
-	if (device_find(dev->name)) {
+	/* A name stays taken until its device's unregister returns:
+	 * clients (kmad_umad's sysfs entries) know devices by name.
+	 */
+	if (device_find(&kmad_devices, dev->name) ||
+	    device_find(&kmad_devices_leaving, dev->name)) {
 		ret = -EEXIST;
 		goto out_unlock;
 	}
@@ -577,20 +584,27 @@ void kmad_device_unregister(struct kmad_device *dev)
 		return;
 	mutex_lock(&kmad_devices_lock);
 	if (!dev->registered) {
+		bool leaving = dev->leaving;
+
 		mutex_unlock(&kmad_devices_lock);
+		/* Another unregister of it runs: returns with it. */
+		if (leaving)
+			wait_for_completion(&dev->left);
 		return;
 	}
 	WRITE_ONCE(dev->registered, false);
 	dev->spent = true;
-	/* Its name is free from here on: no lookup finds it, no client
-	 * registered from now on is told of it.
+	dev->leaving = true;
+	/* No lookup finds it from here on and no client registered from
+	 * now on is told of it; its name stays taken until its clients
+	 * have been told it went (as before 2026-12-03, when all this held
+	 * G).
 	 */
 	spin_lock(&kmad_devices_spin);
 	list_move_tail(&dev->list, &kmad_devices_leaving);
 	spin_unlock(&kmad_devices_spin);
-	/* Under G: a device registered under the same name right after
-	 * this must find the name free in debugfs too.  Waits for readers
-	 * of the files, whose show functions never take G.
+	/* Waits for readers of the files, whose show functions never take
+	 * G.
 	 */
 	kmad_debugfs_device_remove(dev);
 	mutex_unlock(&kmad_devices_lock);
@@ -598,8 +612,9 @@ void kmad_device_unregister(struct kmad_device *dev)
 	/* Flush the hardware first, so that agents the clients unregister
 	 * below need not wait for it.  Without G: a provider that holds a
 	 * flush (a failing move to the error state, sends it never gives
-	 * back) keeps this removal waiting, not every other device's
-	 * registration and removal and every client's.
+	 * back) keeps this removal waiting, and the unregister of a client
+	 * that has its ports (kmad_unregister_client() waits for this
+	 * without G), not every other device's and client's registration.
 	 */
 	for (i = 0; i < dev->num_ports; i++)
 		port_stop(&dev->ports[i]);
@@ -626,6 +641,7 @@ void kmad_device_unregister(struct kmad_device *dev)
 	 */
 	WRITE_ONCE(dev->gone, true);
 	synchronize_srcu(&kmad_provider_srcu);
+	complete_all(&dev->left);
 }
 EXPORT_SYMBOL_GPL(kmad_device_unregister);
 
@@ -840,11 +856,30 @@ int kmad_register_client(struct kmad_client *client)
 }
 EXPORT_SYMBOL_GPL(kmad_register_client);
 
+/* Context: G held.  A leaving device with records of @client, or NULL. */
+static struct kmad_device *client_leaving_device(struct kmad_client *client)
+{
+	struct kmad_client_data *cd;
+	struct kmad_device *dev;
+	int i;
+
+	lockdep_assert_held(&kmad_devices_lock);
+	list_for_each_entry(dev, &kmad_devices_leaving, list)
+		for (i = 0; i < dev->num_ports; i++)
+			list_for_each_entry(cd, &dev->ports[i].client_data,
+					    entry)
+				if (cd->client == client)
+					return dev;
+	return NULL;
+}
+
 /**
  * kmad_unregister_client() - unregister a client.
  * @client: the client.
  *
- * @remove runs for every port the client accepted, before this returns.
+ * @remove runs for every port the client accepted, before this returns:
+ * for a port whose device is being unregistered, once that unregister
+ * has stopped its ports (this waits for it, without kmad's lock).
  *
  * A client that is not registered (never was, its registration failed,
  * or it was unregistered already) is ignored.
@@ -883,11 +918,19 @@ void kmad_unregister_client(struct kmad_client *client)
 		mutex_unlock(&kmad_devices_lock);
 		return;
 	}
+	/*
+	 * A device whose ports are stopping tells the client of them once
+	 * they have (its remove may unregister agents, which would wait for
+	 * the provider): wait for it without G, as its unregister does.
+	 */
+	while ((dev = client_leaving_device(client))) {
+		kref_get(&dev->ref);
+		mutex_unlock(&kmad_devices_lock);
+		wait_for_completion(&dev->left);
+		kmad_device_put(dev);
+		mutex_lock(&kmad_devices_lock);
+	}
 	list_for_each_entry(dev, &kmad_devices, list)
-		for (i = 0; i < dev->num_ports; i++)
-			client_remove_port(client, &dev->ports[i]);
-	/* Its ports stopping: told now, not by that removal later. */
-	list_for_each_entry(dev, &kmad_devices_leaving, list)
 		for (i = 0; i < dev->num_ports; i++)
 			client_remove_port(client, &dev->ports[i]);
 	spin_lock(&kmad_clients_lock);
@@ -916,7 +959,7 @@ struct kmad_port *kmad_port_get(const char *dev_name, u8 port_num)
 	 * for them.
 	 */
 	spin_lock(&kmad_devices_spin);
-	dev = device_find(dev_name);
+	dev = device_find(&kmad_devices, dev_name);
 	if (dev && port_num >= 1 && port_num <= dev->num_ports) {
 		port = &dev->ports[port_num - 1];
 		kref_get(&dev->ref);

@@ -491,7 +491,14 @@ struct kmad_device {
 	struct rcu_head rcu;			/* the free, after the last
 						 * put
 						 */
-	struct list_head list;			/* G: kmad_devices */
+	struct list_head list;			/* G + kmad_devices_spin:
+						 * kmad_devices while
+						 * registered, then
+						 * kmad_devices_leaving
+						 * while it unregisters
+						 */
+	bool leaving;				/* G: unregistering */
+	struct completion left;			/* its unregister returned */
 	struct dentry *debugfs;
 	void *priv;				/* provider's, after ports[] */
 	struct kmad_port ports[];		/* [port_num - 1] */

@@ -57,7 +57,8 @@ static void (*qp_test_hooks[KMAD_TEST_QP_SEAMS])(struct kmad_qp_info *qpi);
  *	down and its drain cancelled, before the provider destroys it;
  *	%KMAD_TEST_QP_RESET, in the recovery work once it found the QP
  *	quiet, before it resets it (no lock held); %KMAD_TEST_QP_STOP,
- *	first in kmad_qp_stop() (port removal; no kmad lock held).
+ *	first in kmad_qp_stop() (no kmad lock held at a device's removal;
+ *	kmad_devices_lock on a failed registration's way back).
  * @hook: the function, or NULL.
  *
  * So that a test can raise a CQ or QP event exactly there.

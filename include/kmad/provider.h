@@ -53,9 +53,10 @@
  *   item.  Unregister waits, without a time limit, until the provider
  *   has given back every posted work request (a CQE each), retrying
  *   modify_qp(%KMAD_QPS_ERR) meanwhile: a device that vanished must still
- *   complete everything in software.  Only that unregister waits: other
- *   devices and clients register and unregister meanwhile (the device's
- *   name is free once the unregister began).
+ *   complete everything in software.  Meanwhile other devices register
+ *   and unregister and clients register; a client unregistering then
+ *   waits for it if it has the device's ports, and the device's name
+ *   stays taken (-EEXIST) until its clients have been told it went.
  * - A port whose LID, LMC or SM LID changes after registration (the subnet
  *   manager assigned them) is reported with kmad_device_port_changed(),
  *   also from any context; a changed GID or P_Key table too (kmad then
