@@ -1089,8 +1089,13 @@ static bool agent_expire_batch(struct kmad_agent_priv *agent)
 			wr->retries_left--;
 			wr->refs++;			/* the new send completion */
 			if (send_set_state(wr, KMAD_SS_SENDING)) {
-				wr->refs--;		/* warned */
-				return false;	/* not re-armed: no spin */
+				/* Warned (a kernel bug): off the wheel, so
+				 * that it is not due again at once, for ever;
+				 * the other due sends go on.
+				 */
+				wr->refs--;
+				kmad_wheel_del(&agent->deadlines, due);
+				continue;
 			}
 			/* Under the agent lock, as in kmad_post_send(). */
 			kmad_qp_send(agent->qpi, wr);
@@ -1100,12 +1105,11 @@ static bool agent_expire_batch(struct kmad_agent_priv *agent)
 			trace_kmad_timeout(wr);
 			send_put_ref(wr);		/* timeout */
 			wr->status = KMAD_SEND_RESP_TIMEOUT;
-			/* Warned (a kernel bug): the send stays due, so the
-			 * deadline is not re-armed, or the work would run
-			 * again at once, for ever.
-			 */
-			if (send_set_state(wr, KMAD_SS_DONE))
-				return false;
+			if (send_set_state(wr, KMAD_SS_DONE)) {
+				wr->refs++;		/* warned: as above */
+				kmad_wheel_del(&agent->deadlines, due);
+				continue;
+			}
 			list_add_tail(&wr->agent_entry, &agent->done);
 		}
 	}
