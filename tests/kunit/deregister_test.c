@@ -461,20 +461,29 @@ struct kt_after_mark {
 	struct kt_fix *f;
 	struct kmad_send_buf *r;
 	bool respond;
+	int inject_ret;
 	struct completion done;
 };
 
+/* No KUnit assertion here: it would end the case from this thread. */
 static int kt_after_mark_fn(void *arg)
 {
 	struct kt_after_mark *m = arg;
+	struct kt_fix *f = m->f;
 
 	if (m->respond) {
-		kt_respond(m->f, m->r, 0);
-		kt_event(m->f, KT_DEV0);
+		struct kmad_mad resp = *m->r->mad;
+
+		resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
+		m->inject_ret = kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
+						sizeof(resp),
+						kmad_port_lid(f->port[KT_DEV1]),
+						KT_QPN);
+		kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
 	} else {
-		kmad_sim_advance_clock(m->f->fab, 1000);
-		kt_settle(m->f);
+		kmad_sim_advance_clock(f->fab, 1000);
 	}
+	kt_settle(f);
 	complete(&m->done);
 	return 0;
 }
@@ -485,32 +494,57 @@ static void kt_dereg_after_mark(struct kunit *test, bool respond)
 	struct kmad_port *port = f->port[KT_DEV0];
 	struct kmad_send_buf *r = kt_request(f, f->agent, KMAD_METHOD_GET,
 					     1, 1000, 3);
-	struct kt_after_mark m = { .f = f, .r = r, .respond = respond };
+	struct kmad_agent_priv *priv = kmad_agent_priv(f->agent);
+	struct kt_after_mark *m;
 	struct task_struct *t;
 	struct kt_unreg u;
 	s64 unmatched, retries;
+	bool stepped = false;
+	int i;
 
 	kt_post(f, r);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
 	KUNIT_ASSERT_EQ(test, kt_state(r, NULL), KMAD_SS_WAIT_RESP);
 	unmatched = atomic64_read(&port->stats[KMAD_PSTAT_RESP_UNMATCHED]);
 	retries = atomic64_read(&port->stats[KMAD_PSTAT_RETRIES]);
+	/* Left to the thread if it does not end (a failed case). */
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->f = f;
+	m->r = r;
+	m->respond = respond;
+	init_completion(&m->done);
 
+	/* Unregister in a thread, stopped at P; no assertion while the
+	 * test holds P (an ended case would leave it held).
+	 */
 	mutex_lock(&port->reg_mutex);
-	kt_unreg_start(f, &u, f->agent);
+	u.f = f;
+	u.agent = f->agent;
+	init_completion(&u.done);
+	t = kthread_run(kt_unreg_fn, &u, "kt_unreg");
+	if (IS_ERR(t)) {
+		mutex_unlock(&port->reg_mutex);
+		kfree(m);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
 	f->agent = NULL;
-	init_completion(&m.done);
-	t = kthread_run(kt_after_mark_fn, &m, "kt_after_mark");
-	if (!IS_ERR(t))
-		KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&m.done,
-								  30 * HZ),
-				0UL);
+	for (i = 0; i < 5000 && READ_ONCE(priv->state) != KMAD_AGENT_DYING;
+	     i++)
+		usleep_range(1000, 2000);
+	if (READ_ONCE(priv->state) == KMAD_AGENT_DYING) {
+		t = kthread_run(kt_after_mark_fn, m, "kt_after_mark");
+		stepped = !IS_ERR(t) &&
+			  wait_for_completion_timeout(&m->done, 30 * HZ);
+	}
 	KUNIT_EXPECT_FALSE(test, completion_done(&u.done));
 	mutex_unlock(&port->reg_mutex);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	kt_unreg_wait(f, &u);
+	KUNIT_ASSERT_TRUE(test, stepped);
 	kt_settle(f);
 
+	KUNIT_EXPECT_EQ(test, m->inject_ret, 0);
 	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
 	kt_expect_send(f, 0, r, KMAD_SEND_FLUSHED);
 	KUNIT_EXPECT_EQ(test, u.sends_at_return, 1);
@@ -522,6 +556,7 @@ static void kt_dereg_after_mark(struct kunit *test, bool respond)
 	/* Nothing went on the wire after the first transmission. */
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, KT_QPN),
 			0U);
+	kfree(m);
 	kmad_free_send_buf(r);
 }
 
