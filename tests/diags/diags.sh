@@ -177,7 +177,7 @@ pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 
 # 4. Boot.
 # no5lvl: 4-level paging, for the debug kernel (tests/qemu/check.sh says why).
-append="console=ttyS0 no5lvl panic=-1 oops=panic panic_on_warn=1 no_timer_check"
+append="console=ttyS0 no5lvl log_buf_len=4M panic=-1 oops=panic panic_on_warn=1 no_timer_check"
 [ "${KMAD_DIAGS_VERBOSE:-0}" = 1 ] || append+=" quiet"
 # boot <initramfs> <console log>
 boot() {
