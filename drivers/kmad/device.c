@@ -515,8 +515,8 @@ int kmad_device_register(struct kmad_device *dev)
 			goto out_unlock;
 		}
 	}
-	/* A name stays taken until its device's unregister returns:
-	 * clients (kmad_umad's sysfs entries) know devices by name.
+	/* A name stays taken until its leaving device's clients have been
+	 * told: clients (kmad_umad's sysfs entries) know devices by name.
 	 */
 	if (device_find(&kmad_devices, dev->name) ||
 	    device_find(&kmad_devices_leaving, dev->name)) {
@@ -905,6 +905,20 @@ void kmad_unregister_client(struct kmad_client *client)
 		  "kmad: %s() from an agent's handler may deadlock with a device removal\n",
 		  __func__);
 	mutex_lock(&kmad_devices_lock);
+	/*
+	 * A device whose ports are stopping tells the client of them once
+	 * they have (its remove may unregister agents, which would wait for
+	 * the provider): wait for it without G, as its unregister does.
+	 * First: what follows holds G throughout, and no device starts
+	 * leaving, nor is a client added to a leaving one, without G.
+	 */
+	while ((dev = client_leaving_device(client))) {
+		kref_get(&dev->ref);
+		mutex_unlock(&kmad_devices_lock);
+		wait_for_completion(&dev->left);
+		kmad_device_put(dev);
+		mutex_lock(&kmad_devices_lock);
+	}
 	/* Registered from a handler and not added yet: just forget it (the
 	 * pending work adds under G, so it cannot be halfway through).
 	 */
@@ -917,18 +931,6 @@ void kmad_unregister_client(struct kmad_client *client)
 	if (!registered) {
 		mutex_unlock(&kmad_devices_lock);
 		return;
-	}
-	/*
-	 * A device whose ports are stopping tells the client of them once
-	 * they have (its remove may unregister agents, which would wait for
-	 * the provider): wait for it without G, as its unregister does.
-	 */
-	while ((dev = client_leaving_device(client))) {
-		kref_get(&dev->ref);
-		mutex_unlock(&kmad_devices_lock);
-		wait_for_completion(&dev->left);
-		kmad_device_put(dev);
-		mutex_lock(&kmad_devices_lock);
 	}
 	list_for_each_entry(dev, &kmad_devices, list)
 		for (i = 0; i < dev->num_ports; i++)
