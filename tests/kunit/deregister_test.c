@@ -31,13 +31,16 @@ static int kt_unreg_fn(void *arg)
 }
 
 /*
- * Start unregistering @agent in a kthread; return once it is DYING.  Only
- * for an agent with a send the hardware holds (the test completes it
- * later): an unregister that returned at once would free the agent under
- * the poll of its state.
+ * Start unregistering @agent in a kthread; return 0 once it is DYING,
+ * -ETIMEDOUT if it did not get there (the thread has it), or
+ * kthread_run()'s error (no thread: the agent is still the caller's).  No
+ * assertion: a caller may hold a lock the unregister waits for.  Only for
+ * an agent whose unregister cannot return at once (a send the hardware
+ * holds, a lock the caller holds): it would free the agent under the poll
+ * of its state.
  */
-static void kt_unreg_start(struct kt_fix *f, struct kt_unreg *u,
-			   struct kmad_agent *agent)
+static int kt_unreg_begin(struct kt_fix *f, struct kt_unreg *u,
+			  struct kmad_agent *agent)
 {
 	struct kmad_agent_priv *priv = kmad_agent_priv(agent);
 	struct task_struct *t;
@@ -47,10 +50,18 @@ static void kt_unreg_start(struct kt_fix *f, struct kt_unreg *u,
 	u->agent = agent;
 	init_completion(&u->done);
 	t = kthread_run(kt_unreg_fn, u, "kt_unreg");
-	KUNIT_ASSERT_FALSE(f->test, IS_ERR(t));
+	if (IS_ERR(t))
+		return PTR_ERR(t);
 	for (i = 0; i < 5000 && READ_ONCE(priv->state) != KMAD_AGENT_DYING; i++)
 		usleep_range(1000, 2000);
-	KUNIT_ASSERT_EQ(f->test, READ_ONCE(priv->state), KMAD_AGENT_DYING);
+	return READ_ONCE(priv->state) == KMAD_AGENT_DYING ? 0 : -ETIMEDOUT;
+}
+
+/* kt_unreg_begin(), asserting that the agent is DYING. */
+static void kt_unreg_start(struct kt_fix *f, struct kt_unreg *u,
+			   struct kmad_agent *agent)
+{
+	KUNIT_ASSERT_EQ(f->test, kt_unreg_begin(f, u, agent), 0);
 }
 
 static void kt_unreg_wait(struct kt_fix *f, struct kt_unreg *u)
@@ -472,13 +483,7 @@ static int kt_after_mark_fn(void *arg)
 	struct kt_fix *f = m->f;
 
 	if (m->respond) {
-		struct kmad_mad resp = *m->r->mad;
-
-		resp.mad_hdr.method = KMAD_METHOD_GET_RESP;
-		m->inject_ret = kmad_sim_inject(f->fab, KT_DEV0, KT_QPN, &resp,
-						sizeof(resp),
-						kmad_port_lid(f->port[KT_DEV1]),
-						KT_QPN);
+		m->inject_ret = kt_inject_response(f, m->r, 0);
 		kmad_sim_fire_cq_event(f->fab, KT_DEV0, KT_QPN, false);
 	} else {
 		kmad_sim_advance_clock(f->fab, 1000);
@@ -494,13 +499,12 @@ static void kt_dereg_after_mark(struct kunit *test, bool respond)
 	struct kmad_port *port = f->port[KT_DEV0];
 	struct kmad_send_buf *r = kt_request(f, f->agent, KMAD_METHOD_GET,
 					     1, 1000, 3);
-	struct kmad_agent_priv *priv = kmad_agent_priv(f->agent);
 	struct kt_after_mark *m;
 	struct task_struct *t;
 	struct kt_unreg u;
 	s64 unmatched, retries;
 	bool stepped = false;
-	int i;
+	int ret;
 
 	kt_post(f, r);
 	kt_complete(f, KT_DEV0, KMAD_WC_SUCCESS, false);
@@ -519,21 +523,15 @@ static void kt_dereg_after_mark(struct kunit *test, bool respond)
 	 * test holds P (an ended case would leave it held).
 	 */
 	mutex_lock(&port->reg_mutex);
-	u.f = f;
-	u.agent = f->agent;
-	init_completion(&u.done);
-	t = kthread_run(kt_unreg_fn, &u, "kt_unreg");
-	if (IS_ERR(t)) {
+	ret = kt_unreg_begin(f, &u, f->agent);
+	if (ret && ret != -ETIMEDOUT) {
 		mutex_unlock(&port->reg_mutex);
 		kfree(m);
-		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		KUNIT_FAIL(test, "kthread_run: %d", ret);
 		return;
 	}
 	f->agent = NULL;
-	for (i = 0; i < 5000 && READ_ONCE(priv->state) != KMAD_AGENT_DYING;
-	     i++)
-		usleep_range(1000, 2000);
-	if (READ_ONCE(priv->state) == KMAD_AGENT_DYING) {
+	if (!ret) {
 		t = kthread_run(kt_after_mark_fn, m, "kt_after_mark");
 		stepped = !IS_ERR(t) &&
 			  wait_for_completion_timeout(&m->done, 30 * HZ);

@@ -120,18 +120,24 @@ static void pt_changed(struct kmad_client *client, struct kmad_port *port,
 	}
 }
 
-static struct pt_client *pt_client(struct kunit *test)
+/* A zeroed @c as the case's client, not registered. */
+static void pt_client_init(struct pt_client *c, struct kt_fix *f)
 {
-	struct pt_client *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, c);
-	c->f = test->priv;
+	c->f = f;
 	c->client.name = "kmad_port_test";
 	c->client.add = pt_add;
 	c->client.remove = pt_remove;
 	c->client.port_changed = pt_changed;
 	init_completion(&c->entered);
 	init_completion(&c->release);
+}
+
+static struct pt_client *pt_client(struct kunit *test)
+{
+	struct pt_client *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	pt_client_init(c, test->priv);
 	KUNIT_ASSERT_EQ(test, kmad_register_client(&c->client), 0);
 	c->registered = true;
 	pt_current = c;
@@ -819,10 +825,7 @@ static void port_remove_stuck_holds_no_global_lock(struct kunit *test)
 		KUNIT_FAIL(test, "no memory");
 		return;
 	}
-	b->f = f;
-	b->client.name = "kmad_port_late";
-	b->client.add = pt_add;
-	b->client.remove = pt_remove;
+	pt_client_init(b, f);
 	r->c = b;
 	init_completion(&r->done);
 	ra->c = a;
