@@ -98,8 +98,9 @@ struct umad_ibport {
  *	query through a port's agent (a port's own files need no lock: its
  *	removal waits for them).
  * @ports_kobj: ports/.
- * @num_ports: entries of @ports.
- * @ports: [port_num - 1], Q; NULL until that port is added.
+ * @ports: [port_num - 1], Q; NULL until that port is added.  Any port
+ *	number kmad has (1..255), not just the first 64 (umadN devices,
+ *	UMAD_MAX_PORTS, count ports of all devices, not port numbers).
  */
 struct umad_ibdev {
 	struct device dev;
@@ -107,8 +108,7 @@ struct umad_ibdev {
 	unsigned int users;
 	struct mutex query_mutex;	/* Q */
 	struct kobject *ports_kobj;
-	unsigned int num_ports;
-	struct umad_ibport *ports[];
+	struct umad_ibport *ports[U8_MAX];
 };
 
 static struct class *umad_ib_class;
@@ -247,7 +247,7 @@ static int umad_dev_query(struct device *dev, u16 attr, u8 *data)
 	unsigned int i;
 
 	mutex_lock(&ibdev->query_mutex);
-	for (i = 0; i < ibdev->num_ports; i++) {
+	for (i = 0; i < ARRAY_SIZE(ibdev->ports); i++) {
 		if (!ibdev->ports[i])
 			continue;
 		ret = -ENODEV;
@@ -807,14 +807,9 @@ struct umad_ibdev *umad_ibdev_get(struct kmad_port *kport)
 
 	ibdev = umad_ibdev_find(name);
 	if (!ibdev) {
-		/* Any port number kmad has (1..255), not just the first 64
-		 * (umadN devices, UMAD_MAX_PORTS, count ports of all
-		 * devices, not port numbers).
-		 */
-		ibdev = kzalloc(struct_size(ibdev, ports, U8_MAX), GFP_KERNEL);
+		ibdev = kzalloc(sizeof(*ibdev), GFP_KERNEL);
 		if (!ibdev)
 			return ERR_PTR(-ENOMEM);
-		ibdev->num_ports = U8_MAX;
 		mutex_init(&ibdev->query_mutex);
 		device_initialize(&ibdev->dev);
 		ibdev->dev.class = umad_ib_class;
@@ -835,7 +830,7 @@ struct umad_ibdev *umad_ibdev_get(struct kmad_port *kport)
 		list_add_tail(&ibdev->list, &umad_ibdevs);
 		created = true;
 	}
-	if (!num || num > ibdev->num_ports || ibdev->ports[num - 1]) {
+	if (!num || ibdev->ports[num - 1]) {
 		ret = -EINVAL;
 		goto err_undo;
 	}
