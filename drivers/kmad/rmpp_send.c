@@ -425,6 +425,12 @@ void kmad_rmpp_send_hw_done(struct kmad_send_wr *wr)
  * left: resend from the segment after the last one acknowledged.
  * @wr: an RMPP send, WAIT_RESP, its deadline passed.
  *
+ * If the receiver closed its window (its last ACK's NewWindowLast was
+ * its SegmentNumber), nothing past NewWindowLast may go (IBTA 13.6): the
+ * last segment acknowledged is sent again instead, inside the window, so
+ * that the receiver ACKs it again with its window (a lost ACK that opened
+ * it is then made good).
+ *
  * Context: A held (agent_expire(), which then transmits the segment).
  * Return: true if a segment is ready to resend; false if the send waits
  * for its response, which is not resent: it times out.
@@ -432,11 +438,15 @@ void kmad_rmpp_send_hw_done(struct kmad_send_wr *wr)
 bool kmad_rmpp_send_rewind(struct kmad_send_wr *wr)
 {
 	struct kmad_rmpp_send *rs = rmpp_send(wr);
+	u32 seg = rs->last_ack + 1;
 
 	lockdep_assert_held(&kmad_send_agent(wr)->lock);
 	if (rs->last_ack == rs->seg_count)
 		return false;
-	rmpp_prepare(rs, rs->last_ack + 1);
+	/* rs->window >= 1 and rs->last_ack <= rs->window: seg >= 1. */
+	if (seg > rs->window)
+		seg = rs->window;
+	rmpp_prepare(rs, seg);
 	return true;
 }
 

@@ -402,6 +402,45 @@ static void rmpp_lost_ack_retransmits(struct kunit *test)
 }
 
 /*
+ * A receiver may close its window: an ACK whose NewWindowLast is its
+ * SegmentNumber (IBTA 13.6: nothing past NewWindowLast may be sent).
+ * When the wait for the next ACK expires, the resend stays inside the
+ * window: the last segment acknowledged, for the receiver to ACK again
+ * with its window, not the segment after it.  Before the fix, segment 2
+ * went out with the window at 1 (rt_tx() found segment 2, not 1).
+ */
+static void rmpp_closed_window_resend_inside(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_send_buf *buf = rt_buf(f, rt_req_agent,
+					   KMAD_METHOD_GET_MULTI, 44, 600, 0, 2);
+	struct kmad_mad seg1, mad;
+
+	buf->timeout_ms = 0;	/* no response expected: 2 s ACK wait */
+	kt_post(f, buf);
+	rt_tx(f, buf, 1, &seg1);
+	rt_ack(f, &seg1, 1, 1);			/* the window closes */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_sim_advance_clock(f->fab, 2000);
+	kt_settle(f);
+	rt_tx(f, buf, 1, &mad);			/* inside it */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	kmad_sim_advance_clock(f->fab, 2000);
+	kt_settle(f);
+	rt_tx(f, buf, 1, &mad);			/* the second retry */
+	KUNIT_EXPECT_EQ(test, rt_wire(f), 0U);
+	/* The receiver answers the duplicate: its window opens. */
+	rt_ack(f, &seg1, 1, 3);
+	rt_tx(f, buf, 2, &mad);
+	rt_tx(f, buf, 3, &mad);
+	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
+	rt_ack(f, &seg1, 3, 3);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+}
+
+/*
  * An ACK that moves the window on gives the retries back (as ib_mad
  * does): a transfer may lose up to retries ACKs per window, not in all.
  * Here one retry: the first segment's ACK is lost and it is sent again;
@@ -1837,6 +1876,7 @@ static struct kunit_case rmpp_cases[] = {
 	KUNIT_CASE(rmpp_single_segment),
 	KUNIT_CASE(rmpp_multi_window),
 	KUNIT_CASE(rmpp_lost_ack_retransmits),
+	KUNIT_CASE(rmpp_closed_window_resend_inside),
 	KUNIT_CASE(rmpp_retries_exhausted),
 	KUNIT_CASE(rmpp_ack_progress_restores_retries),
 	KUNIT_CASE(rmpp_stale_ack_ignored),
