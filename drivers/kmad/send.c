@@ -1409,8 +1409,9 @@ EXPORT_SYMBOL_GPL(kmad_free_send_buf);
  * pointer, path check, IBTA C14-9/C14-13) as an HCA's SMI must; one whose
  * path does not start at this port is refused, unchanged.  A request whose
  * DrSLID, or a response whose DrDLID, is not permissive starts LID-routed:
- * no directed step here.  The step writes the MAD, so it is a post's last
- * check.
+ * no directed step here, but its hop fields are checked all the same
+ * (C14-6: HopCount at most 63, HopPointer at most HopCount + 1).  The step
+ * writes the MAD, so it is a post's last check.
  */
 static int send_smi_step(struct kmad_agent_priv *agent,
 			 struct kmad_send_wr *wr)
@@ -1422,6 +1423,9 @@ static int send_smi_step(struct kmad_agent_priv *agent,
 	lockdep_assert_held(&agent->lock);
 	if (smp->mgmt_class != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
 		return 0;
+	if (smp->hop_cnt > KMAD_SMP_DR_MAX_HOP_CNT ||
+	    smp->hop_ptr > smp->hop_cnt + 1)
+		return -EINVAL;
 	first_lid = kmad_smp_is_returning(smp) ? smp->dr_dlid : smp->dr_slid;
 	if (first_lid != cpu_to_be16(KMAD_PERMISSIVE_LID))
 		return 0;
@@ -1586,9 +1590,12 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * Return: 0; -EINVAL for a bad buffer or one already posted, a timeout
  * above %KMAD_MAX_TIMEOUT_MS, an SL above %KMAD_MAX_SL or a P_Key index
  * past the end of the port's table, a directed-route SMP whose path fails
- * the SMI checks, a GRH on QP0, no GRH on an Ethernet port, or a GRH
+ * the SMI checks (its hop fields are checked even where it starts
+ * LID-routed), a GRH on QP0, no GRH on an Ethernet port, or a GRH
  * whose sgid_index is not an entry of the port's GID table,
- * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, an RMPP
+ * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, or on a
+ * request posted with a timeout or an RMPP request (their answers would
+ * go to the other MAD layer), an RMPP
  * buffer whose class is not one it was allocated for, a response with a
  * timeout (but an RMPP one, whose timeout is its ACK timeout); -EBUSY if
  * the send is a request (with or without a timeout) and a request of the
@@ -1648,6 +1655,11 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	     * (an RMPP response's timeout is its ACK timeout).
 	     */
 	    (kmad_mad_is_response(hdr) && buf->timeout_ms && !wr->rmpp) ||
+	    /* From the other layer's QP1, answers (and a transfer's ACKs)
+	     * come back to that layer, matched by its own TIDs.
+	     */
+	    (buf->dest.from_qp1 && !kmad_mad_is_response(hdr) &&
+	     (buf->timeout_ms || wr->rmpp)) ||
 	    addr_ret || (wr->rmpp && kmad_rmpp_send_check(wr))) {
 		ret = -EINVAL;
 		goto out_unlock;

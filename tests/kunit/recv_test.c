@@ -1364,9 +1364,42 @@ static void recv_bridge_add_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kt_events(f), 0);
 }
 
+/*
+ * &kmad_dest.from_qp1 sends through the other MAD layer's QP1, whose
+ * answers that layer matches against its own requests' TIDs: a request
+ * that waits for a response (posted with a timeout) is refused with it
+ * (-EINVAL, nothing sent), as its response would never come back to kmad
+ * (or could complete one of that layer's requests).  Without a timeout
+ * it waits for nothing and goes.  Before the fix the first post returned
+ * 0 and the request went out.
+ */
+static void recv_bridged_request_from_qp1_refused(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *a = kt_register_get(f);
+	struct kmad_send_buf *buf;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	buf = kt_request(f, a, KMAD_METHOD_GET, 5, 1000, 0);
+	buf->dest.dlid = kmad_port_lid(f->port[KT_DEV0]);
+	buf->dest.from_qp1 = true;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
+			0U);
+	buf->timeout_ms = 0;
+	kt_post(f, buf);
+	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
+	kt_settle(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(a);
+}
+
 static struct kunit_case recv_bridged_cases[] = {
 	KUNIT_CASE(recv_bridged_request_while_registering),
 	KUNIT_CASE(recv_bridge_add_fails),
+	KUNIT_CASE(recv_bridged_request_from_qp1_refused),
 	{}
 };
 

@@ -903,6 +903,55 @@ static void ks_complete_smi(struct kt_fix *f)
 }
 
 /*
+ * A directed-route SMP that starts LID-routed (its DrSLID not permissive)
+ * takes no directed step at post, but its hop fields are still checked
+ * (IBTA C14-6: HopCount at most 63, HopPointer at most HopCount + 1):
+ * -EINVAL, unchanged, nothing sent.  Before the fix both were posted.
+ */
+static void send_dr_lid_routed_start_hops_checked(struct kunit *test)
+{
+	static const u8 path[] = { 1 };
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *smi = ks_smi_agent(f);
+	struct kmad_dest dest = { };
+	struct kmad_send_buf *buf;
+	struct kmad_smp *smp, before;
+
+	buf = kmad_alloc_send_buf(smi, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(buf));
+	KUNIT_ASSERT_EQ(test, kmad_send_buf_set_dr_path(buf, path, 1), 0);
+	smp = (struct kmad_smp *)buf->mad;
+	smp->base_version = KMAD_MGMT_BASE_VERSION;
+	smp->class_version = KMAD_SMP_CLASS_VERSION;
+	smp->method = KMAD_METHOD_GET;
+	smp->attr_id = cpu_to_be16(KMAD_SMP_ATTR_NODE_INFO);
+	smp->dr_slid = cpu_to_be16(kmad_port_lid(f->port[KT_DEV0]));
+	buf->dest.dlid = kmad_port_lid(f->port[KT_DEV1]);
+
+	smp->hop_cnt = KMAD_SMP_DR_MAX_HOP_CNT + 1;
+	before = *smp;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, memcmp(smp, &before, sizeof(before)), 0);
+
+	smp->hop_cnt = 1;
+	smp->hop_ptr = 3;
+	before = *smp;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, memcmp(smp, &before, sizeof(before)), 0);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, 0), 0U);
+
+	/* In range, it goes (by LID, no directed step here). */
+	smp->hop_ptr = 0;
+	kt_post(f, buf);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV0, 0), 1U);
+	ks_complete_smi(f);
+	KUNIT_ASSERT_EQ(test, kt_events(f), 1);
+	kt_expect_send(f, 0, buf, KMAD_SEND_OK);
+	kmad_free_send_buf(buf);
+	kmad_unregister_agent(smi);
+}
+
+/*
  * The SMI send step advances a directed-route SMP's hop pointer when it
  * is posted (mad.h): posted again as it is, a two-hop SMP is refused
  * (-EINVAL); given its path again with kmad_send_buf_set_dr_path(), it
@@ -1362,6 +1411,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_late_response_to_unregistered_agent),
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
+	KUNIT_CASE(send_dr_lid_routed_start_hops_checked),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	KUNIT_CASE(send_dr_repost_sets_path_again),
 	KUNIT_CASE(send_response_judged_by_header),
