@@ -599,6 +599,12 @@ struct kmad_agent_priv {
 	bool tids_resize;			/* A: @work is queued to
 						 * resize @tids
 						 */
+	u8 tids_failed_bits;			/* A: the size (log2) whose
+						 * buckets could not be
+						 * allocated: not asked for
+						 * again until the count
+						 * wants another; 0: none
+						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
 	struct list_head rmpp_sends;		/* A: its RMPP sends that
 						 * are posted and not DONE
@@ -860,6 +866,10 @@ enum kmad_alloc_site {
 				 */
 	KMAD_ALLOC_RMPP_CTL,	/* rmpp_recv.c, rmpp_send.c: an ACK, STOP or
 				 * ABORT to send: rmpp_recv_dropped, not sent
+				 */
+	KMAD_ALLOC_TID_BUCKETS,	/* send.c: a TID table's new buckets: the
+				 * table keeps its size (longer chains), not
+				 * tried again at that size
 				 */
 	KMAD_ALLOC_SITES
 };

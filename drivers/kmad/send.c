@@ -162,13 +162,20 @@ static struct list_head *send_agent_list(const struct kmad_send_wr *wr,
 /*
  * The TID table has grown (or shrunk) past its size: have the agent's work
  * resize it, once.  Resizing allocates, which cannot be done here: the
- * agent lock may be held with interrupts off.
+ * agent lock may be held with interrupts off.  A size whose allocation
+ * failed is not asked for again (every post and response would run the
+ * work and try once more): the table keeps its chains until the count
+ * wants yet another size.
  */
 static void agent_tids_check_size(struct kmad_agent_priv *agent)
 {
+	unsigned int bits;
+
 	lockdep_assert_held(&agent->lock);
-	if (agent->tids_resize ||
-	    kmad_tid_wanted_bits(&agent->tids) == agent->tids.bits)
+	if (agent->tids_resize)
+		return;
+	bits = kmad_tid_wanted_bits(&agent->tids);
+	if (bits == agent->tids.bits || bits == agent->tids_failed_bits)
 		return;
 	agent->tids_resize = true;
 	kmad_agent_run_now(agent);
@@ -1186,10 +1193,16 @@ static void agent_resize_tids(struct kmad_agent_priv *agent)
 	}
 	spin_unlock_irqrestore(&agent->lock, flags);
 
-	bucket = kmad_tid_alloc_buckets(bits);
-	if (!bucket)
-		return;	/* longer chains until the next change of size */
+	bucket = kmad_alloc_fails(KMAD_ALLOC_TID_BUCKETS) ? NULL :
+		 kmad_tid_alloc_buckets(bits);
 	spin_lock_irqsave(&agent->lock, flags);
+	if (!bucket) {
+		/* Longer chains until the count wants another size. */
+		agent->tids_failed_bits = bits;
+		spin_unlock_irqrestore(&agent->lock, flags);
+		return;
+	}
+	agent->tids_failed_bits = 0;
 	if (kmad_tid_wanted_bits(&agent->tids) == bits)
 		bucket = kmad_tid_swap(&agent->tids, bucket, bits);
 	spin_unlock_irqrestore(&agent->lock, flags);

@@ -33,7 +33,8 @@ struct hlist_head *kmad_tid_alloc_buckets(unsigned int bits)
 	struct hlist_head *bucket;
 	size_t i, n = (size_t)1 << bits;
 
-	bucket = kvmalloc_array(n, sizeof(*bucket), GFP_KERNEL);
+	/* A failure is handled (the table keeps its size): no warning. */
+	bucket = kvmalloc_array(n, sizeof(*bucket), GFP_KERNEL | __GFP_NOWARN);
 	if (bucket)
 		for (i = 0; i < n; i++)
 			INIT_HLIST_HEAD(&bucket[i]);

@@ -903,6 +903,38 @@ static void ks_complete_smi(struct kt_fix *f)
 }
 
 /*
+ * A TID table whose new buckets cannot be allocated keeps its size and
+ * works on with longer chains; that size is not asked for again with
+ * every post (each would run the agent's work and try once more), only
+ * when the count wants another.  300 requests outstanding want 7 bits
+ * past 128 and 8 past 256: two attempts, both failing here.  Before the
+ * fix every post past the 129th tried again (about 170 failures).  The
+ * sends are freed by their callbacks, which the fixture's port removal
+ * brings (a send never called back would leak, which the module's
+ * unload reports).
+ */
+static void send_tid_resize_failure_not_retried(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *priv = kmad_agent_priv(f->agent);
+	struct kmad_send_buf *buf;
+	unsigned long runs;
+	unsigned int i;
+
+	f->free_on_send = true;
+	kt_fail_allocs(KMAD_ALLOC_TID_BUCKETS, 1000);
+	runs = READ_ONCE(priv->work_runs);
+	for (i = 0; i < 300; i++) {
+		buf = kt_request(f, f->agent, KMAD_METHOD_GET, i + 1, 60000, 0);
+		kt_post(f, buf);
+		kt_settle(f);
+	}
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_TID_BUCKETS), 2);
+	KUNIT_EXPECT_LT(test, READ_ONCE(priv->work_runs) - runs, 20UL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(priv->tids.bits), KMAD_TID_MIN_BITS);
+}
+
+/*
  * A directed-route SMP that starts LID-routed (its DrSLID not permissive)
  * takes no directed step at post, but its hop fields are still checked
  * (IBTA C14-6: HopCount at most 63, HopPointer at most HopCount + 1):
@@ -1412,6 +1444,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_directed_route_smp),
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_dr_lid_routed_start_hops_checked),
+	KUNIT_CASE(send_tid_resize_failure_not_retried),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	KUNIT_CASE(send_dr_repost_sets_path_again),
 	KUNIT_CASE(send_response_judged_by_header),
