@@ -357,7 +357,12 @@ struct kmad_ah {
 	unsigned int users;		/* H */
 	unsigned long got;		/* H: jiffies of its last lookup */
 	unsigned long made;		/* H: READY: jiffies it became so */
-	void *hw;			/* H: READY: the provider's handle */
+	void *hw;			/* H: READY: the provider's handle;
+					 * written before READY, so a send
+					 * that got the entry READY (or
+					 * through kmad_qp_ah_resolved())
+					 * reads it under Q alone
+					 */
 	struct hlist_node node;		/* H: cache->hash while cached */
 	struct list_head lru;		/* H: cache->lru while cached,
 					 * cache->reap once dead and unused
@@ -750,7 +755,10 @@ struct kmad_send_wr {
 						 * matchable
 						 */
 	struct list_head agent_entry;		/* A: agent->sends, ->waiting
-						 * or ->done
+						 * or ->done; once taken off
+						 * ->done into a delivery
+						 * batch, the agent's work
+						 * alone (send_deliver())
 						 */
 	union {
 		/* A: in agent->deadlines while WAIT_RESP; .expires is the
@@ -764,9 +772,14 @@ struct kmad_send_wr {
 		struct {
 			/* Q: overflow, replay, failed or ah_wait */
 			struct list_head qp_entry;
-			/* A: the parked response: EARLY_RESP, DONE */
+			/* A: the parked response: EARLY_RESP, DONE; in a
+			 * delivery batch the agent's work alone
+			 */
 			struct kmad_recv_priv *early_resp;
-			/* Q: the cached handle it holds, while not idle */
+			/* Q: the cached handle it holds, while not idle;
+			 * cleared under A alone as the send leaves
+			 * WAIT_RESP (idle: on no QP list)
+			 */
 			struct kmad_ah *ah;
 		};
 	};
