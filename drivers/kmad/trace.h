@@ -17,6 +17,30 @@
 
 #include "kmad_priv.h"
 
+/*
+ * The state by name with __print_symbolic(), which perf and trace-cmd
+ * (libtraceevent) decode from the event's format; a call of a kmad
+ * function in TP_printk() would read "[FAILED TO PARSE]" there.  The names
+ * are kmad_send_state_name()'s.
+ */
+TRACE_DEFINE_ENUM(KMAD_SS_INIT);
+TRACE_DEFINE_ENUM(KMAD_SS_BACKLOG);
+TRACE_DEFINE_ENUM(KMAD_SS_SENDING);
+TRACE_DEFINE_ENUM(KMAD_SS_EARLY_RESP);
+TRACE_DEFINE_ENUM(KMAD_SS_WAIT_RESP);
+TRACE_DEFINE_ENUM(KMAD_SS_CANCELED);
+TRACE_DEFINE_ENUM(KMAD_SS_DONE);
+
+#define kmad_trace_send_state(state)					\
+	__print_symbolic(state,						\
+			 { KMAD_SS_INIT, "init" },			\
+			 { KMAD_SS_BACKLOG, "backlog" },		\
+			 { KMAD_SS_SENDING, "sending" },		\
+			 { KMAD_SS_EARLY_RESP, "early_resp" },		\
+			 { KMAD_SS_WAIT_RESP, "wait_resp" },		\
+			 { KMAD_SS_CANCELED, "canceled" },		\
+			 { KMAD_SS_DONE, "done" })
+
 DECLARE_EVENT_CLASS(kmad_send_class,
 	TP_PROTO(const struct kmad_send_wr *wr),
 	TP_ARGS(wr),
@@ -51,7 +75,7 @@ DECLARE_EVENT_CLASS(kmad_send_class,
 	TP_printk("%s/%u qp%u agent %#x tid %#llx class %#x method %#x attr %#x state %s refs %u status %u retries_left %u",
 		  __get_str(dev), __entry->port, __entry->qpn, __entry->hi_tid,
 		  __entry->tid, __entry->mgmt_class, __entry->method,
-		  __entry->attr_id, kmad_send_state_name(__entry->state),
+		  __entry->attr_id, kmad_trace_send_state(__entry->state),
 		  __entry->refs, __entry->status, __entry->retries_left)
 );
 

@@ -3,6 +3,8 @@
  * kmad_trace: the tracepoints fire, in order, at each step of a send.
  */
 
+#include <linux/trace_events.h>
+
 #include "kmad_test.h"
 #include "trace.h"
 
@@ -155,10 +157,44 @@ static void trace_cancel(struct kunit *test)
 	kmad_free_send_buf(buf);
 }
 
+/*
+ * Each event's format must be one perf and trace-cmd (libtraceevent) can
+ * decode: no call of a kmad function (which they do not have) and no enum
+ * name left (TRACE_DEFINE_ENUM() turns them into numbers).  Before, the
+ * send events' format called kmad_send_state_name(): perf printed
+ * "[FAILED TO PARSE]".
+ */
+static void trace_format_decodable(struct kunit *test)
+{
+	static const char *const events[] = {
+		"kmad_post", "kmad_send_hw_done", "kmad_resp_match",
+		"kmad_timeout", "kmad_retry", "kmad_cancel",
+		"kmad_send_callback", "kmad_recv",
+	};
+	struct trace_event_file *file;
+	const char *fmt;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(events); i++) {
+		file = trace_get_event_file(NULL, "kmad", events[i]);
+		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "%s", events[i]);
+		fmt = file->event_call->print_fmt;
+		KUNIT_EXPECT_NOT_NULL_MSG(test, fmt, "%s", events[i]);
+		if (fmt) {
+			KUNIT_EXPECT_NULL_MSG(test, strstr(fmt, "kmad_"),
+					      "%s: %s", events[i], fmt);
+			KUNIT_EXPECT_NULL_MSG(test, strstr(fmt, "KMAD_"),
+					      "%s: %s", events[i], fmt);
+		}
+		trace_put_event_file(file);
+	}
+}
+
 static struct kunit_case trace_cases[] = {
 	KUNIT_CASE(trace_request_response),
 	KUNIT_CASE(trace_retry_then_timeout),
 	KUNIT_CASE(trace_cancel),
+	KUNIT_CASE(trace_format_decodable),
 	{}
 };
 
