@@ -312,6 +312,65 @@ static void pma_bad_requests(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get_unaligned_be16(sn_smp_data(&mad) + 48), 1);
 }
 
+/*
+ * PortCounters and PortCountersExtended take their port from PortSelect;
+ * their AttributeModifier is 0 (IBTA 16.1): any other is answered 0x001C,
+ * as qib does.  Before, they were answered with status 0.
+ */
+static void pma_attr_mod_refused(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_PAIR, 0, 0, 1);
+	struct kmad_mad mad;
+
+	sn_pma(&mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	mad.mad_hdr.attr_mod = cpu_to_be32(1);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, 2), 0x001c);
+	sn_pma(&mad, KMAD_METHOD_SET, KMAD_PMA_ATTR_PORT_COUNTERS_EXT, 1,
+	       0xffff);
+	mad.mad_hdr.attr_mod = cpu_to_be32(0x100);
+	KUNIT_EXPECT_EQ(test, sn_rpc(s, 0, 1, &mad, 2), 0x001c);
+	KUNIT_ASSERT_EQ(test, pm_query(s, 0, 2, KMAD_PMA_ATTR_PORT_COUNTERS_EXT,
+				       1, false, 0, &mad), 0);
+	/* The refused Set cleared nothing: all three queries counted. */
+	KUNIT_EXPECT_EQ(test, pm_be64(&mad, PCE_RCV_PKTS), 3ULL);
+}
+
+/*
+ * The PMA is behind QP1 only: a PerfMgt Get sent to QP 2 of an HCA that
+ * has no such QP is not answered (dropped_no_recv there), nor by a
+ * switch.  Before, both firmwares answered it, from QP 2.
+ */
+static void pma_only_on_qp1(struct kunit *test)
+{
+	struct sn *s = sn_setup(test, KMAD_SIM_TOPO_STAR, 2, 0, 1);
+	struct kmad_dest dest = { .dlid = 2, .remote_qpn = 2,
+				  .remote_qkey = KMAD_QP1_QKEY };
+	struct kmad_sim_stats before;
+	struct kmad_send_buf *buf;
+
+	before = sn_stats(s, 1, 1);
+	buf = kmad_alloc_send_buf(sn_agent(s, 0, 1, 1), &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
+	sn_pma(buf->mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	KUNIT_ASSERT_EQ(test, kmad_post_send(buf), 0);
+	sn_pump(s, 0, 1, 1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).fw_answered,
+			before.fw_answered);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).dropped_no_recv,
+			before.dropped_no_recv + 1);
+	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(s->fab, 1, 1), 0U);
+
+	/* To the switch (LID 3 in star(2)): no answer either. */
+	before = sn_stats(s, 0, 1);
+	dest.dlid = 3;
+	buf = kmad_alloc_send_buf(sn_agent(s, 0, 1, 1), &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
+	sn_pma(buf->mad, KMAD_METHOD_GET, KMAD_PMA_ATTR_PORT_COUNTERS, 1, 0);
+	KUNIT_ASSERT_EQ(test, kmad_post_send(buf), 0);
+	sn_pump(s, 0, 1, 1);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).delivered, before.delivered);
+}
+
 /* Async mode: 4 HCAs send to each other; the switch saw every packet. */
 static void pma_async_traffic(struct kunit *test)
 {
@@ -343,6 +402,8 @@ static struct kunit_case pma_cases[] = {
 	KUNIT_CASE(pma_link_errors),
 	KUNIT_CASE(pma_link_downed_saturates),
 	KUNIT_CASE(pma_bad_requests),
+	KUNIT_CASE(pma_attr_mod_refused),
+	KUNIT_CASE(pma_only_on_qp1),
 	KUNIT_CASE(pma_async_traffic),
 	{}
 };

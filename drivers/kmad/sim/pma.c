@@ -203,8 +203,17 @@ u16 kmad_sim_pma(struct sim_port *in, struct kmad_mad *mad)
 	case KMAD_ATTR_CLASS_PORT_INFO:
 		return pma_class_port_info(d, set);
 	case KMAD_PMA_ATTR_PORT_COUNTERS:
-		return pma_port_counters(in, d, set);
 	case KMAD_PMA_ATTR_PORT_COUNTERS_EXT:
+		/* Their AttributeModifier is 0 (IBTA 16.1.3, 16.1.4); the
+		 * port is in PortSelect.  qib answers any other so too.
+		 */
+		if (mad->mad_hdr.attr_mod) {
+			memset(d, 0, KMAD_MAD_SIZE - SIM_PMA_DATA);
+			return KMAD_MAD_STATUS_INVALID_ATTR_VALUE;
+		}
+		if (mad->mad_hdr.attr_id ==
+		    cpu_to_be16(KMAD_PMA_ATTR_PORT_COUNTERS))
+			return pma_port_counters(in, d, set);
 		return pma_port_counters_ext(in, d, set);
 	}
 	memset(d, 0, KMAD_MAD_SIZE - SIM_PMA_DATA);

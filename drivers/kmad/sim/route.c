@@ -102,7 +102,9 @@ static bool sim_fw_request(struct sim_packet *pkt)
 	if (pkt->dst_qpn == 0)
 		return kmad_is_smp_class(hdr->mgmt_class) &&
 		       !(sim_is_dr(pkt) && kmad_smp_is_returning(sim_smp(pkt)));
-	return hdr->mgmt_class == KMAD_MGMT_CLASS_PERF_MGMT;
+	/* The PMA is behind QP1 only: another QP gets what is sent to it. */
+	return pkt->dst_qpn == 1 &&
+	       hdr->mgmt_class == KMAD_MGMT_CLASS_PERF_MGMT;
 }
 
 /*
