@@ -53,7 +53,7 @@ start_all=$SECONDS
 # The checks the guest must print, in order (tests/fakeib/guest.sh).
 CHECKS="load sysfs ibstat smpquery perfquery kmad-bind
 gsi/ibmad_unsupported gsi/ibmad_peer gsi/kmad_kmad gsi/timeout_retry gsi/pkey_index
-gsi/rdma-to-kmad gsi/rdma-to-kmad-pkey smi/smi_kmad smi/smi_timeout smi/smi_dr smi/rereg smi/smpquery-sma smi/ibmad-flush
+gsi/rdma-to-kmad gsi/rdma-to-kmad-pkey smi/smi_kmad smi/smi_timeout smi/smi_dr smi/rereg smi/smi_set_tid smi/smpquery-sma smi/ibmad-flush
 smi/smi_ibmad
 smi/unload unload"
 

@@ -259,10 +259,10 @@ smi_result() { # <case> <mark>: kmad_fakeib_smi's line for <case>
 	esac
 }
 mark 3
-bounded 120 modprobe kmad_fakeib_smi sma=1 cases=smi_kmad,smi_timeout,smi_dr,rereg
+bounded 120 modprobe kmad_fakeib_smi sma=1 cases=smi_kmad,smi_timeout,smi_dr,rereg,smi_set_tid
 s_rc=$?
 since 3 | grep 'kmad_fakeib_smi\|kmad_ib' | sed 's/^/    /'
-for c in smi_kmad smi_timeout smi_dr rereg; do
+for c in smi_kmad smi_timeout smi_dr rereg smi_set_tid; do
 	smi_result "$c" 3
 done
 run smpquery -e -C fakeib0 -P 1 -t 500 nodeinfo 2

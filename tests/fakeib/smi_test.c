@@ -36,6 +36,12 @@
  *                client's port_changed without moving
  *                kmad_port_reregisters(); a client reregister moves it by
  *                one, and the client's next port_changed sees it moved.
+ *   smi_set_tid  an ib_mad agent on dev= and a kmad agent with the same
+ *                hi_tid: the ib_mad agent's SubnGet (TID low half 0x77)
+ *                to LID 9 must time out with no response while the kmad
+ *                agent's SubnSet with the same TID and no timeout goes to
+ *                LID 2 and is answered there (kmad_ib gives it a TID of
+ *                its own QP0 agent's).
  *   hold         leaves hold_sends= SubnGets to LID 9 outstanding
  *                (timeout 60 s) for the harness to unload kmad_ib; at
  *                unload this module prints "hold-exit" with the count of
@@ -50,6 +56,9 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
 
 #include <kmad/mad.h>
 #include <kmad/wire.h>
@@ -788,6 +797,214 @@ out:
 	kmad_unregister_client(&smi_client);
 }
 
+/* ---- smi_set_tid: an ib_mad agent whose hi_tid is a kmad agent's. */
+
+struct smi_x {
+	atomic_t recvs;		/* responses ib_mad gave it */
+	int status;		/* its Get's send completion */
+	struct completion done;
+};
+
+static void smi_x_send(struct ib_mad_agent *a, struct ib_mad_send_wc *wc)
+{
+	struct smi_x *x = a->context;
+
+	x->status = wc->status;
+	complete(&x->done);
+}
+
+static void smi_x_recv(struct ib_mad_agent *a, struct ib_mad_send_buf *sb,
+		       struct ib_mad_recv_wc *rwc)
+{
+	struct smi_x *x = a->context;
+
+	atomic_inc(&x->recvs);
+	ib_free_recv_mad(rwc);
+}
+
+static struct ib_mad_agent *smi_x_register(struct ib_device *ibdev,
+					   struct smi_x *x)
+{
+	return ib_register_mad_agent(ibdev, 1, IB_QPT_SMI, NULL, 0,
+				     smi_x_send, smi_x_recv, x, 0);
+}
+
+/*
+ * The ib_mad agent @xa's SubnGet(NodeInfo) to LID 9 (nobody), TID
+ * (@xa's hi_tid, @lo), timeout @ms: it waits in ib_mad for a response.
+ */
+static int smi_x_get(struct ib_mad_agent *xa, u32 lo, unsigned int ms,
+		     struct ib_mad_send_buf **out)
+{
+	struct rdma_ah_attr aa = {};
+	struct ib_mad_send_buf *msg;
+	struct ib_mad_hdr *hdr;
+	struct ib_ah *ah;
+	int ret;
+
+	aa.type = rdma_ah_find_type(xa->device, 1);
+	rdma_ah_set_port_num(&aa, 1);
+	rdma_ah_set_dlid(&aa, SMI_DEAD_LID);
+	ah = rdma_create_ah(xa->qp->pd, &aa, 0);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
+	msg = ib_create_send_mad(xa, 0, 0, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	if (IS_ERR(msg)) {
+		rdma_destroy_ah(ah, 0);
+		return PTR_ERR(msg);
+	}
+	hdr = msg->mad;
+	hdr->base_version = IB_MGMT_BASE_VERSION;
+	hdr->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	hdr->class_version = 1;
+	hdr->method = IB_MGMT_METHOD_GET;
+	hdr->attr_id = cpu_to_be16(SMI_ATTR_NODE_INFO);
+	hdr->tid = cpu_to_be64((u64)xa->hi_tid << 32 | lo);
+	msg->ah = ah;
+	msg->timeout_ms = ms;
+	msg->retries = 0;
+	ret = ib_post_send_mad(msg, NULL);
+	if (ret) {
+		ib_free_send_mad(msg);
+		rdma_destroy_ah(ah, 0);
+		return ret;
+	}
+	*out = msg;
+	return 0;
+}
+
+/*
+ * kmad and ib_mad number their agents each on their own, so a kmad
+ * agent's hi_tid may be an ib_mad agent's.  A kmad SubnSet with no
+ * timeout leaves through ib_mad's QP0, and its answer (ib_mad on the
+ * peer answers 0x000c) comes back to ib_mad, which routes a response by
+ * the upper half of its TID: with kmad's TID, to that ib_mad agent,
+ * where it completed the agent's own SubnGet with the same TID (to LID
+ * 9, which nobody answers).  kmad_ib gives such a send a TID of its own
+ * QP0 agent's, which ib_mad drops: the SubnGet must time out, with no
+ * response.  Before the fix in kmad_ib it got the Set's answer.
+ */
+static void smi_case_set_tid(const char *name)
+{
+	struct ib_mad_send_buf *msg = NULL;
+	struct kmad_agent *k = NULL;
+	struct ib_mad_agent *xa;
+	struct ib_device *ibdev;
+	struct kmad_dest d = { .dlid = kmad_port_lid(smi_peer_port) };
+	struct kmad_send_buf *buf;
+	struct smi_send *s = NULL;
+	struct smi_case c;
+	struct smi_x x;
+	unsigned int i;
+	u32 hi_tid = 0;
+	int ret;
+
+	smi_case_init(&c, name, KMAD_SEND_OK);
+	atomic_set(&x.recvs, 0);
+	x.status = -1;
+	init_completion(&x.done);
+	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev) {
+		smi_fail(&c, "no ib_core device %s", dev);
+		goto out;
+	}
+	xa = smi_x_register(ibdev, &x);
+	if (IS_ERR(xa)) {
+		smi_fail(&c, "ib_register_mad_agent: %ld", PTR_ERR(xa));
+		xa = NULL;
+		goto out;
+	}
+	/* Bring the two numberings to the same hi_tid: each counts up. */
+	for (i = 0; i < 4096; i++) {
+		if (!k) {
+			k = smi_requester();
+			if (IS_ERR(k)) {
+				smi_fail(&c, "register on QP0: %ld",
+					 PTR_ERR(k));
+				k = NULL;
+				goto out;
+			}
+		}
+		if (k->hi_tid == xa->hi_tid)
+			break;
+		if (k->hi_tid < xa->hi_tid) {
+			kmad_unregister_agent(k);
+			k = NULL;
+			continue;
+		}
+		ib_unregister_mad_agent(xa);
+		xa = smi_x_register(ibdev, &x);
+		if (IS_ERR(xa)) {
+			smi_fail(&c, "ib_register_mad_agent: %ld",
+				 PTR_ERR(xa));
+			xa = NULL;
+			goto out;
+		}
+	}
+	if (!k || k->hi_tid != xa->hi_tid) {
+		smi_fail(&c, "no common hi_tid after %u registrations", i);
+		goto out;
+	}
+	hi_tid = k->hi_tid;
+	ret = smi_x_get(xa, 0x77, 3000, &msg);
+	if (ret) {
+		smi_fail(&c, "ib_mad SubnGet: %d", ret);
+		goto out;
+	}
+
+	/* kmad's SubnSet(NodeDescription), no timeout, same TID. */
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	buf = s ? kmad_alloc_send_buf(k, &d, GFP_KERNEL) : ERR_PTR(-ENOMEM);
+	if (IS_ERR_OR_NULL(buf)) {
+		smi_fail(&c, "kmad send buffer: %ld", PTR_ERR(buf));
+		goto out;
+	}
+	s->c = &c;
+	s->responded = true;	/* nothing to wait for: OK is right */
+	s->tid = (u64)k->hi_tid << 32 | 0x77;
+	buf->context[0] = s;
+	buf->mad->mad_hdr.base_version = KMAD_MGMT_BASE_VERSION;
+	buf->mad->mad_hdr.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED;
+	buf->mad->mad_hdr.class_version = 1;
+	buf->mad->mad_hdr.method = KMAD_METHOD_SET;
+	buf->mad->mad_hdr.tid = cpu_to_be64(0x77);
+	buf->mad->mad_hdr.attr_id = cpu_to_be16(0x0010);
+	atomic_inc(&c.outstanding);
+	ret = kmad_post_send(buf);
+	if (ret) {
+		atomic_dec(&c.outstanding);
+		kmad_free_send_buf(buf);
+		smi_fail(&c, "kmad SubnSet post: %d", ret);
+		goto out;
+	}
+	if (!smi_wait(&c, SMI_CASE_WAIT_MS))
+		smi_fail(&c, "the SubnSet was not called back");
+	if (!wait_for_completion_timeout(&x.done, msecs_to_jiffies(10000)))
+		smi_fail(&c, "the ib_mad SubnGet did not end");
+	else if (atomic_read(&x.recvs) || x.status != IB_WC_RESP_TIMEOUT_ERR)
+		smi_fail(&c, "ib_mad's SubnGet (hi_tid %#x): %d responses, status %d",
+			 hi_tid, atomic_read(&x.recvs), x.status);
+out:
+	if (msg && !completion_done(&x.done))
+		wait_for_completion_timeout(&x.done, msecs_to_jiffies(10000));
+	if (msg) {
+		rdma_destroy_ah(msg->ah, 0);
+		ib_free_send_mad(msg);
+	}
+	if (k)
+		kmad_unregister_agent(k);
+	if (xa)
+		ib_unregister_mad_agent(xa);
+	if (ibdev)
+		ib_device_put(ibdev);
+	kfree(s);
+	smi_case_info(name, &c, "hi_tid %#x for an ib_mad agent and a kmad agent; the ib_mad agent's SubnGet to LID %u ended with status %d and %d responses while kmad's SubnSet with its TID (no timeout) was answered by LID %u",
+		      hi_tid, SMI_DEAD_LID, x.status, atomic_read(&x.recvs),
+		      kmad_port_lid(smi_peer_port));
+}
+
 static const struct {
 	const char *name;
 	void (*run)(const char *name);
@@ -798,6 +1015,7 @@ static const struct {
 	{ "smi_dr", smi_case_dr },
 	{ "rereg", smi_case_rereg },
 	{ "hold", smi_case_hold },
+	{ "smi_set_tid", smi_case_set_tid },
 };
 
 static void smi_run_case(const char *name)

@@ -71,7 +71,7 @@ struct kmad_ib_dev;
  *	a RoCE port or if ib_mad refused it: the port is then registered
  *	with no_smi.  Same lifetime as @qp1_agent.
  * @smi_tid: the lower half of the TID of the last request of the SMI QP
- *	given to ib_mad (smi.c).
+ *	given to ib_mad, with or without a response wait (smi.c).
  */
 struct kmad_ib_port {
 	struct kmad_ib_dev *kdev;
@@ -216,7 +216,7 @@ int kmad_ib_req_notify_cq(struct kmad_cq *kcq, unsigned int flags);
 void kmad_ib_mad_send_handler(struct ib_mad_agent *agent,
 			      struct ib_mad_send_wc *send_wc);
 int kmad_ib_post_via_mad(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
-			 const struct kmad_hw_send *wr);
+			 const struct kmad_hw_send *wr, const __be64 *tid);
 struct kmad_ib_wr *kmad_ib_wr_get_sw_locked(struct kmad_ib_qp *iqp,
 					    struct kmad_cqe *kcqe);
 void kmad_ib_wr_put_locked(struct kmad_ib_qp *iqp, struct kmad_ib_wr *w);

@@ -20,7 +20,10 @@
  *   again (handle_outgoing_dr_smp()).
  * - A send that expects no response (an answer, a Set without timeout)
  *   completes for kmad when ib_mad reports it, like a send from the real
- *   QP1 (verbs.c).
+ *   QP1 (verbs.c).  A request among them (a Set or Trap without timeout)
+ *   leaves with a TID of our QP0 agent's, as below, not kmad's: its
+ *   answer, which kmad does not wait for, must not reach an ib_mad agent
+ *   whose hi_tid is kmad's agent's, nor match a lingering copy.
  * - A request kmad waits a response for (&kmad_hw_send.expects_resp)
  *   must be an ib_mad send that waits too: ib_mad routes a response by the
  *   upper 32 bits of its TID to the agent with that hi_tid, and drops it
@@ -258,6 +261,17 @@ static struct ib_ah *smi_ah(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 }
 
 /*
+ * A TID for a copy of a request given to ib_mad: our QP0 agent's hi_tid
+ * and the port's next sequence number (see the top of this file).
+ */
+static __be64 smi_new_tid(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent)
+{
+	u32 seq = atomic_inc_return(&smi_port(iqp)->smi_tid);
+
+	return cpu_to_be64((u64)agent->hi_tid << 32 | seq);
+}
+
+/*
  * Post a request that waits for a response: ib_mad's copy lingers (see the
  * top of this file), kmad's send completes now.
  */
@@ -268,7 +282,6 @@ static int smi_post_request(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	struct kmad_ib_smp *sm;
 	struct kmad_ib_wr *w;
 	unsigned long flags;
-	u64 tid;
 	int ret;
 
 	sm = kzalloc(sizeof(*sm), GFP_ATOMIC);
@@ -292,8 +305,7 @@ static int smi_post_request(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	memcpy(sm->msg->mad, wr->mad, wr->len);
 	hdr = sm->msg->mad;
 	sm->tid = be64_to_cpu(hdr->tid);
-	tid = atomic_inc_return(&smi_port(iqp)->smi_tid);
-	hdr->tid = cpu_to_be64((u64)agent->hi_tid << 32 | lower_32_bits(tid));
+	hdr->tid = smi_new_tid(iqp, agent);
 	sm->msg->ah = sm->ah;
 	/* ib_mad's timeout_ms is an int: a larger value would wrap and
 	 * make the copy linger until the port goes.
@@ -352,6 +364,7 @@ int kmad_ib_smi_post_send(struct kmad_ib_qp *iqp,
 {
 	struct ib_mad_agent *agent = smi_port(iqp)->qp0_agent;
 	const struct kmad_mad_hdr *hdr = wr->mad;
+	__be64 tid;
 
 	if (!agent || wr->len != sizeof(struct ib_mad))
 		return -EINVAL;
@@ -361,9 +374,19 @@ int kmad_ib_smi_post_send(struct kmad_ib_qp *iqp,
 				    iqp->port_num, hdr->mgmt_class);
 		return -EINVAL;
 	}
-	if (!wr->expects_resp)
-		return kmad_ib_post_via_mad(iqp, agent, wr);
-	return smi_post_request(iqp, agent, wr);
+	if (wr->expects_resp)
+		return smi_post_request(iqp, agent, wr);
+	if (kmad_mad_is_response(hdr))
+		return kmad_ib_post_via_mad(iqp, agent, wr, NULL);
+	/* A request that waits for nothing still gets an answer (a Set's
+	 * GetResp, a Trap's TrapRepress), which ib_mad routes by the upper
+	 * half of its TID: with kmad's TID it could go to an ib_mad agent
+	 * whose hi_tid that is, and match one of its requests, or one of
+	 * our lingering copies.  With a TID of our QP0 agent's that no copy
+	 * has, ib_mad finds nothing and drops it.
+	 */
+	tid = smi_new_tid(iqp, agent);
+	return kmad_ib_post_via_mad(iqp, agent, wr, &tid);
 }
 
 /*

@@ -409,6 +409,7 @@ static struct kmad_ib_wr *wr_get_locked(struct kmad_ib_qp *iqp,
  * @agent: the port's ib_mad agent to send it on (&kmad_ib_port.qp1_agent
  *	or &kmad_ib_port.qp0_agent); NULL fails.
  * @wr: the send.
+ * @tid: the TID the copy carries instead of the MAD's, or NULL to keep it.
  *
  * Takes a slot for the send, copies the MAD into an ib_mad send buffer and
  * posts it with no timeout.  The send completes when ib_mad reports it
@@ -421,7 +422,7 @@ static struct kmad_ib_wr *wr_get_locked(struct kmad_ib_qp *iqp,
  * completion comes for it then).
  */
 int kmad_ib_post_via_mad(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
-			 const struct kmad_hw_send *wr)
+			 const struct kmad_hw_send *wr, const __be64 *tid)
 {
 	struct ib_mad_send_buf *msg;
 	struct kmad_ib_wr *w;
@@ -436,6 +437,8 @@ int kmad_ib_post_via_mad(struct kmad_ib_qp *iqp, struct ib_mad_agent *agent,
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 	memcpy(msg->mad, wr->mad, wr->len);
+	if (tid)
+		((struct ib_mad_hdr *)msg->mad)->tid = *tid;
 	msg->ah = wr->ah;
 	msg->timeout_ms = 0;
 	msg->retries = 0;
@@ -604,7 +607,8 @@ int kmad_ib_post_send(struct kmad_qp *kqp, const struct kmad_hw_send *wr)
 	if (iqp->smi)
 		return kmad_ib_smi_post_send(iqp, wr);
 	if (wr->from_qp1)
-		return kmad_ib_post_via_mad(iqp, iqp->kdev->ports[iqp->port_num - 1].qp1_agent, wr);
+		return kmad_ib_post_via_mad(iqp, iqp->kdev->ports[iqp->port_num - 1].qp1_agent,
+					    wr, NULL);
 	if (!wr->ah)
 		return -EINVAL;
 	/*
