@@ -40,7 +40,10 @@
  * - no handler of an agent runs after kmad_unregister_agent() returned,
  *   which returns 0 for another agent and -EDEADLK for the handler's own;
  * - kmad_port_get() finds a port until its device's removal has begun;
- * - every buffer is freed once (kmemleak and KASAN run in the harness).
+ * - every buffer is freed once (kmemleak and KASAN run in the harness);
+ * - a disturbance met posting: posts were accepted before it began and
+ *   the poster kthreads called kmad_post_send() after (they go on past
+ *   the posting time until they have: race_go_on()).
  *
  * The random choices of every thread come from prandom states seeded from
  * the printed seed (module parameter "seed"), so they are reproducible;
@@ -266,6 +269,13 @@ struct race_ctx {
 	atomic_t freed, port_gets, port_gets_removing, port_nulls;
 	atomic_t deadlk, req_deadlk, ok_after_deadlk, victims_by_handler;
 	atomic_t timer_posts, locked_posts, storm_cancels;
+	/* The overlap of the chaos with the posting, checked by
+	 * race_finish(): the chaos began (its first call), posts accepted
+	 * by then, and the poster kthreads' post calls made after.
+	 */
+	atomic_t chaos_began;
+	int posted_at_chaos;
+	atomic_t tries_after_chaos;
 };
 
 /* A poster (kthread or timer) or a chaos thread. */
@@ -277,6 +287,9 @@ struct race_thread {
 	struct rnd_state when;		/* chaos: its points (both alike) */
 	unsigned int first;		/* posters: their slice of sends */
 	unsigned int next;		/* timer: the next send of its slice */
+	bool tried_after_chaos;		/* posters: a post after the chaos
+					 * began (race_go_on())
+					 */
 	struct timer_list timer;
 };
 
@@ -663,6 +676,10 @@ static int race_post(struct race_thread *t, unsigned int n)
 	rs->acts = race_pick_acts(t, n);
 	locked = (ctx->dims & RACE_DIM_IRQSAVE) &&
 		 prandom_u32_state(&t->rnd) % 3 == 0;
+	if (atomic_read(&ctx->chaos_began) && t->idx != RACE_TIMER) {
+		t->tried_after_chaos = true;
+		atomic_inc(&ctx->tries_after_chaos);
+	}
 	ret = race_call_ctx(ctx, rs, RACE_POST, 0, locked);
 	if (!ret) {
 		/* Pairs with smp_load_acquire() in race_chaos_storm(). */
@@ -725,6 +742,23 @@ static bool race_posting(struct race_ctx *ctx)
 	return time_before(jiffies, ctx->post_end);
 }
 
+/*
+ * Does a poster kthread go on: within the posting time, and in a case
+ * with chaos also past it until the chaos began and the poster tried one
+ * more post after that, so that the chaos always meets posting (a slow
+ * chaos thread on a loaded host could otherwise come after it).
+ */
+static bool race_go_on(struct race_thread *t)
+{
+	struct race_ctx *ctx = t->ctx;
+
+	if (race_posting(ctx))
+		return true;
+	if (!ctx->chaos || READ_ONCE(ctx->req_gone))
+		return false;
+	return !atomic_read(&ctx->chaos_began) || !t->tried_after_chaos;
+}
+
 /* Has slice @t too many sends outstanding? */
 static bool race_full(struct race_thread *t)
 {
@@ -737,7 +771,7 @@ static bool race_throttle(struct race_thread *t)
 	struct race_ctx *ctx = t->ctx;
 
 	while (race_full(t) && !READ_ONCE(ctx->req_gone)) {
-		if (!race_posting(ctx))
+		if (!race_go_on(t))
 			return false;
 		usleep_range(100, 300);
 	}
@@ -750,7 +784,7 @@ static int race_poster(void *arg)
 	struct race_ctx *ctx = t->ctx;
 	unsigned int i;
 
-	for (i = 0; i < RACE_SENDS && race_posting(ctx); i++) {
+	for (i = 0; i < RACE_SENDS && race_go_on(t); i++) {
 		if (!race_throttle(t))
 			break;
 		if (race_post(t, i) == -ESHUTDOWN) {
@@ -812,6 +846,10 @@ static int race_chaos_thread(void *arg)
 	for (k = 0; k < c->n; k++) {
 		race_wait_point(ctx, c->from * 10 + stretch * k +
 				prandom_u32_state(&t->when) % stretch);
+		if (!k && t->idx == RACE_SLICES) {
+			ctx->posted_at_chaos = atomic_read(&ctx->posted);
+			atomic_set(&ctx->chaos_began, 1);
+		}
 		fn(t);
 	}
 	kthread_complete_and_exit(&t->done, 0);
@@ -1177,6 +1215,14 @@ static void race_finish(struct race_ctx *ctx)
 			atomic_read(&ctx->vstatus[KT_DEV0][KMAD_SEND_RESP_TIMEOUT]));
 	KUNIT_EXPECT_EQ(test, race_pstat(ctx, KT_DEV0, KMAD_PSTAT_CANCELED),
 			(s64)atomic_read(&ctx->status[KMAD_SEND_CANCELED]));
+	/* The chaos met posting: posts before it, post calls after it. */
+	if (ctx->chaos) {
+		KUNIT_EXPECT_GT(test, ctx->posted_at_chaos, 0);
+		KUNIT_EXPECT_GT(test, atomic_read(&ctx->tries_after_chaos), 0);
+		kunit_info(test, "chaos began after %d posts; %d post calls after it\n",
+			   ctx->posted_at_chaos,
+			   atomic_read(&ctx->tries_after_chaos));
+	}
 	race_check_sends(ctx);
 	race_check_victims(ctx);
 	for (i = 0; i < ctx->nvictims; i++) {
