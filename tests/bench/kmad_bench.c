@@ -261,6 +261,7 @@ static void bench_result(const char *name, const char *unit,
 			 const char *params, const u64 *samples,
 			 unsigned int n)
 {
+	bool bytes = !strcmp(unit, "bytes_per_send");
 	char line[512];
 	size_t len;
 	unsigned int i;
@@ -269,9 +270,21 @@ static void bench_result(const char *name, const char *unit,
 			"{\"name\":\"%s\",\"unit\":\"%s\",\"cpus\":%u%s%s,\"samples\":[",
 			name, unit, num_online_cpus(), *params ? "," : "",
 			params);
-	for (i = 0; i < n; i++)
-		len += scnprintf(line + len, sizeof(line) - len, "%s%llu",
-				 i ? "," : "", samples[i]);
+	/*
+	 * Byte figures are differences of the kernel's page counters, which
+	 * other caches move as well: they are signed (a negative one at small
+	 * N says the measure is below that noise).
+	 */
+	for (i = 0; i < n; i++) {
+		const char *sep = i ? "," : "";
+
+		if (bytes)
+			len += scnprintf(line + len, sizeof(line) - len,
+					 "%s%lld", sep, (s64)samples[i]);
+		else
+			len += scnprintf(line + len, sizeof(line) - len,
+					 "%s%llu", sep, samples[i]);
+	}
 	scnprintf(line + len, sizeof(line) - len, "]}");
 	pr_info("result %s\n", line);
 }
@@ -1144,8 +1157,11 @@ static int scale_one(struct bench *b, unsigned int n, struct scale_sample *s)
 	ret = scale_fill(c, bufs, n, &s->post);
 	if (ret)
 		goto out;
-	s->slab = div_u64((u64)(bench_slab_pages() - slab0) * PAGE_SIZE, n);
-	s->mem = div_u64((u64)(free0 - bench_free_pages()) * PAGE_SIZE, n);
+	/* Signed: see bench_result(). */
+	s->slab = div_s64((s64)(long)(bench_slab_pages() - slab0) * PAGE_SIZE,
+			  n);
+	s->mem = div_s64((s64)(long)(free0 - bench_free_pages()) * PAGE_SIZE,
+			 n);
 	s->post = div_u64(s->post, n);
 
 	WRITE_ONCE(b->resp->mode, RESP_STASH);

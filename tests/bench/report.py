@@ -438,7 +438,11 @@ def rxe_report(groups):
         r = st.get((name, stack, n))
         return r['median'] if r else None
 
-    def ratio(a, b):
+    def ratio(a, b, unit=None):
+        # A byte figure is a difference of counters other users move too:
+        # at small N it can be 0 or negative, and then means nothing.
+        if unit == 'B' and (a is None or b is None or a <= 0 or b <= 0):
+            return None
         return a / b if a is not None and b else None
 
     def rfmt(x):
@@ -446,24 +450,25 @@ def rxe_report(groups):
                                       f'{x:.2f}')
 
     rows = []
-    for name, label, _ in RXE_SCALED:
+    for name, label, unit in RXE_SCALED:
         row = [label]
         for n in ns:
-            x = ratio(med(name, 'kmad', n), med(name, 'ib_mad', n))
+            x = ratio(med(name, 'kmad', n), med(name, 'ib_mad', n), unit)
             if x is not None:
                 ratios[f'rxe_{name}_kmad_vs_ib_mad_n{n}'] = x
             row.append(rfmt(x))
         rows.append(row)
     lines.append('Ratio kmad : ib_mad (below 1: kmad cheaper), N sends '
-                 'outstanding')
+                 'outstanding; "-" for memory: a difference of 0 or less '
+                 '(other users of the slab moved more than N sends)')
     lines.append(table(rows, [''] + [f'N={n}' for n in ns]))
     lines.append('')
 
     rows = []
-    for name, label, _ in RXE_SCALED:
+    for name, label, unit in RXE_SCALED:
         row = [label]
         for stack in RXE_STACKS:
-            x = ratio(med(name, stack, hi), med(name, stack, lo))
+            x = ratio(med(name, stack, hi), med(name, stack, lo), unit)
             if x is not None:
                 ratios[f'rxe_{name}_{stack}_n{hi}_vs_n{lo}'] = x
             row.append(rfmt(x))

@@ -174,6 +174,14 @@ static void rb_sample(const char *name, const char *stack, unsigned int n,
 		name, stack, n, rep, v);
 }
 
+/* rb_sample() of a difference, which may be negative. */
+static void rb_sample_signed(const char *name, const char *stack,
+			     unsigned int n, unsigned int rep, long v)
+{
+	pr_info("sample {\"name\": \"%s\", \"stack\": \"%s\", \"n\": %u, \"rep\": %u, \"v\": %ld}\n",
+		name, stack, n, rep, v);
+}
+
 /* ---- the responder: ib_mad on the peer ---- */
 
 static struct ib_device *rb_ibdev, *rb_peerdev;
@@ -1220,10 +1228,14 @@ static int rb_scale_one(const struct rb_ops *ops, unsigned int n,
 		delta_b += (m1.objects[i] - m0.objects[i]) *
 			   rb_slab_read(rb_caches[i], "slab_size");
 	rb_sample("fill", name, n, rep, div_u64(fill, n));
-	rb_sample("mem_caches", name, n, rep, delta_b > 0 ? delta_b / n : 0);
-	rb_sample("mem_slab", name, n, rep,
-		  m1.slab_pages > m0.slab_pages ?
-		  div_u64((u64)(m1.slab_pages - m0.slab_pages) * PAGE_SIZE, n) : 0);
+	/*
+	 * Signed: other users of these caches and pages move them as well, by
+	 * more than N sends at small N (the report shows no ratio then).
+	 */
+	rb_sample_signed("mem_caches", name, n, rep, delta_b / (long)n);
+	rb_sample_signed("mem_slab", name, n, rep,
+			 (long)(m1.slab_pages - m0.slab_pages) *
+			 (long)PAGE_SIZE / (long)n);
 
 	/*
 	 * Round trips with N outstanding; for kmad, its tracepoints and the
