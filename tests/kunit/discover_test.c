@@ -1246,8 +1246,77 @@ static void discover_bad_entry_port(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dt_find_guid(res, dt_tree_nodes[4].guid), -1);
 }
 
+/*
+ * A node that answers NodeInfo with a known GUID but another node type or
+ * port count is a second node with that GUID, not the known one entered
+ * by another port: dropped and counted (-EPROTO), no link.  Here S2 (a
+ * 3-port switch, entered by its port 2 from S1 port 3) claims the GUID of
+ * B, a 2-port CA whose port 2 is not cabled.  Before, the answer was
+ * taken for B entered at port 2: a link S1[3] <-> B[2] with no error, to
+ * a port B's own PortInfo calls down.  (S2 entered from S1 port 4, at its
+ * port 3, B does not have: -EPROTO before too.)
+ */
+static void discover_guid_of_other_type(struct kunit *test)
+{
+	static const struct dt_link_def links[] = {
+		{ 0, 1, 1, 1 }, { 1, 2, 2, 1 }, { 1, 3, 3, 2 }, { 3, 1, 4, 1 },
+		{ 3, 3, 1, 4 },
+	};
+	struct dt_node_def nodes[ARRAY_SIZE(dt_tree_nodes)];
+	const struct kmad_discover_result *res;
+	struct dt_fix *f = test->priv;
+	unsigned int i, to_b = 0;
+	int b;
+
+	memcpy(nodes, dt_tree_nodes, sizeof(nodes));
+	nodes[2].num_ports = 2;
+	nodes[3].guid = nodes[2].guid;
+	res = dt_wire_discover(f, nodes, ARRAY_SIZE(nodes), links,
+			       ARRAY_SIZE(links));
+	dt_expect_bad_node_info(test, res);
+	b = dt_find_guid(res, nodes[2].guid);
+	KUNIT_ASSERT_GE(test, b, 0);
+	for (i = 0; i < res->nr_links; i++)
+		to_b += (res->links[i].node[0] == b) +
+			(res->links[i].node[1] == b);
+	KUNIT_EXPECT_EQ(test, to_b, 1U);
+	KUNIT_EXPECT_EQ(test, dt_find_guid(res, nodes[4].guid), -1);
+}
+
+/*
+ * The result's and the probes' arrays grow past what kmalloc gives: a
+ * round of probes through many switch ports (255 ports of 70 switches,
+ * or one lying switch) needs 32768 184-byte probes, 6 MB, which
+ * krealloc_array() refused with a page allocator warning (order 11; a
+ * splat, a panic with panic_on_warn) and discovery ended -ENOMEM.
+ * kd_grow() now uses kvmalloc: the array grows, its contents kept.
+ */
+static void discover_grow_large(struct kunit *test)
+{
+	const size_t size = 184;
+	unsigned int cap = 0, need;
+	u8 *array = NULL;
+	int ret = 0;
+
+	for (need = 1; need <= 32768 && !ret; need *= 2) {
+		ret = kd_grow((void **)&array, &cap, need, size);
+		if (!ret)
+			array[(size_t)need * size - 1] = (u8)need;
+	}
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_GE(test, cap, 32768U);
+	if (!ret) {
+		for (need = 1; need <= 32768; need *= 2)
+			KUNIT_EXPECT_EQ(test,
+					array[(size_t)need * size - 1],
+					(u8)need);
+	}
+	kvfree(array);
+}
+
 static struct kunit_case discover_cases[] = {
 	KUNIT_CASE(discover_pair),
+	KUNIT_CASE(discover_grow_large),
 	KUNIT_CASE(discover_max_nodes_zero),
 	KUNIT_CASE(discover_huge_timeout),
 	KUNIT_CASE(discover_bare_fabric),
@@ -1271,6 +1340,7 @@ static struct kunit_case discover_wire_cases[] = {
 	KUNIT_CASE(discover_answer_other_port),
 	KUNIT_CASE(discover_duplicate_guid),
 	KUNIT_CASE(discover_bad_entry_port),
+	KUNIT_CASE(discover_guid_of_other_type),
 	{}
 };
 

@@ -484,8 +484,15 @@ static bool kd_batch_done(struct kmad_discover *d)
 	return done;
 }
 
-static int kd_grow(void **array, unsigned int *cap, unsigned int need,
-		   size_t size)
+/*
+ * Make room for @need entries of @size bytes in *@array (*@cap now).  The
+ * array may outgrow what kmalloc gives (a round of probes through many
+ * switch ports: 32768 of them are 6 MB, an allocation whose order the
+ * page allocator refuses with a warning), so it is a kvmalloc one, freed
+ * with kvfree().
+ */
+VISIBLE_IF_KUNIT int kd_grow(void **array, unsigned int *cap,
+			     unsigned int need, size_t size)
 {
 	unsigned int ncap;
 	void *p;
@@ -493,13 +500,17 @@ static int kd_grow(void **array, unsigned int *cap, unsigned int need,
 	if (need <= *cap)
 		return 0;
 	ncap = max(need, *cap ? *cap * 2 : 8U);
-	p = krealloc_array(*array, ncap, size, GFP_KERNEL);
+	p = kvmalloc_array(ncap, size, GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
+	if (*cap)
+		memcpy(p, *array, (size_t)*cap * size);
+	kvfree(*array);
 	*array = p;
 	*cap = ncap;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(kd_grow);
 
 static void kd_add_failure(struct kmad_discover *d, const struct kd_query *q)
 {
@@ -683,8 +694,9 @@ static void kd_bad_node_info(struct kmad_discover *d, const struct kd_query *q)
 /*
  * A NodeInfo answer: a new node, and a link to where it was reached from.
  * One that cannot be true (reached through a link, but entered by no port
- * the node has; or a link that contradicts a known one) is counted as
- * -EPROTO and the walk does not go past it.
+ * the node has; a known GUID with another node type or port count: two
+ * nodes with one GUID; or a link that contradicts a known one) is counted
+ * as -EPROTO and the walk does not go past it.
  */
 static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 {
@@ -699,6 +711,11 @@ static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 		return 0;
 	}
 	idx = kd_find_node(d, be64_to_cpu(ni->node_guid));
+	if (idx >= 0 && (d->res.nodes[idx].type != ni->node_type ||
+			 d->res.nodes[idx].num_ports != ni->num_ports)) {
+		kd_bad_node_info(d, q);
+		return 0;
+	}
 	if (idx < 0) {
 		if (d->res.nr_nodes >= d->opts.max_nodes) {
 			pr_warn_once("node limit %u reached; raise max_nodes\n",
@@ -1153,9 +1170,9 @@ void kmad_discover_destroy(struct kmad_discover *d)
 	kmad_unregister_agent(d->smi);
 	for (i = 0; i < d->res.nr_nodes; i++)
 		kfree(d->res.nodes[i].ports);
-	kfree(d->res.nodes);
-	kfree(d->res.links);
-	kfree(d->res.failures);
+	kvfree(d->res.nodes);
+	kvfree(d->res.links);
+	kvfree(d->res.failures);
 	kfree(d);
 }
 EXPORT_SYMBOL_GPL(kmad_discover_destroy);

@@ -267,6 +267,8 @@ void kmad_discover_stop(struct kmad_discover *d);
 typedef void (*kmad_discover_test_hook_t)(struct kmad_discover *d,
 					  unsigned int n);
 extern kmad_discover_test_hook_t kmad_discover_test_batch_hook;
+/* The growth of the result's and the probes' arrays (kvmalloc). */
+int kd_grow(void **array, unsigned int *cap, unsigned int need, size_t size);
 #endif
 const struct kmad_discover_result *
 kmad_discover_result(const struct kmad_discover *d);
