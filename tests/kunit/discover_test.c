@@ -138,6 +138,8 @@ struct dt_fix {
 	atomic_t pma_hits;
 	bool wire_mod_zero;		/* the wire answers with AM 0 */
 	int bad_entry_node;		/* answers LocalPortNum 0, or -1 */
+	unsigned int opts_max_nodes;	/* dt_create()'s, if not 0 */
+	unsigned int opts_max_hops;	/* dt_create()'s, if not 0 */
 	struct kmad_discover *d;
 	/* The fake fabric: node 0 is the discovering CA. */
 	const struct dt_node_def *nodes;
@@ -430,6 +432,10 @@ static struct kmad_discover *dt_create(struct dt_fix *f, unsigned int timeout_ms
 	kmad_discover_default_opts(&opts);
 	opts.timeout_ms = timeout_ms;
 	opts.retries = retries;
+	if (f->opts_max_nodes)
+		opts.max_nodes = f->opts_max_nodes;
+	if (f->opts_max_hops)
+		opts.max_hops = f->opts_max_hops;
 	f->d = kmad_discover_create(f->port[0], &opts);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(f->test, f->d);
 	return f->d;
@@ -1284,6 +1290,40 @@ static void discover_guid_of_other_type(struct kunit *test)
 }
 
 /*
+ * A limit that leaves part of the fabric out says so: the tree with
+ * max_nodes 2 (A and S1 found; B, and S2 through two ports, answer and
+ * are left out: 3 answers) and with max_hops 1 (S1's ports are not
+ * probed).  Before, both ended as a clean run with no count and no word
+ * in the "done" line.
+ */
+static void discover_limits_reported(struct kunit *test)
+{
+	const struct kmad_discover_result *res;
+	struct dt_fix *f = test->priv;
+
+	f->opts_max_nodes = 2;
+	res = dt_wire_discover(f, dt_tree_nodes, ARRAY_SIZE(dt_tree_nodes),
+			       dt_tree_links, ARRAY_SIZE(dt_tree_links));
+	KUNIT_EXPECT_EQ(test, res->nr_nodes, 2U);
+	KUNIT_EXPECT_EQ(test, res->nodes_dropped, 3U);
+	KUNIT_EXPECT_EQ(test, res->hops_limited, 0U);
+}
+
+static void discover_hop_limit_reported(struct kunit *test)
+{
+	const struct kmad_discover_result *res;
+	struct dt_fix *f = test->priv;
+
+	f->opts_max_hops = 1;
+	res = dt_wire_discover(f, dt_tree_nodes, ARRAY_SIZE(dt_tree_nodes),
+			       dt_tree_links, ARRAY_SIZE(dt_tree_links));
+	KUNIT_EXPECT_EQ(test, res->nr_nodes, 2U);
+	KUNIT_EXPECT_EQ(test, res->nodes_dropped, 0U);
+	/* S1's ports 2, 3 and 4 are up and lead on; port 1 is A's. */
+	KUNIT_EXPECT_EQ(test, res->hops_limited, 3U);
+}
+
+/*
  * The result's and the probes' arrays grow past what kmalloc gives: a
  * round of probes through many switch ports (255 ports of 70 switches,
  * or one lying switch) needs 32768 184-byte probes, 6 MB, which
@@ -1341,6 +1381,8 @@ static struct kunit_case discover_wire_cases[] = {
 	KUNIT_CASE(discover_duplicate_guid),
 	KUNIT_CASE(discover_bad_entry_port),
 	KUNIT_CASE(discover_guid_of_other_type),
+	KUNIT_CASE(discover_limits_reported),
+	KUNIT_CASE(discover_hop_limit_reported),
 	{}
 };
 

@@ -29,8 +29,8 @@
  * its batch runs.  kmad_post_send() and kmad_cancel_send() are called
  * with it held: they do not sleep and never call a handler, and kmad calls
  * the handlers with none of its locks held, so the order is always this
- * lock, then kmad's.  The node, link and failure arrays belong to the
- * runner alone.
+ * lock, then kmad's.  The node, link and failure arrays, and the result's
+ * limit counts (nodes_dropped, hops_limited), belong to the runner alone.
  */
 
 #define pr_fmt(fmt) "kmad_discover: " fmt
@@ -720,6 +720,7 @@ static int kd_node_found(struct kmad_discover *d, const struct kd_query *q)
 		if (d->res.nr_nodes >= d->opts.max_nodes) {
 			pr_warn_once("node limit %u reached; raise max_nodes\n",
 				     d->opts.max_nodes);
+			d->res.nodes_dropped++;
 			return 0;
 		}
 		idx = kd_add_node(d, q, ni);
@@ -857,6 +858,7 @@ static int kd_next_probes(struct kmad_discover *d, unsigned int first,
 			if (node->hops + 1U > d->opts.max_hops) {
 				pr_warn_once("hop limit %u reached; raise max_hops\n",
 					     d->opts.max_hops);
+				res->hops_limited++;
 				continue;
 			}
 			ret = kd_grow((void **)&q, &cap, n + 1, sizeof(*q));
@@ -1300,8 +1302,9 @@ static void kd_print_failure(const struct kmad_discover *d,
  *   done: N nodes, M links, K ports read, R retries, T timeouts,
  *   U unreachable, E errors (Q queries, S sends, X send errors, MS ms)
  *
- * followed by ", stopped" or ", port gone" when the run did not end
- * normally.
+ * followed by ", truncated (N NodeInfo answers over max_nodes, P ports
+ * past max_hops)" when a limit left part of the fabric out, and by ", stopped"
+ * or ", port gone" when the run did not end normally.
  */
 void kmad_discover_print(const struct kmad_discover *d)
 {
@@ -1309,6 +1312,7 @@ void kmad_discover_print(const struct kmad_discover *d)
 	const struct kmad_discover_node *n, *m;
 	const struct kmad_discover_counters *c;
 	char path[4 * KMAD_SMP_DR_PATH_SIZE];
+	char trunc[96] = "";
 	unsigned int i, p;
 
 	pr_info("%s port %u: topology: %u nodes, %u links\n",
@@ -1348,10 +1352,14 @@ void kmad_discover_print(const struct kmad_discover *d)
 	if (res->nr_failures < res->unreachable + res->errors)
 		pr_info("%u more failures not listed (no memory)\n",
 			res->unreachable + res->errors - res->nr_failures);
-	pr_info("done: %u nodes, %u links, %u ports read, %u retries, %u timeouts, %u unreachable, %u errors (%u queries, %u sends, %u send errors, %u ms)%s\n",
+	if (res->nodes_dropped || res->hops_limited)
+		snprintf(trunc, sizeof(trunc),
+			 ", truncated (%u NodeInfo answers over max_nodes, %u ports past max_hops)",
+			 res->nodes_dropped, res->hops_limited);
+	pr_info("done: %u nodes, %u links, %u ports read, %u retries, %u timeouts, %u unreachable, %u errors (%u queries, %u sends, %u send errors, %u ms)%s%s\n",
 		res->nr_nodes, res->nr_links, res->ports_read, res->retries,
 		res->timeouts, res->unreachable, res->errors, res->queries,
-		res->sends, res->send_errors, res->elapsed_ms,
+		res->sends, res->send_errors, res->elapsed_ms, trunc,
 		res->status == -ECANCELED ? ", stopped" :
 		res->status == -ESHUTDOWN ? ", port gone" :
 		res->status ? ", failed" : "");

@@ -232,6 +232,11 @@ struct kmad_discover_failure {
  * @unreachable: queries that got no answer at all (@failures with
  *	-ETIMEDOUT or -EIO).
  * @errors: queries answered with an error status or malformed.
+ * @nodes_dropped: NodeInfo answers of new nodes left out because
+ *	@nr_nodes had reached &kmad_discover_opts.max_nodes (the fabric is
+ *	larger; a node reached through two ports counts twice).
+ * @hops_limited: ports not probed because a node behind them would be
+ *	more than &kmad_discover_opts.max_hops away.
  * @elapsed_ms: how long the run took.
  */
 struct kmad_discover_result {
@@ -250,6 +255,8 @@ struct kmad_discover_result {
 	unsigned int send_errors;
 	unsigned int unreachable;
 	unsigned int errors;
+	unsigned int nodes_dropped;
+	unsigned int hops_limited;
 	unsigned int elapsed_ms;
 };
 
