@@ -608,7 +608,8 @@ struct kmad_agent_priv {
 						 * buckets could not be
 						 * allocated: not asked for
 						 * again until the count
-						 * wants another; 0: none
+						 * wants another or falls to
+						 * 2^tids.bits; 0: none
 						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
 	struct list_head rmpp_sends;		/* A: its RMPP sends that

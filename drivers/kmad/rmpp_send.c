@@ -17,6 +17,8 @@
  *   ACK              kmad_rmpp_send_ctl()         the window moves: as above
  *   STOP, ABORT      kmad_rmpp_send_ctl()         the end: REMOTE_ABORT
  *   deadline         kmad_rmpp_send_rewind()      resend from last ACK + 1
+ *                                                 (the last ACKed one if
+ *                                                 the window is closed)
  *
  * One segment of a send is in the hardware at a time (as in ib_mad): the
  * next goes on the send completion of the one before, while the window
@@ -26,7 +28,8 @@
  *   - waiting for an ACK: rmpp_ack_timeout_ms() from the send completion of
  *     the last segment of the window (or from the ACK that moved it without
  *     opening it).  An expiry takes one of &kmad_send_buf.retries and
- *     resends from the segment after the last one acknowledged; none left:
+ *     resends from the segment after the last one acknowledged (inside a
+ *     closed window: that one again); none left:
  *     %KMAD_SEND_RESP_TIMEOUT.  An ACK that acknowledges more gives the
  *     retries back (as ib_mad).
  *   - waiting for the response, once the final ACK came (a request with a
@@ -422,7 +425,8 @@ void kmad_rmpp_send_hw_done(struct kmad_send_wr *wr)
 
 /**
  * kmad_rmpp_send_rewind() - the wait for an ACK expired, and a retry is
- * left: resend from the segment after the last one acknowledged.
+ * left: resend from the segment after the last one acknowledged, or that
+ * one in a closed window.
  * @wr: an RMPP send, WAIT_RESP, its deadline passed.
  *
  * If the receiver closed its window (its last ACK's NewWindowLast was

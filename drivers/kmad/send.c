@@ -165,7 +165,7 @@ static struct list_head *send_agent_list(const struct kmad_send_wr *wr,
  * agent lock may be held with interrupts off.  A size whose allocation
  * failed is not asked for again (every post and response would run the
  * work and try once more): the table keeps its chains until the count
- * wants yet another size.
+ * wants yet another size, or has fallen to half the count that wanted it.
  */
 static void agent_tids_check_size(struct kmad_agent_priv *agent)
 {
@@ -175,6 +175,12 @@ static void agent_tids_check_size(struct kmad_agent_priv *agent)
 	if (agent->tids_resize)
 		return;
 	bits = kmad_tid_wanted_bits(&agent->tids);
+	/* Down to half the count that wanted the failed size: the next
+	 * growth tries again (not at every crossing of that count).
+	 */
+	if (agent->tids_failed_bits &&
+	    agent->tids.count <= 1U << agent->tids.bits)
+		agent->tids_failed_bits = 0;
 	if (bits == agent->tids.bits || bits == agent->tids_failed_bits)
 		return;
 	agent->tids_resize = true;
@@ -1088,7 +1094,8 @@ static bool agent_expire_batch(struct kmad_agent_priv *agent)
 			return true;
 		wr = container_of(due, struct kmad_send_wr, deadline_node);
 		/* An RMPP send retries only while it waits for an ACK, from
-		 * the segment after the last one acknowledged.
+		 * the segment after the last one acknowledged (or that one,
+		 * in a closed window: kmad_rmpp_send_rewind()).
 		 */
 		if (wr->retries_left && agent->state == KMAD_AGENT_ACTIVE &&
 		    (!wr->rmpp || kmad_rmpp_send_rewind(wr))) {
@@ -1607,8 +1614,8 @@ static bool send_is_rmpp_ctl(const struct kmad_send_wr *wr)
  * LID-routed), a GRH on QP0, no GRH on an Ethernet port, or a GRH
  * whose sgid_index is not an entry of the port's GID table,
  * &kmad_dest.from_qp1 on QP0 or on a provider without a bridge, or on a
- * request posted with a timeout or an RMPP request (their answers would
- * go to the other MAD layer), an RMPP
+ * request other than a Send without a timeout (answers would go to the
+ * other MAD layer), an RMPP
  * buffer whose class is not one it was allocated for, a response with a
  * timeout (but an RMPP one, whose timeout is its ACK timeout); -EBUSY if
  * the send is a request (with or without a timeout) and a request of the
@@ -1672,7 +1679,8 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	     * come back to that layer, matched by its own TIDs.
 	     */
 	    (buf->dest.from_qp1 && !kmad_mad_is_response(hdr) &&
-	     (buf->timeout_ms || wr->rmpp)) ||
+	     (hdr->method != KMAD_METHOD_SEND || buf->timeout_ms ||
+	      wr->rmpp)) ||
 	    addr_ret || (wr->rmpp && kmad_rmpp_send_check(wr))) {
 		ret = -EINVAL;
 		goto out_unlock;

@@ -364,12 +364,12 @@ struct kmad_grh_attr {
  *	through the provider's bridge (&kmad_recv_wc.bridged), so that the
  *	requester sees the response come from QP1, as IBTA has it.  Only
  *	valid on QP1 of a provider with a bridge (&kmad_provider_ops.bridge_add):
- *	kmad_post_send() fails with -EINVAL on any other, and on a request
- *	posted with a timeout or an RMPP request: their responses (and
- *	ACKs) would reach the other MAD layer, which matches them against
- *	its own requests, not kmad.  A request without a timeout waits
- *	for no answer and may go from QP1 (a CM Send, whose peer answers
- *	with a new request, which the bridge passes to kmad's agents).
+ *	kmad_post_send() fails with -EINVAL on any other, and on every
+ *	request but a Send posted without a timeout: a response (or an
+ *	RMPP transfer's ACKs) would reach the other MAD layer, which
+ *	matches it against its own requests' TIDs, not kmad's (and could
+ *	complete one of them).  A Send gets no response (a CM peer answers
+ *	with a new Send, which the bridge passes to kmad's agents).
  * @src_path_bits: the low LMC bits of the port's LID to send from (the
  *	source LID is the port's base LID with these bits, masked to its
  *	LMC: 0 is the base LID), as &rdma_ah_attr's path bits.  A response

@@ -875,6 +875,41 @@ static int smi_x_get(struct ib_mad_agent *xa, u32 lo, unsigned int ms,
 	return 0;
 }
 
+/* The peer's kmad agent for SubnSet: counts them and answers each. */
+static atomic_t smi_sets_seen = ATOMIC_INIT(0);
+static u64 smi_set_wire_tid;
+
+static void smi_set_recv(struct kmad_agent *agent, struct kmad_send_buf *req,
+			 struct kmad_recv_wc *wc)
+{
+	struct kmad_send_buf *resp;
+
+	if (req || wc->mad->mad_hdr.method != KMAD_METHOD_SET) {
+		kmad_free_recv(wc);
+		return;
+	}
+	WRITE_ONCE(smi_set_wire_tid, be64_to_cpu(wc->mad->mad_hdr.tid));
+	atomic_inc(&smi_sets_seen);
+	resp = kmad_create_response(agent, wc, GFP_KERNEL);
+	kmad_free_recv(wc);
+	if (IS_ERR_OR_NULL(resp))
+		return;
+	if (kmad_post_send(resp))
+		kmad_free_send_buf(resp);
+}
+
+static struct kmad_agent *smi_set_agent(void)
+{
+	struct kmad_reg_req req = {
+		.mgmt_class = KMAD_MGMT_CLASS_SUBN_LID_ROUTED,
+		.class_version = 1,
+	};
+
+	set_bit(KMAD_METHOD_SET, req.method_mask);
+	return kmad_register_agent(smi_peer_port, KMAD_QPT_SMI, &req,
+				   smi_sma_send, smi_set_recv, NULL);
+}
+
 /*
  * kmad and ib_mad number their agents each on their own, so a kmad
  * agent's hi_tid may be an ib_mad agent's.  A kmad SubnSet with no
@@ -884,12 +919,14 @@ static int smi_x_get(struct ib_mad_agent *xa, u32 lo, unsigned int ms,
  * where it completed the agent's own SubnGet with the same TID (to LID
  * 9, which nobody answers).  kmad_ib gives such a send a TID of its own
  * QP0 agent's, which ib_mad drops: the SubnGet must time out, with no
- * response.  Before the fix in kmad_ib it got the Set's answer.
+ * response, while a kmad agent on the peer got the Set (with another
+ * upper TID half than the kmad agent's) and answered it.  Before the fix
+ * in kmad_ib the SubnGet got the Set's answer.
  */
 static void smi_case_set_tid(const char *name)
 {
 	struct ib_mad_send_buf *msg = NULL;
-	struct kmad_agent *k = NULL;
+	struct kmad_agent *k = NULL, *setter;
 	struct ib_mad_agent *xa;
 	struct ib_device *ibdev;
 	struct kmad_dest d = { .dlid = kmad_port_lid(smi_peer_port) };
@@ -905,6 +942,12 @@ static void smi_case_set_tid(const char *name)
 	atomic_set(&x.recvs, 0);
 	x.status = -1;
 	init_completion(&x.done);
+	atomic_set(&smi_sets_seen, 0);
+	setter = smi_set_agent();
+	if (IS_ERR(setter)) {
+		smi_fail(&c, "SubnSet agent on %s: %ld", peer, PTR_ERR(setter));
+		setter = NULL;
+	}
 	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
 	if (!ibdev) {
 		smi_fail(&c, "no ib_core device %s", dev);
@@ -983,6 +1026,12 @@ static void smi_case_set_tid(const char *name)
 		smi_fail(&c, "the SubnSet was not called back");
 	if (!wait_for_completion_timeout(&x.done, msecs_to_jiffies(10000)))
 		smi_fail(&c, "the ib_mad SubnGet did not end");
+	else if (atomic_read(&smi_sets_seen) != 1)
+		smi_fail(&c, "the peer's agent got %d SubnSets, want 1",
+			 atomic_read(&smi_sets_seen));
+	else if (READ_ONCE(smi_set_wire_tid) >> 32 == hi_tid)
+		smi_fail(&c, "the SubnSet left with kmad's TID %#llx",
+			 READ_ONCE(smi_set_wire_tid));
 	else if (atomic_read(&x.recvs) || x.status != IB_WC_RESP_TIMEOUT_ERR)
 		smi_fail(&c, "ib_mad's SubnGet (hi_tid %#x): %d responses, status %d",
 			 hi_tid, atomic_read(&x.recvs), x.status);
@@ -999,10 +1048,13 @@ out:
 		ib_unregister_mad_agent(xa);
 	if (ibdev)
 		ib_device_put(ibdev);
+	if (setter)
+		kmad_unregister_agent(setter);
 	kfree(s);
-	smi_case_info(name, &c, "hi_tid %#x for an ib_mad agent and a kmad agent; the ib_mad agent's SubnGet to LID %u ended with status %d and %d responses while kmad's SubnSet with its TID (no timeout) was answered by LID %u",
+	smi_case_info(name, &c, "hi_tid %#x for an ib_mad agent and a kmad agent; the ib_mad agent's SubnGet to LID %u ended with status %d and %d responses while kmad's SubnSet with its TID (no timeout) reached LID %u as TID %#llx, %d time(s), and was answered",
 		      hi_tid, SMI_DEAD_LID, x.status, atomic_read(&x.recvs),
-		      kmad_port_lid(smi_peer_port));
+		      kmad_port_lid(smi_peer_port), READ_ONCE(smi_set_wire_tid),
+		      atomic_read(&smi_sets_seen));
 }
 
 static const struct {

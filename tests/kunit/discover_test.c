@@ -1329,7 +1329,7 @@ static void discover_hop_limit_reported(struct kunit *test)
  * or one lying switch) needs 32768 184-byte probes, 6 MB, which
  * krealloc_array() refused with a page allocator warning (order 11; a
  * splat, a panic with panic_on_warn) and discovery ended -ENOMEM.
- * kd_grow() now uses kvmalloc: the array grows, its contents kept.
+ * kmad_discover_grow() now uses kvmalloc: the array grows, its contents kept.
  */
 static void discover_grow_large(struct kunit *test)
 {
@@ -1339,7 +1339,7 @@ static void discover_grow_large(struct kunit *test)
 	int ret = 0;
 
 	for (need = 1; need <= 32768 && !ret; need *= 2) {
-		ret = kd_grow((void **)&array, &cap, need, size);
+		ret = kmad_discover_grow((void **)&array, &cap, need, size);
 		if (!ret)
 			array[(size_t)need * size - 1] = (u8)need;
 	}

@@ -42,8 +42,9 @@
  * - kmad_port_get() finds a port until its device's removal has begun;
  * - every buffer is freed once (kmemleak and KASAN run in the harness);
  * - a disturbance met posting: posts were accepted before it began and
- *   the poster kthreads called kmad_post_send() after (they go on past
- *   the posting time until they have: race_go_on()).
+ *   the poster kthreads tried to post after it began (they go on past the
+ *   posting time until they have, and keep their last send for it:
+ *   race_go_on(), race_hold_last()).
  *
  * The random choices of every thread come from prandom states seeded from
  * the printed seed (module parameter "seed"), so they are reproducible;
@@ -745,8 +746,9 @@ static bool race_posting(struct race_ctx *ctx)
 /*
  * Does a poster kthread go on: within the posting time, and in a case
  * with chaos also past it until the chaos began and the poster tried one
- * more post after that, so that the chaos always meets posting (a slow
- * chaos thread on a loaded host could otherwise come after it).
+ * more post after that (even once the requester is gone: the try is then
+ * refused), so that the chaos always meets posting (a slow chaos thread
+ * on a loaded host could otherwise come after it).
  */
 static bool race_go_on(struct race_thread *t)
 {
@@ -754,9 +756,25 @@ static bool race_go_on(struct race_thread *t)
 
 	if (race_posting(ctx))
 		return true;
-	if (!ctx->chaos || READ_ONCE(ctx->req_gone))
+	if (!ctx->chaos)
 		return false;
 	return !atomic_read(&ctx->chaos_began) || !t->tried_after_chaos;
+}
+
+/*
+ * A poster keeps its slice's last send until the chaos began (bounded by
+ * the case's deadline), so that running out of sends does not end it
+ * before the chaos either.
+ */
+static void race_hold_last(struct race_thread *t, unsigned int i)
+{
+	struct race_ctx *ctx = t->ctx;
+
+	if (!ctx->chaos || i != RACE_SENDS - 1)
+		return;
+	while (!atomic_read(&ctx->chaos_began) &&
+	       time_before(jiffies, ctx->deadline))
+		usleep_range(100, 300);
 }
 
 /* Has slice @t too many sends outstanding? */
@@ -787,6 +805,7 @@ static int race_poster(void *arg)
 	for (i = 0; i < RACE_SENDS && race_go_on(t); i++) {
 		if (!race_throttle(t))
 			break;
+		race_hold_last(t, i);
 		if (race_post(t, i) == -ESHUTDOWN) {
 			atomic_inc(&ctx->shut_out);
 			break;
@@ -847,6 +866,11 @@ static int race_chaos_thread(void *arg)
 		race_wait_point(ctx, c->from * 10 + stretch * k +
 				prandom_u32_state(&t->when) % stretch);
 		if (!k && t->idx == RACE_SLICES) {
+			/* Posters the host started late: one post first. */
+			while (!atomic_read(&ctx->posted) &&
+			       atomic_read(&ctx->posters_done) < ctx->nslices &&
+			       time_before(jiffies, ctx->deadline))
+				usleep_range(100, 300);
 			ctx->posted_at_chaos = atomic_read(&ctx->posted);
 			atomic_set(&ctx->chaos_began, 1);
 		}

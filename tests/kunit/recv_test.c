@@ -1367,11 +1367,10 @@ static void recv_bridge_add_fails(struct kunit *test)
 /*
  * &kmad_dest.from_qp1 sends through the other MAD layer's QP1, whose
  * answers that layer matches against its own requests' TIDs: a request
- * that waits for a response (posted with a timeout) is refused with it
- * (-EINVAL, nothing sent), as its response would never come back to kmad
- * (or could complete one of that layer's requests).  Without a timeout
- * it waits for nothing and goes.  Before the fix the first post returned
- * 0 and the request went out.
+ * that gets an answer (a Get, with or without a timeout) is refused with
+ * it (-EINVAL, nothing sent), as the answer would never come back to kmad
+ * (or could complete one of that layer's requests).  A Send without a
+ * timeout gets none and goes.  Before the fix both Gets were posted.
  */
 static void recv_bridged_request_from_qp1_refused(struct kunit *test)
 {
@@ -1384,9 +1383,11 @@ static void recv_bridged_request_from_qp1_refused(struct kunit *test)
 	buf->dest.dlid = kmad_port_lid(f->port[KT_DEV0]);
 	buf->dest.from_qp1 = true;
 	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
+	buf->timeout_ms = 0;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(buf), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kmad_sim_pending_sends(f->fab, KT_DEV1, KT_QPN),
 			0U);
-	buf->timeout_ms = 0;
+	buf->mad->mad_hdr.method = KMAD_METHOD_SEND;
 	kt_post(f, buf);
 	kt_complete(f, KT_DEV1, KMAD_WC_SUCCESS, false);
 	kt_settle(f);

@@ -491,8 +491,8 @@ static bool kd_batch_done(struct kmad_discover *d)
  * page allocator refuses with a warning), so it is a kvmalloc one, freed
  * with kvfree().
  */
-VISIBLE_IF_KUNIT int kd_grow(void **array, unsigned int *cap,
-			     unsigned int need, size_t size)
+VISIBLE_IF_KUNIT int kmad_discover_grow(void **array, unsigned int *cap,
+					unsigned int need, size_t size)
 {
 	unsigned int ncap;
 	void *p;
@@ -510,7 +510,7 @@ VISIBLE_IF_KUNIT int kd_grow(void **array, unsigned int *cap,
 	*cap = ncap;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(kd_grow);
+EXPORT_SYMBOL_IF_KUNIT(kmad_discover_grow);
 
 static void kd_add_failure(struct kmad_discover *d, const struct kd_query *q)
 {
@@ -521,8 +521,8 @@ static void kd_add_failure(struct kmad_discover *d, const struct kd_query *q)
 		res->unreachable++;
 	else
 		res->errors++;
-	if (kd_grow((void **)&res->failures, &d->failures_cap,
-		    res->nr_failures + 1, sizeof(*f)))
+	if (kmad_discover_grow((void **)&res->failures, &d->failures_cap,
+			       res->nr_failures + 1, sizeof(*f)))
 		return;		/* counted, not listed */
 	f = &res->failures[res->nr_failures++];
 	f->query = q->type;
@@ -617,8 +617,8 @@ static int kd_add_node(struct kmad_discover *d, const struct kd_query *q,
 	unsigned int i;
 	int ret;
 
-	ret = kd_grow((void **)&res->nodes, &d->nodes_cap, res->nr_nodes + 1,
-		      sizeof(*node));
+	ret = kmad_discover_grow((void **)&res->nodes, &d->nodes_cap,
+				 res->nr_nodes + 1, sizeof(*node));
 	if (ret)
 		return ret;
 	node = &res->nodes[res->nr_nodes];
@@ -667,8 +667,8 @@ static bool kd_add_link(struct kmad_discover *d, unsigned int a, u8 pa,
 			 na->guid, pa, nb->guid, pb);
 		return false;
 	}
-	if (kd_grow((void **)&res->links, &d->links_cap, res->nr_links + 1,
-		    sizeof(*l)))
+	if (kmad_discover_grow((void **)&res->links, &d->links_cap,
+			       res->nr_links + 1, sizeof(*l)))
 		return true;
 	na->ports[pa].peer = b;
 	na->ports[pa].peer_port = pb;
@@ -861,7 +861,8 @@ static int kd_next_probes(struct kmad_discover *d, unsigned int first,
 				res->hops_limited++;
 				continue;
 			}
-			ret = kd_grow((void **)&q, &cap, n + 1, sizeof(*q));
+			ret = kmad_discover_grow((void **)&q, &cap, n + 1,
+						 sizeof(*q));
 			if (ret) {
 				kvfree(q);
 				return ret;
@@ -1303,7 +1304,8 @@ static void kd_print_failure(const struct kmad_discover *d,
  *   U unreachable, E errors (Q queries, S sends, X send errors, MS ms)
  *
  * followed by ", truncated (N NodeInfo answers over max_nodes, P ports
- * past max_hops)" when a limit left part of the fabric out, and by ", stopped"
+ * not probed at max_hops)" when a limit may have left part of the fabric
+ * out, and by ", stopped"
  * or ", port gone" when the run did not end normally.
  */
 void kmad_discover_print(const struct kmad_discover *d)
@@ -1354,7 +1356,7 @@ void kmad_discover_print(const struct kmad_discover *d)
 			res->unreachable + res->errors - res->nr_failures);
 	if (res->nodes_dropped || res->hops_limited)
 		snprintf(trunc, sizeof(trunc),
-			 ", truncated (%u NodeInfo answers over max_nodes, %u ports past max_hops)",
+			 ", truncated (%u NodeInfo answers over max_nodes, %u ports not probed at max_hops)",
 			 res->nodes_dropped, res->hops_limited);
 	pr_info("done: %u nodes, %u links, %u ports read, %u retries, %u timeouts, %u unreachable, %u errors (%u queries, %u sends, %u send errors, %u ms)%s%s\n",
 		res->nr_nodes, res->nr_links, res->ports_read, res->retries,

@@ -236,7 +236,8 @@ struct kmad_discover_failure {
  *	@nr_nodes had reached &kmad_discover_opts.max_nodes (the fabric is
  *	larger; a node reached through two ports counts twice).
  * @hops_limited: ports not probed because a node behind them would be
- *	more than &kmad_discover_opts.max_hops away.
+ *	more than &kmad_discover_opts.max_hops away (it may have been found
+ *	another way: a switch at max_hops with links back counts them).
  * @elapsed_ms: how long the run took.
  */
 struct kmad_discover_result {
@@ -275,7 +276,8 @@ typedef void (*kmad_discover_test_hook_t)(struct kmad_discover *d,
 					  unsigned int n);
 extern kmad_discover_test_hook_t kmad_discover_test_batch_hook;
 /* The growth of the result's and the probes' arrays (kvmalloc). */
-int kd_grow(void **array, unsigned int *cap, unsigned int need, size_t size);
+int kmad_discover_grow(void **array, unsigned int *cap, unsigned int need,
+		       size_t size);
 #endif
 const struct kmad_discover_result *
 kmad_discover_result(const struct kmad_discover *d);
