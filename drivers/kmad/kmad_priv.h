@@ -177,7 +177,7 @@ enum kmad_port_stat {
 					 */
 	KMAD_PSTAT_RECEIVED,		/* receive completions that validated */
 	KMAD_PSTAT_WRONG_QP,		/* SMP on QP1 or GMP on QP0: dropped */
-	KMAD_PSTAT_SMI_DISCARDS,	/* DR SMPs failing hop checks: dropped */
+	KMAD_PSTAT_SMI_DISCARDS,	/* DR SMPs the SMI receive step discards */
 	KMAD_PSTAT_RESP_MATCHED,	/* responses matched to a request */
 	KMAD_PSTAT_RESP_UNMATCHED,	/* responses that matched nothing */
 	KMAD_PSTAT_RESP_UNSOLICITED,	/* RMPP-active responses that matched

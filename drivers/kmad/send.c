@@ -1443,8 +1443,7 @@ static int send_smi_step(struct kmad_agent_priv *agent,
 	lockdep_assert_held(&agent->lock);
 	if (smp->mgmt_class != KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
 		return 0;
-	if (smp->hop_cnt > KMAD_SMP_DR_MAX_HOP_CNT ||
-	    smp->hop_ptr > smp->hop_cnt + 1)
+	if (!kmad_smi_hops_ok(smp))
 		return -EINVAL;
 	first_lid = kmad_smp_is_returning(smp) ? smp->dr_dlid : smp->dr_slid;
 	if (first_lid != cpu_to_be16(KMAD_PERMISSIVE_LID))

@@ -70,14 +70,6 @@
 #include <kmad/smi.h>
 #include <kmad/wire.h>
 
-/* The only state in which any index derived from the hop fields is valid. */
-static bool kmad_smi_hops_ok(const struct kmad_smp *smp)
-{
-	return smp->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
-	       smp->hop_cnt <= KMAD_SMP_DR_MAX_HOP_CNT &&
-	       smp->hop_ptr <= smp->hop_cnt + 1;
-}
-
 /* A physical port of @node; 0 (a switch's management port) is not one. */
 static bool kmad_smi_port_ok(const struct kmad_smi_node *node, u8 port)
 {

@@ -64,6 +64,23 @@ struct kmad_smi_node {
 	u8 num_ports;
 };
 
+/**
+ * kmad_smi_hops_ok() - are the hop fields of @smp in range (C14-6)?
+ * @smp: the SMP, as on the wire.
+ *
+ * Return: true for a directed-route SMP whose HopCount is at most 63 and
+ * whose HopPointer is at most HopCount + 1: the only state in which any
+ * index derived from the hop fields is valid.  Every step below checks it
+ * first; an SMP sent by LID before its directed-route part is checked
+ * with it alone.
+ */
+static inline bool kmad_smi_hops_ok(const struct kmad_smp *smp)
+{
+	return smp->mgmt_class == KMAD_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+	       smp->hop_cnt <= KMAD_SMP_DR_MAX_HOP_CNT &&
+	       smp->hop_ptr <= smp->hop_cnt + 1;
+}
+
 enum kmad_smi_action kmad_smi_send(struct kmad_smp *smp,
 				   const struct kmad_smi_node *node);
 enum kmad_smi_action kmad_smi_recv(struct kmad_smp *smp,
