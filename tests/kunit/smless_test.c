@@ -368,6 +368,58 @@ static void smless_bring_up_lft(struct kunit *test)
 }
 
 /*
+ * An Armed port goes Active when it receives a packet other than an SMP
+ * (IBTA's link state machine), without setting PortStateChange; SMPs
+ * leave it Armed.  Path HCA 0 -> switch port 1, switch port 2 -> HCA 1,
+ * with the two sending ports Active and the two receiving ones Armed.
+ */
+static void smless_armed_active_on_data(struct kunit *test)
+{
+	static const u8 lft[] = { 0xff, 1, 2, 0 };
+	struct sn *s = sl_setup(test, 2);
+	struct kmad_mad mad;
+	u64 delivered;
+
+	sl_set_lid(s, &to_hca0, HCA0_LID);
+	sl_set_lid(s, &to_hca1, HCA1_LID);
+	sl_set_lid(s, &to_sw, SW_LID);
+	sl_program(s, lft, ARRAY_SIZE(lft));
+	KUNIT_ASSERT_EQ(test, sl_psc_write(s, true), 0);
+	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_sw, 1, PI_STATE, 0xf, PS_ARMED,
+					&mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_sw, 2, PI_STATE, 0xf, PS_ARMED,
+					&mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_hca0, 0, PI_STATE, 0xf,
+					PS_ARMED, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_hca1, 0, PI_STATE, 0xf,
+					PS_ARMED, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_sw, 2, PI_STATE, 0xf,
+					PS_ACTIVE, &mad), 0);
+	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_hca0, 0, PI_STATE, 0xf,
+					PS_ACTIVE, &mad), 0);
+	/* SMPs through the Armed ports, by LID and by directed route. */
+	sn_smp(&mad, KMAD_METHOD_GET, KMAD_SMP_ATTR_NODE_INFO, 0);
+	KUNIT_ASSERT_EQ(test, sn_rpc(s, 0, 1, &mad, HCA1_LID), 0);
+	KUNIT_EXPECT_EQ(test, sl_state(s, &to_sw, 1), PS_ARMED);
+	KUNIT_EXPECT_EQ(test, sl_state(s, &to_hca1, 0), PS_ARMED);
+
+	/* A GMP from HCA 0 to HCA 1 crosses both Armed ports. */
+	sn_sa(&mad, KMAD_METHOD_GET_RESP);
+	sn_post(s, 0, 1, &mad, HCA1_LID);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 1, 1).delivered, 1ULL);
+	KUNIT_EXPECT_EQ(test, sl_state(s, &to_sw, 1), PS_ACTIVE);
+	KUNIT_EXPECT_EQ(test, sl_state(s, &to_hca1, 0), PS_ACTIVE);
+	KUNIT_EXPECT_EQ(test, sl_state(s, &to_sw, 2), PS_ACTIVE);
+	KUNIT_EXPECT_EQ(test, sl_state(s, &to_hca0, 0), PS_ACTIVE);
+	KUNIT_EXPECT_FALSE(test, sl_psc(s));
+	/* Now both ways: HCA 1 answers by LID through switch port 1. */
+	delivered = sn_stats(s, 0, 1).delivered;
+	sn_sa(&mad, KMAD_METHOD_GET_RESP);
+	sn_post(s, 1, 1, &mad, HCA0_LID);
+	KUNIT_EXPECT_EQ(test, sn_stats(s, 0, 1).delivered, delivered + 1);
+}
+
+/*
  * Every PortInfo field an SM sets is stored and read back: M_Key,
  * GidPrefix, M_KeyLeasePeriod, M_KeyProtectBits, LMC, MasterSMSL,
  * SubnetTimeOut, NeighborMTU, LinkWidthEnabled, LinkSpeedEnabled,
@@ -722,6 +774,7 @@ static struct kunit_case smless_cases[] = {
 	KUNIT_CASE(smless_boot),
 	KUNIT_CASE(smless_port_states),
 	KUNIT_CASE(smless_bring_up_lft),
+	KUNIT_CASE(smless_armed_active_on_data),
 	KUNIT_CASE(smless_port_info_fields),
 	KUNIT_CASE(smless_phys_state),
 	KUNIT_CASE(smless_pkey_table),

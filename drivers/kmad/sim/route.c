@@ -8,8 +8,9 @@
  *
  * A link.  A MAD crosses a link only if the link is up and, unless it is
  * an SMP (QP0, VL15), the sending port is Active and the receiving one
- * Armed or Active.  Crossing counts in the PMA counters of both ports: one
- * packet and (length + %SIM_PKT_OVERHEAD) / 4 data words.
+ * Armed or Active; an Armed one that receives it becomes Active.
+ * Crossing counts in the PMA counters of both ports: one packet and
+ * (length + %SIM_PKT_OVERHEAD) / 4 data words.
  *
  * Endports.  An HCA port takes a MAD whose DLID is its LID (with its LMC)
  * or, on QP0, the permissive LID; else PortRcvErrors.  A switch takes the
@@ -343,6 +344,11 @@ static struct sim_port *sim_cross(struct kmad_sim_fabric *fab,
 	ok = kmad_sim_phys_up(at) &&
 	     (pkt->dst_qpn == 0 ||
 	      (at->state == SIM_PS_ACTIVE && peer->state >= SIM_PS_ARMED));
+	/* An Armed port that receives a packet other than VL15's goes
+	 * Active (the link state machine of IBTA chapter 7; hfi1 does so too).
+	 */
+	if (ok && pkt->dst_qpn && peer->state == SIM_PS_ARMED)
+		kmad_sim_port_set_state_locked(peer, SIM_PS_ACTIVE, false);
 	spin_unlock_irqrestore(&fab->lock, flags);
 	if (!ok) {
 		sim_ctr_add(at, SIM_CTR_XMIT_DISCARDS, 1);

@@ -493,21 +493,24 @@ u8 kmad_sim_link_up_state(const struct kmad_sim_fabric *fab)
  * @subn_set: the change is a SubnSet of PortState on this port, not the
  *	link state machine's.
  *
- * Going Down counts in LinkDownedCounter.  A change by the link state
- * machine on a switch sets its SwitchInfo.PortStateChange; a SubnSet's
- * does not (IBTA 14.2.5.4).
+ * Going Down counts in LinkDownedCounter.  A change to or from Down by
+ * the link state machine on a switch sets its SwitchInfo.PortStateChange;
+ * a SubnSet's does not, nor does Armed to Active on a data packet (IBTA
+ * 14.2.5.4 lists Down to Init, and Init, Armed or Active to Down).
  *
  * Context: F held.
  */
 void kmad_sim_port_set_state_locked(struct sim_port *port, u8 state,
 				    bool subn_set)
 {
+	bool down = port->state == SIM_PS_DOWN || state == SIM_PS_DOWN;
+
 	if (port->state == state)
 		return;
 	if (port->state != SIM_PS_DOWN && state == SIM_PS_DOWN)
 		sim_ctr_add(port, SIM_CTR_LINK_DOWNED, 1);
 	port->state = state;
-	if (sim_is_switch(port->node) && !subn_set)
+	if (sim_is_switch(port->node) && !subn_set && down)
 		port->node->life_state |= SIM_SI_PORT_STATE_CHANGE;
 }
 
