@@ -263,6 +263,18 @@ const char *kmad_device_name(const struct kmad_device *dev)
 }
 EXPORT_SYMBOL_GPL(kmad_device_name);
 
+/*
+ * Port changes are taken from kmad_device_register()'s first provider
+ * call (the provider's event handler may run while the ports are set up:
+ * the values are kept, and the clients registration adds see them,
+ * without a port_changed call of their own) until the device is
+ * unregistered.
+ */
+static bool device_takes_changes(const struct kmad_device *dev)
+{
+	return READ_ONCE(dev->registered) || READ_ONCE(dev->registering);
+}
+
 /**
  * kmad_device_set_port_attr() - describe a port before registration.
  * @dev: the device, not yet registered.
@@ -271,7 +283,8 @@ EXPORT_SYMBOL_GPL(kmad_device_name);
  *
  * Return: 0, or -EINVAL for a bad port number, an LMC above 7, a queue
  * depth above %KMAD_MAX_QP_DEPTH, a P_Key table of no entry from a
- * provider with query_pkey, or a registered device.
+ * provider with query_pkey, or a device registered or registering (from
+ * then on changes go through kmad_device_port_changed()).
  */
 int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 			      const struct kmad_port_attr *attr)
@@ -279,7 +292,7 @@ int kmad_device_set_port_attr(struct kmad_device *dev, u8 port_num,
 	struct kmad_port_attr *a;
 
 	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
-	    dev->registered || attr->lmc > KMAD_MAX_LMC ||
+	    device_takes_changes(dev) || attr->lmc > KMAD_MAX_LMC ||
 	    attr->sq_depth > KMAD_MAX_QP_DEPTH ||
 	    attr->rq_depth > KMAD_MAX_QP_DEPTH ||
 	    (dev->has_pkeys && !attr->pkey_tbl_len) ||
@@ -527,12 +540,18 @@ int kmad_device_register(struct kmad_device *dev)
 				GFP_KERNEL);
 	if (ret)
 		goto out_unlock;
+	/* From here the provider may report port changes (its event
+	 * handler runs while the ports are set up); clients added below
+	 * read the new values.
+	 */
+	WRITE_ONCE(dev->registering, true);
 	for (i = 0; i < dev->num_ports; i++) {
 		ret = port_setup(&dev->ports[i]);
 		if (ret)
 			goto err_ports;
 	}
 	WRITE_ONCE(dev->registered, true);
+	WRITE_ONCE(dev->registering, false);
 	/* Only now can change work be queued: the error path above never
 	 * has any to cancel (it holds G, which that work takes).
 	 */
@@ -551,6 +570,7 @@ int kmad_device_register(struct kmad_device *dev)
 
 err_ports:
 	/* The failed port_setup() tore its port's AH cache down too. */
+	WRITE_ONCE(dev->registering, false);
 	dev->spent = true;
 	while (--i >= 0) {
 		port_stop(&dev->ports[i]);
@@ -1083,10 +1103,13 @@ EXPORT_SYMBOL_GPL(kmad_port_reregisters);
  * and join multicast groups again.  kmad counts it (kmad_port_reregisters())
  * and calls every client's port_changed callback afterwards, from a kmad
  * workqueue, as kmad_device_port_changed() does; requests close together
- * may be told in one call.  Same rules of use as kmad_device_port_changed().
+ * may be told in one call.  Same rules of use as kmad_device_port_changed()
+ * (one while kmad_device_register() runs is counted; the clients it adds
+ * register from scratch anyway).
  *
  * Context: any.
- * Return: 0, or -EINVAL for a bad port or a device not registered.
+ * Return: 0, or -EINVAL for a bad port or a device neither registered nor
+ * registering.
  */
 int kmad_device_port_reregister(struct kmad_device *dev, u8 port_num)
 {
@@ -1094,7 +1117,7 @@ int kmad_device_port_reregister(struct kmad_device *dev, u8 port_num)
 	unsigned long flags;
 
 	if (!dev || !port_num || port_num > dev->num_ports ||
-	    !READ_ONCE(dev->registered))
+	    !device_takes_changes(dev))
 		return -EINVAL;
 	port = &dev->ports[port_num - 1];
 	spin_lock_irqsave(&port->attr_lock, flags);
@@ -1119,12 +1142,16 @@ EXPORT_SYMBOL_GPL(kmad_device_port_reregister);
  * port_changed callback of every client of the port
  * runs afterwards, from a kmad workqueue; changes reported close together
  * may be told in one call, so clients read the values they care about.
- * The provider calls it only between kmad_device_register() and the end
- * of kmad_device_unregister() (the device must not be freed meanwhile).
+ * The provider calls it only between the start of kmad_device_register()
+ * and the end of kmad_device_unregister() (the device must not be freed
+ * meanwhile).  A change reported while kmad_device_register() runs is
+ * kept: the clients it adds read the new values (and get no port_changed
+ * call for it); before kmad_device_register() is called, or after a
+ * failed one, it is refused.
  *
  * Context: any (an HCA driver may report from its event handler).
- * Return: 0, or -EINVAL for a bad port, an LMC above 7 or a device not
- * registered.
+ * Return: 0, or -EINVAL for a bad port, an LMC above 7 or a device neither
+ * registered nor registering.
  */
 int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 			     const struct kmad_port_attr *attr)
@@ -1133,7 +1160,7 @@ int kmad_device_port_changed(struct kmad_device *dev, u8 port_num,
 	unsigned long flags;
 
 	if (!dev || !attr || !port_num || port_num > dev->num_ports ||
-	    !READ_ONCE(dev->registered) || attr->lmc > KMAD_MAX_LMC)
+	    !device_takes_changes(dev) || attr->lmc > KMAD_MAX_LMC)
 		return -EINVAL;
 	port = &dev->ports[port_num - 1];
 	spin_lock_irqsave(&port->attr_lock, flags);

@@ -481,6 +481,11 @@ struct kmad_device {
 	bool has_clock;				/* ops->now */
 	u8 num_ports;				/* I */
 	bool registered;			/* G */
+	bool registering;			/* G, read locklessly by
+						 * port changes:
+						 * kmad_device_register()
+						 * is setting the ports up
+						 */
 	bool spent;				/* G: torn down once (a failed
 						 * register, an unregister):
 						 * never registered again

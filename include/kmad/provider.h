@@ -57,9 +57,10 @@
  *   and unregister and clients register; a client unregistering then
  *   waits for it if it has the device's ports, and the device's name
  *   stays taken (-EEXIST) until its clients have been told it went.
- * - A port whose LID, LMC or SM LID changes after registration (the subnet
- *   manager assigned them) is reported with kmad_device_port_changed(),
- *   also from any context; a changed GID or P_Key table too (kmad then
+ * - A port whose LID, LMC or SM LID changes once kmad_device_register()
+ *   has been called (the subnet manager assigned them; also while it
+ *   runs, from the provider's event handler) is reported with
+ *   kmad_device_port_changed(), also from any context; a changed GID or P_Key table too (kmad then
  *   forgets its cached address handles of that port).  The subnet
  *   manager's request that the port's clients register again
  *   (ClientReregister) with kmad_device_port_reregister(), after the new

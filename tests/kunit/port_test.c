@@ -628,6 +628,74 @@ static void port_reregister_unregistered(struct kunit *test)
 	kmad_device_free(dev);
 }
 
+/*
+ * A provider's event handler may report a port change while
+ * kmad_device_register() sets the ports up: the change is taken (the
+ * values are the port's at once), as is a ClientReregister; attributes
+ * can no longer be set then.  After the registration failed, changes are
+ * refused again.  The stub's first CQ creation, kmad's first provider
+ * call of the registration, reports and then fails.  (Before, both
+ * calls were -EINVAL until the registration ended, and the LID an SM
+ * assigned meanwhile was lost.)
+ */
+static int pt_changed_ret, pt_rereg_ret, pt_set_ret;
+static u16 pt_changed_lid, pt_changed_sm_lid;
+
+static int pt_stub_create_cq_changed(struct kmad_cq *cq, unsigned int depth)
+{
+	struct kmad_device *dev = kmad_cq_device(cq);
+	struct kmad_port_attr attr = {
+		.link_layer = KMAD_LINK_LAYER_INFINIBAND,
+		.lid = 7,
+		.sm_lid = 3,
+	};
+
+	atomic_inc(&pt_stub_calls);
+	pt_changed_ret = kmad_device_port_changed(dev, 1, &attr);
+	pt_rereg_ret = kmad_device_port_reregister(dev, 1);
+	pt_set_ret = kmad_device_set_port_attr(dev, 1, &attr);
+	pt_changed_lid = kmad_port_lid(&dev->ports[0]);
+	pt_changed_sm_lid = kmad_port_sm_lid(&dev->ports[0]);
+	return -EIO;
+}
+
+static struct kmad_provider_ops pt_stub_changed_ops;
+
+static void port_changed_while_registering(struct kunit *test)
+{
+	struct kmad_port_attr attr = {
+		.link_layer = KMAD_LINK_LAYER_INFINIBAND,
+		.no_smi = true,
+	};
+	struct kmad_device *dev;
+
+	pt_stub_changed_ops = pt_stub_ops;
+	pt_stub_changed_ops.create_cq = pt_stub_create_cq_changed;
+	pt_changed_ret = 1;
+	pt_rereg_ret = 1;
+	pt_set_ret = 1;
+	atomic_set(&pt_stub_calls, 0);
+	dev = kmad_device_alloc(&pt_stub_changed_ops, "kt_changed_reg", 1, 0);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_EXPECT_EQ(test, kmad_device_set_port_attr(dev, 1, &attr), 0);
+	/* Not registering yet: refused, as before. */
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(dev, 1, &attr),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_register(dev), -EIO);
+	KUNIT_EXPECT_GE(test, atomic_read(&pt_stub_calls), 1);
+	KUNIT_EXPECT_EQ(test, pt_changed_ret, 0);
+	KUNIT_EXPECT_EQ(test, pt_rereg_ret, 0);
+	KUNIT_EXPECT_EQ(test, pt_set_ret, -EINVAL);
+	KUNIT_EXPECT_EQ(test, pt_changed_lid, 7);
+	KUNIT_EXPECT_EQ(test, pt_changed_sm_lid, 3);
+	KUNIT_EXPECT_EQ(test, kmad_port_reregisters(&dev->ports[0]), 1U);
+	/* The registration failed: refused again. */
+	KUNIT_EXPECT_EQ(test, kmad_device_port_changed(dev, 1, &attr),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_device_port_reregister(dev, 1), -EINVAL);
+	kmad_device_free(dev);
+}
+
 static int pt_flusher_add(struct kmad_client *client, struct kmad_port *port,
 			  void **data)
 {
@@ -902,6 +970,7 @@ static struct kunit_case port_cases[] = {
 	KUNIT_CASE(port_register_no_pkey_table),
 	KUNIT_CASE(port_set_attr_registered),
 	KUNIT_CASE(port_reregister_unregistered),
+	KUNIT_CASE(port_changed_while_registering),
 	KUNIT_CASE(port_remove_stops_qps_first),
 	KUNIT_CASE(port_remove_stuck_holds_no_global_lock),
 	{}
