@@ -613,8 +613,11 @@ struct kmad_agent_priv {
 						 * buckets could not be
 						 * allocated: not asked for
 						 * again until the count
-						 * wants another or falls to
-						 * 2^tids.bits; 0: none
+						 * wants another, or falls
+						 * to 2^tids.bits (a failed
+						 * growth) or rises to
+						 * 2^tids.bits / 4 (a failed
+						 * shrink); 0: none
 						 */
 	struct kmad_wheel deadlines;		/* A: WAIT_RESP sends */
 	struct list_head rmpp_sends;		/* A: its RMPP sends that

@@ -165,21 +165,25 @@ static struct list_head *send_agent_list(const struct kmad_send_wr *wr,
  * agent lock may be held with interrupts off.  A size whose allocation
  * failed is not asked for again (every post and response would run the
  * work and try once more): the table keeps its chains until the count
- * wants yet another size, or has fallen to half the count that wanted it.
+ * wants yet another size, or has gone back past the size it has, to half
+ * the count that wanted a failed growth or twice the count that wanted a
+ * failed shrink.
  */
 static void agent_tids_check_size(struct kmad_agent_priv *agent)
 {
-	unsigned int bits;
+	unsigned int bits, failed = agent->tids_failed_bits;
+	unsigned int size = 1U << agent->tids.bits;
 
 	lockdep_assert_held(&agent->lock);
 	if (agent->tids_resize)
 		return;
 	bits = kmad_tid_wanted_bits(&agent->tids);
-	/* Down to half the count that wanted the failed size: the next
-	 * growth tries again (not at every crossing of that count).
+	/* The next growth, or shrink, tries again (not at every crossing
+	 * of the count that wanted the failed size).
 	 */
-	if (agent->tids_failed_bits &&
-	    agent->tids.count <= 1U << agent->tids.bits)
+	if ((failed > agent->tids.bits && agent->tids.count <= size) ||
+	    (failed && failed < agent->tids.bits &&
+	     agent->tids.count >= size / 4))
 		agent->tids_failed_bits = 0;
 	if (bits == agent->tids.bits || bits == agent->tids_failed_bits)
 		return;
@@ -1194,7 +1198,10 @@ static void agent_resize_tids(struct kmad_agent_priv *agent)
 	spin_lock_irqsave(&agent->lock, flags);
 	agent->tids_resize = false;
 	bits = kmad_tid_wanted_bits(&agent->tids);
-	if (bits == agent->tids.bits) {
+	/* Every run comes here: a size that failed waits for
+	 * agent_tids_check_size() to forget it.
+	 */
+	if (bits == agent->tids.bits || bits == agent->tids_failed_bits) {
 		spin_unlock_irqrestore(&agent->lock, flags);
 		return;
 	}

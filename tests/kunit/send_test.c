@@ -935,6 +935,50 @@ static void send_tid_resize_failure_not_retried(struct kunit *test)
 }
 
 /*
+ * The same for a shrink: 300 requests grow the table to 8 bits; with
+ * allocations failing, cancelling 280 of them asks for 7 bits once (at
+ * 31 outstanding), and 50 more requests posted and cancelled around 20
+ * outstanding do not ask again.  Before the fix the failed shrink was
+ * forgotten at the next check (the rule that forgets a failed growth
+ * when the count halves held at once for a shrink): every post and
+ * cancel after it ran the work and failed again.
+ */
+static void send_tid_shrink_failure_not_retried(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent_priv *priv = kmad_agent_priv(f->agent);
+	struct kmad_send_buf **bufs, *buf;
+	unsigned int i;
+
+	bufs = kunit_kcalloc(test, 300, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	f->free_on_send = true;
+	for (i = 0; i < 300; i++) {
+		bufs[i] = kt_request(f, f->agent, KMAD_METHOD_GET, i + 1, 60000,
+				     0);
+		kt_post(f, bufs[i]);
+		kt_settle(f);
+	}
+	KUNIT_ASSERT_EQ(test, READ_ONCE(priv->tids.bits), 8U);
+	kt_fail_allocs(KMAD_ALLOC_TID_BUCKETS, 1000);
+	for (i = 0; i < 280; i++) {
+		KUNIT_ASSERT_EQ(test, kmad_cancel_send(bufs[i]), 0);
+		kt_settle(f);
+	}
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_TID_BUCKETS), 1);
+	for (i = 0; i < 50; i++) {
+		buf = kt_request(f, f->agent, KMAD_METHOD_GET, 1000 + i, 60000,
+				 0);
+		kt_post(f, buf);
+		kt_settle(f);
+		KUNIT_ASSERT_EQ(test, kmad_cancel_send(buf), 0);
+		kt_settle(f);
+	}
+	KUNIT_EXPECT_EQ(test, kt_allocs_failed(KMAD_ALLOC_TID_BUCKETS), 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(priv->tids.bits), 8U);
+}
+
+/*
  * A directed-route SMP that starts LID-routed (its DrSLID not permissive)
  * takes no directed step at post, but its hop fields are still checked
  * (IBTA C14-6: HopCount at most 63, HopPointer at most HopCount + 1):
@@ -1445,6 +1489,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_dr_path_wrong_port),
 	KUNIT_CASE(send_dr_lid_routed_start_hops_checked),
 	KUNIT_CASE(send_tid_resize_failure_not_retried),
+	KUNIT_CASE(send_tid_shrink_failure_not_retried),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	KUNIT_CASE(send_dr_repost_sets_path_again),
 	KUNIT_CASE(send_response_judged_by_header),
