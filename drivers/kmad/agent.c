@@ -517,7 +517,8 @@ static void kmad_device_release(struct kref *ref)
  * and usable; unregister it from elsewhere).  Handlers may unregister any
  * other agent.
  *
- * Context: process context, may sleep.
+ * Context: process context, may sleep; the caller holds no lock the
+ * agent's handlers take (it waits for them).
  * Return: 0 (also for NULL), -EDEADLK when called from the agent's own
  * handler, -EINVAL for an error pointer.
  */

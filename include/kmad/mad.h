@@ -17,8 +17,11 @@
  *
  * Callback context: send_handler and recv_handler run in process context on
  * kmad's workqueue, never from inside a kmad call the ULP makes (post,
- * cancel, modify, unregister...), so a ULP may hold its own locks around
- * those calls.  Every handler of an agent runs from that agent's own work
+ * cancel, modify, free, unregister...), so a ULP may hold its own locks
+ * around post, cancel, modify and free.  Not around unregister: it waits
+ * for the agent's handlers to be called (every send's callback, the
+ * queued receives), so a lock one of them takes, held around
+ * kmad_unregister_agent(), deadlocks, as with ib_mad.  Every handler of an agent runs from that agent's own work
  * item, never from a CQ drain, so a handler may sleep and wait for kmad:
  * it may post, cancel and free send buffers, call kmad_port_get(),
  * register clients (their add callbacks then run later, from kmad's event

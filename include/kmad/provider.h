@@ -279,8 +279,11 @@ struct kmad_ah_attr {
  *	longer read: Documentation/kmad_ib.rst); it need not keep post
  *	order with the QP's other
  *	sends, and the QP's error state does not flush it (it completes as
- *	the other layer reports it).  The provider still reports it before
- *	destroy_qp returns.
+ *	the other layer reports it).  It must still complete while the QP
+ *	is in error: kmad waits for every posted send's CQE after
+ *	modify_qp(%KMAD_QPS_ERR), before a recovery resets the QP and
+ *	before it calls destroy_qp (a provider that held it back until
+ *	destroy_qp would hang the device's removal).
  * @expects_resp: a request posted with a timeout: kmad waits for a
  *	response with its TID (the upper 32 bits are the agent's hi_tid),
  *	its timer starting at this send's completion.  Set on every
