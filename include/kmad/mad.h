@@ -21,8 +21,9 @@
  * around post, cancel, modify and free.  Not around unregister: it waits
  * for the agent's handlers to be called (every send's callback, the
  * queued receives), so a lock one of them takes, held around
- * kmad_unregister_agent(), deadlocks, as with ib_mad.  Every handler of an agent runs from that agent's own work
- * item, never from a CQ drain, so a handler may sleep and wait for kmad:
+ * kmad_unregister_agent(), deadlocks, as with ib_mad.  Every handler of
+ * an agent runs from that agent's own work item, never from a CQ drain,
+ * so a handler may sleep and wait for kmad:
  * it may post, cancel and free send buffers, call kmad_port_get(),
  * register clients (their add callbacks then run later, from kmad's event
  * workqueue), and register or unregister any *other* agent, also during
