@@ -1112,6 +1112,17 @@ static inline struct kmad_send_wr *kmad_send_wr(struct kmad_send_buf *buf)
 	return container_of(buf, struct kmad_send_wr, buf);
 }
 
+/*
+ * Is @buf one kmad allocated (kmad_alloc_send_buf*())?  Its MAD pointer
+ * names the MAD inside the send; a caller's own struct kmad_send_buf is
+ * refused before anything past it is read.
+ */
+static inline bool kmad_send_buf_ours(const struct kmad_send_buf *buf)
+{
+	return buf->mad ==
+	       &container_of(buf, const struct kmad_send_wr, buf)->mad;
+}
+
 static inline struct kmad_agent_priv *kmad_agent_priv(struct kmad_agent *a)
 {
 	return container_of(a, struct kmad_agent_priv, agent);

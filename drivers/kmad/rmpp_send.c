@@ -237,13 +237,14 @@ EXPORT_SYMBOL_GPL(kmad_alloc_send_buf_rmpp);
  * @buf: a send buffer.
  *
  * Return: the segments of a buffer from kmad_alloc_send_buf_rmpp(), 1 for
- * one from kmad_alloc_send_buf(), 0 for NULL.
+ * one from kmad_alloc_send_buf(), 0 for NULL or a buffer kmad did not
+ * allocate.
  */
 unsigned int kmad_send_buf_seg_count(const struct kmad_send_buf *buf)
 {
 	const struct kmad_send_wr *wr;
 
-	if (IS_ERR_OR_NULL(buf))
+	if (IS_ERR_OR_NULL(buf) || !kmad_send_buf_ours(buf))
 		return 0;
 	wr = container_of(buf, const struct kmad_send_wr, buf);
 	return wr->rmpp ?
@@ -259,7 +260,8 @@ EXPORT_SYMBOL_GPL(kmad_send_buf_seg_count);
  * The ULP writes a segment only while the buffer is not posted.
  *
  * Return: the segment's 256-byte MAD (segment 1 is &kmad_send_buf.mad), or
- * NULL for a @seg_num out of range.
+ * NULL for a @seg_num out of range (a buffer kmad did not allocate has no
+ * segment).
  */
 struct kmad_mad *kmad_send_buf_seg(struct kmad_send_buf *buf,
 				   unsigned int seg_num)

@@ -1417,6 +1417,9 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 
 	if (IS_ERR_OR_NULL(buf))
 		return;
+	if (WARN_ONCE(!kmad_send_buf_ours(buf),
+		      "kmad: freeing a send buffer kmad did not allocate\n"))
+		return;
 	wr = kmad_send_wr(buf);
 	/* No agent lock: the agent may be gone already.  A buffer that is
 	 * not posted is INIT and nobody else writes its state.
@@ -1476,7 +1479,7 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 {
 	struct kmad_smp *smp;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent ||
+	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf) ||
 	    buf->agent->qpt != KMAD_QPT_SMI || !path ||
 	    !hop_cnt || hop_cnt > KMAD_SMP_DR_MAX_HOP_CNT ||
 	    READ_ONCE(kmad_send_wr(buf)->state) != KMAD_SS_INIT)
@@ -1646,12 +1649,10 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	u64 tid;
 	int ret;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent)
+	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf))
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
-	if (buf->mad != &wr->mad)
-		return -EINVAL;
 	hdr = &wr->mad.mad_hdr;
 
 	/* A post may race with kmad_unregister_agent(), which frees the
@@ -1767,7 +1768,7 @@ static int send_cancel(struct kmad_send_buf *buf, bool modify)
 	unsigned long flags;
 	int ret;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent)
+	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf))
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
@@ -1833,7 +1834,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	int ret = 0;
 	u64 now;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent ||
+	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf) ||
 	    timeout_ms > KMAD_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	if (!timeout_ms)

@@ -438,7 +438,10 @@ struct kmad_dest {
  * run; it may then be freed (also from inside send_handler) or posted
  * again.  kmad reads @dest while the send is posted (to address it, each
  * time it is transmitted, and to check where its response came back to),
- * rather than keep a copy.
+ * rather than keep a copy.  Only kmad allocates one: the calls that take
+ * a send buffer refuse a structure the caller made itself (its @mad not
+ * kmad's) before reading past it: -EINVAL, NULL or 0, and a warning from
+ * kmad_free_send_buf().
  */
 struct kmad_send_buf {
 	struct kmad_agent *agent;

@@ -979,6 +979,43 @@ static void send_tid_shrink_failure_not_retried(struct kunit *test)
 }
 
 /*
+ * A struct kmad_send_buf the caller made itself (kmad did not allocate
+ * it, its mad pointing at the caller's MAD) is refused by every call that
+ * takes a send buffer before anything past it is read: -EINVAL, 0 or
+ * NULL.  (kmad_free_send_buf() warns, which a test cannot show under
+ * panic_on_warn.)  It is allocated at its exact size, so that a read past
+ * it is a KASAN report; before the fix cancel, modify and the segment
+ * calls read the send's state and RMPP flag from beyond it.
+ */
+static void send_foreign_buf_refused(struct kunit *test)
+{
+	struct kt_fix *f = test->priv;
+	struct kmad_agent *smi = ks_smi_agent(f);
+	static const u8 path[] = { 1 };
+	struct kmad_send_buf *b;
+	struct kmad_mad *m;
+
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	b->agent = f->agent;
+	b->mad = m;
+	b->timeout_ms = 100;
+	KUNIT_EXPECT_EQ(test, kmad_post_send(b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_cancel_send(b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 100), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_modify_send(b, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, b->timeout_ms, 100U);
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_seg_count(b), 0U);
+	KUNIT_EXPECT_NULL(test, kmad_send_buf_seg(b, 1));
+	b->agent = smi;
+	KUNIT_EXPECT_EQ(test, kmad_send_buf_set_dr_path(b, path, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, m->mad_hdr.mgmt_class, 0);
+	kmad_unregister_agent(smi);
+}
+
+/*
  * A directed-route SMP that starts LID-routed (its DrSLID not permissive)
  * takes no directed step at post, but its hop fields are still checked
  * (IBTA C14-6: HopCount at most 63, HopPointer at most HopCount + 1):
@@ -1490,6 +1527,7 @@ static struct kunit_case send_cases[] = {
 	KUNIT_CASE(send_dr_lid_routed_start_hops_checked),
 	KUNIT_CASE(send_tid_resize_failure_not_retried),
 	KUNIT_CASE(send_tid_shrink_failure_not_retried),
+	KUNIT_CASE(send_foreign_buf_refused),
 	KUNIT_CASE(send_failed_post_leaves_mad_untouched),
 	KUNIT_CASE(send_dr_repost_sets_path_again),
 	KUNIT_CASE(send_response_judged_by_header),
