@@ -12,7 +12,13 @@
  *   send waits on its QP's "wire" until kmad_sim_complete_send(); a CQ
  *   event is only recorded as pending until kmad_sim_fire_cq_event(); time
  *   moves only with kmad_sim_advance_clock().  Every interleaving is then a
- *   reproducible sequence of calls.
+ *   reproducible sequence of calls.  What a step sets off in kmad (its CQ
+ *   drain after a fired event, its callbacks, the timeouts a clock
+ *   advance makes due) runs from kmad's workqueues: call
+ *   kmad_sim_settle() before checking it.  kmad also drains a CQ without
+ *   an event when it has reason to (a QP error, a refused post, an
+ *   address handle that failed), so an event held back may later find
+ *   its CQ empty.
  *
  * A fabric is a small InfiniBand subnet: HCAs (kmad devices with one or
  * two ports) and switches, cabled by a topology, with static LIDs and
@@ -37,12 +43,22 @@
  * count return 0 then, those that fill a structure of counters fill it
  * with zeros, and the void ones (kmad_sim_remove_device(),
  * kmad_sim_advance_clock(), kmad_sim_settle(), kmad_sim_destroy()) do
- * nothing.  Removing a device leaves its node in the fabric, links and
- * all: what reads the node rather than kmad's device -- its GID table
- * (kmad_sim_port_gid()), its counters (kmad_sim_get_stats(),
- * kmad_sim_get_port_stats(), kmad_sim_get_ah_stats()), the node and link
- * queries -- still reads it, the counters as they were at the removal
- * (nothing reaches the node any more; the flush of its QPs is counted).
+ * nothing.  Two exceptions, as their comments say: kmad_sim_complete_ah()
+ * returns -ENOENT when fewer calls are held (a removed device has none),
+ * and kmad_sim_hold_queries() sets its hold on a removed device too.
+ * The controls may be called from several threads at once; two
+ * kmad_sim_complete_send() calls on one QP may then transmit out of post
+ * order (one caller per QP keeps it), and an arm hook already taken by an
+ * arming may still run after kmad_sim_set_arm_hook() removed it.  A
+ * failure or hold a test set (kmad_sim_fail_modify_qp() of the error
+ * state, kmad_sim_hold_queries()) stays in force through a device's
+ * removal, which then waits: a test ends it before it ends.  Removing a
+ * device leaves its node in the fabric, links and all: what reads the node
+ * rather than kmad's device -- its GID table (kmad_sim_port_gid()), its
+ * counters (kmad_sim_get_stats(), kmad_sim_get_port_stats(),
+ * kmad_sim_get_ah_stats()), the node and link queries -- still reads it,
+ * the counters as they were at the removal (nothing reaches the node any
+ * more; the flush of its QPs is counted).
  */
 #ifndef KMAD_SIM_H
 #define KMAD_SIM_H
@@ -196,9 +212,12 @@ struct kmad_sim_node_info {
  *	buffer, with the fabric (also while kmad_sim_create() builds it),
  *	the device index, the QP in the qpn form of the control functions
  *	and @qp_created_arg.  It runs in kmad's context (process context,
- *	device registration) with no sim lock held, and may call the
- *	control functions on that QP, e.g. kmad_sim_set_arm_hook() to act at
- *	kmad's first arming of its CQ.
+ *	device registration) with the fabric's device mutex and kmad's
+ *	device lock held: it may call the control functions on that QP,
+ *	e.g. kmad_sim_set_arm_hook() to act at kmad's first arming of its
+ *	CQ, and kmad_sim_advance_clock(), but not kmad_sim_settle(),
+ *	kmad_sim_remove_device() or kmad_sim_destroy(), nor register kmad
+ *	clients (each would wait for itself).
  * @qp_created_arg: its argument.
  * @bridge_add: optional, for tests: the devices then have
  *	&kmad_provider_ops.bridge_add and bridge_del, as a provider whose
@@ -485,7 +504,7 @@ void kmad_sim_get_stats(struct kmad_sim_fabric *fab, unsigned int dev,
 /* Sends waiting on a QP's wire (in async mode: not yet transmitted). */
 unsigned int kmad_sim_pending_sends(struct kmad_sim_fabric *fab,
 				    unsigned int dev, u32 qpn);
-/* Returns the number of bytes copied (not 0) on success. */
+/* Returns the number of bytes copied (not 0, unless @len is 0) on success. */
 int kmad_sim_peek_send(struct kmad_sim_fabric *fab, unsigned int dev,
 		       u32 qpn, unsigned int n, void *mad, size_t len);
 /*
@@ -511,7 +530,10 @@ int kmad_sim_fire_cq_event(struct kmad_sim_fabric *fab, unsigned int dev,
 /* @hook(@arg) runs once, at the start of the CQ's next req_notify_cq(). */
 int kmad_sim_set_arm_hook(struct kmad_sim_fabric *fab, unsigned int dev,
 			  u32 qpn, void (*hook)(void *arg), void *arg);
-/* Moves the virtual clock @ms forward and tells kmad. */
+/*
+ * Moves the virtual clock @ms forward and tells kmad; also from kmad's
+ * handlers (it takes no mutex).
+ */
 void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms);
 /* KMAD_SIM_AH_HOLD (either mode). */
 /* create_ah() calls of the device the fabric holds. */
@@ -520,7 +542,12 @@ unsigned int kmad_sim_ah_pending(struct kmad_sim_fabric *fab,
 /* Ends held call @n (0: the oldest) with @err (0 creates the handle). */
 int kmad_sim_complete_ah(struct kmad_sim_fabric *fab, unsigned int dev,
 			 unsigned int n, int err);
-/* Waits until no send is in flight and kmad's work is done (sleeps). */
+/*
+ * Waits until kmad's work is done and, in async mode, no send is on a
+ * wire (sleeps).  In step mode sends stay on their wires for the test;
+ * kmad's own delayed retries (a QP's recovery, a receive refill) are not
+ * waited for.  Not from kmad's handlers or callbacks.
+ */
 void kmad_sim_settle(struct kmad_sim_fabric *fab);
 
 /*

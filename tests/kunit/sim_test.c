@@ -458,6 +458,55 @@ static void sim_step_send(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s1.delivered, 1ULL);
 }
 
+/*
+ * kmad_sim_advance_clock() from a handler, while kmad_sim_settle() waits
+ * for that handler: a send-only agent's handler moves the clock 1 s on,
+ * which makes the other agent's request (500 ms timeout) time out in the
+ * same settle.  (Before, settle held the fabric's device mutex while it
+ * waited for kmad's work, and the advance took it: a hang.)  Also the
+ * argument conventions of kmad_sim_hold_queries().
+ */
+static void st_clock_send_handler(struct kmad_agent *agent,
+				  struct kmad_send_wc *wc)
+{
+	struct st *s = agent->context;
+
+	kmad_sim_advance_clock(s->fab, 1000);
+	st_send_handler(agent, wc);
+}
+
+static void sim_advance_clock_from_handler(struct kunit *test)
+{
+	struct st *s = st_setup(test, KMAD_SIM_STEP, KMAD_SIM_NOTIFY_IBTA, 0);
+	struct kmad_dest dest = {
+		.dlid = 2, .remote_qpn = 1, .remote_qkey = KMAD_QP1_QKEY,
+	};
+	struct kmad_send_buf *buf;
+	struct kmad_agent *a;
+
+	KUNIT_EXPECT_EQ(test, kmad_sim_hold_queries(NULL, 0, true), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmad_sim_hold_queries(s->fab, 2, true), -EINVAL);
+	a = kmad_register_agent(s->port[0], KMAD_QPT_GSI, NULL,
+				st_clock_send_handler, NULL, s);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	st_post(s, 2, KMAD_QP1_QKEY, KMAD_METHOD_GET, 1, 500);
+	buf = kmad_alloc_send_buf(a, &dest, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(buf));
+	st_mad(buf->mad, KMAD_METHOD_GET_RESP, 2);
+	KUNIT_ASSERT_EQ(test, kmad_post_send(buf), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0,
+						     KMAD_WC_SUCCESS, false), 0);
+	KUNIT_ASSERT_EQ(test, kmad_sim_complete_send(s->fab, 0, 1, 0,
+						     KMAD_WC_SUCCESS, false), 0);
+	kmad_sim_fire_cq_event(s->fab, 0, 1, false);
+	kmad_sim_settle(s->fab);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->sends), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->status[KMAD_SEND_OK]), 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic_read(&s->status[KMAD_SEND_RESP_TIMEOUT]), 1);
+	kmad_unregister_agent(a);
+}
+
 /* Step mode: a device removed with sends pending on its peer's wire. */
 static void sim_step_remove(struct kunit *test)
 {
@@ -761,6 +810,7 @@ static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_qp_error_recovers),
 	KUNIT_CASE(sim_cq_overflow),
 	KUNIT_CASE(sim_step_send),
+	KUNIT_CASE(sim_advance_clock_from_handler),
 	KUNIT_CASE(sim_step_remove),
 	KUNIT_CASE(sim_async_traffic_remove),
 	KUNIT_CASE(sim_async_faults),

@@ -253,6 +253,18 @@ static void sim_node_set_device(struct kmad_sim_fabric *fab,
 	spin_unlock_irqrestore(&fab->lock, flags);
 }
 
+static bool sim_node_clock_idle(struct kmad_sim_fabric *fab,
+				struct sim_node *node)
+{
+	unsigned long flags;
+	bool idle;
+
+	spin_lock_irqsave(&fab->lock, flags);
+	idle = !node->clock_users;
+	spin_unlock_irqrestore(&fab->lock, flags);
+	return idle;
+}
+
 static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 {
 	struct kmad_device *kdev = node->kdev;
@@ -262,6 +274,8 @@ static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 	if (node->state != SIM_DEV_LIVE)
 		return;
 	sim_node_set_device(fab, node, SIM_DEV_REMOVING, kdev);
+	/* A clock advance that found it live is done with it first. */
+	wait_event(fab->clock_idle, sim_node_clock_idle(fab, node));
 	sdev = kmad_device_priv(kdev);
 	WRITE_ONCE(sdev->teardown, true);
 	sim_node_release_events(fab, node);
@@ -479,6 +493,7 @@ struct kmad_sim_fabric *kmad_sim_create(const struct kmad_sim_config *cfg)
 	fab->clock = KMAD_SIM_CLOCK_START;
 	prandom_seed_state(&fab->rnd, SIM_FAULT_SEED);
 	init_waitqueue_head(&fab->wire_idle);
+	init_waitqueue_head(&fab->clock_idle);
 	fab->num_hcas = num_hcas;
 	fab->num_nodes = num_hcas + num_switches;
 	ret = kmad_sim_topo_build(fab);

@@ -18,8 +18,11 @@
  *    MFTs, VLArbitrationTables, SwitchInfo), link states and the published QPs.
  * M: kmad_sim_fabric.devices_mutex.  Process context.  Held around every
  *    change of an HCA's device (registration, removal) and around every
- *    use of an HCA's &kmad_device outside kmad's own callbacks (settle,
- *    clock), so the device cannot be freed under such a use.  Fields
+ *    use of an HCA's &kmad_device outside kmad's own callbacks (settle),
+ *    so the device cannot be freed under such a use.  The clock's use
+ *    (kmad_sim_advance_clock(), which kmad's handlers may call while
+ *    settle holds M) holds a count instead, &sim_node.clock_users, that
+ *    the removal waits for.  Fields
  *    marked "F, M" are written with both held and may be read with either.
  * A: atomic, no lock.
  *
@@ -308,6 +311,8 @@ struct sim_port {
  * @hold_queries: an HCA's query_gid() calls wait while set
  *	(kmad_sim_hold_queries()) (A).
  * @queries_waiting: query_gid() calls waiting for that (A).
+ * @clock_users: kmad_sim_advance_clock() calls using @kdev now, taken
+ *	while the device is live; its removal waits for none (F).
  * @ports: ports 0 to @num_ports; an HCA does not use port 0.
  */
 struct sim_node {
@@ -328,6 +333,7 @@ struct sim_node {
 	u8 life_state;
 	atomic_t hold_queries;
 	atomic_t queries_waiting;
+	unsigned int clock_users;
 	struct sim_port ports[];
 };
 
@@ -347,6 +353,7 @@ struct sim_node {
  *	is reproducible (F).
  * @wire_sends: sends posted and not yet completed, on every QP (A).
  * @wire_idle: woken when @wire_sends drops to zero.
+ * @clock_idle: woken when a node's &sim_node.clock_users drops to zero.
  * @progress: bumped whenever a work request, CQE or event moves; settle
  *	stops when a round leaves it unchanged (A).
  * @ops_buf: what @ops points to: the mode's operations, plus create_ah()
@@ -372,6 +379,7 @@ struct kmad_sim_fabric {
 	struct rnd_state rnd;
 	atomic_t wire_sends;
 	wait_queue_head_t wire_idle;
+	wait_queue_head_t clock_idle;
 	atomic_t progress;
 	struct kmad_provider_ops ops_buf;
 	struct list_head ah_held;

@@ -314,12 +314,14 @@ EXPORT_SYMBOL_GPL(kmad_sim_fail_post_send);
  *	spinning, until released; false: release them.
  *
  * For tests of what may run while a provider op is in progress (the
- * device's removal, say).  Holds across the device's removal and re-adding:
- * a removal waits for a held call, so a test releases the hold itself.
+ * device's removal, say).  The hold belongs to the node and stays across
+ * the device's removal (an exception to the conventions of <kmad/sim.h>:
+ * it is set on a removed device too): a removal waits for a held call,
+ * so a test releases the hold itself.
  *
  * Context: any.
- * Return: query_gid() calls waiting now (before a release); -ENODEV for a
- * bad index.
+ * Return: query_gid() calls waiting now (before a release); -EINVAL for a
+ * bad fabric or index.
  */
 int kmad_sim_hold_queries(struct kmad_sim_fabric *fab, unsigned int dev,
 			  bool hold)
@@ -327,7 +329,7 @@ int kmad_sim_hold_queries(struct kmad_sim_fabric *fab, unsigned int dev,
 	struct sim_node *node;
 
 	if (IS_ERR_OR_NULL(fab) || dev >= fab->num_hcas)
-		return -ENODEV;
+		return -EINVAL;
 	node = fab->nodes[dev];
 	atomic_set(&node->hold_queries, hold);
 	return atomic_read(&node->queries_waiting);
@@ -603,13 +605,19 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_arm_hook);
  * Does nothing in async mode, where kmad uses jiffies.  kmad runs what
  * became due (kmad_device_clock_changed()) before this returns or from
  * its own workqueue, as kmad decides; kmad_sim_settle() waits for it.
+ * It takes no mutex: kmad's handlers and the qp_created callback may
+ * call it (a device being registered or removed meanwhile is not told;
+ * kmad reads the clock anew at its next deadline).
  *
  * Context: process context; may sleep.
  */
 void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms)
 {
+	struct kmad_device *kdev;
+	struct sim_node *node;
 	unsigned long flags;
 	unsigned int i;
+	bool idle;
 
 	if (IS_ERR_OR_NULL(fab) || fab->cfg.mode != KMAD_SIM_STEP)
 		return;
@@ -617,11 +625,22 @@ void kmad_sim_advance_clock(struct kmad_sim_fabric *fab, unsigned int ms)
 	fab->clock += msecs_to_jiffies(ms);
 	spin_unlock_irqrestore(&fab->lock, flags);
 
-	mutex_lock(&fab->devices_mutex);
 	for (i = 0; i < fab->num_hcas; i++) {
-		if (fab->nodes[i]->state == SIM_DEV_LIVE)
-			kmad_device_clock_changed(fab->nodes[i]->kdev);
+		node = fab->nodes[i];
+		spin_lock_irqsave(&fab->lock, flags);
+		kdev = node->state == SIM_DEV_LIVE ? node->kdev : NULL;
+		if (kdev)
+			node->clock_users++;
+		spin_unlock_irqrestore(&fab->lock, flags);
+		if (!kdev)
+			continue;
+		/* Live until clock_users drops: the removal waits. */
+		kmad_device_clock_changed(kdev);
+		spin_lock_irqsave(&fab->lock, flags);
+		idle = !--node->clock_users;
+		spin_unlock_irqrestore(&fab->lock, flags);
+		if (idle)
+			wake_up_all(&fab->clock_idle);
 	}
-	mutex_unlock(&fab->devices_mutex);
 }
 EXPORT_SYMBOL_GPL(kmad_sim_advance_clock);
