@@ -25,7 +25,10 @@ from collections import deque
 
 SPLAT = re.compile(r'WARNING: |BUG: |kernel BUG at|Oops|general protection '
                    r'fault|Kernel panic|UBSAN: |Call Trace:|usercopy: |'
-                   r'unreferenced object|kmemleak report')
+                   r'unreferenced object|kmemleak report|new suspected '
+                   r'memory leaks|blocked for more than|soft lockup|'
+                   r'rcu: INFO: |ODEBUG: |printk messages dropped|'
+                   r'kmemleak: .*(disabled|Cannot allocate)')
 KLOG = re.compile(r'^\[\s*\d+\.\d+\] ')
 
 

@@ -282,13 +282,18 @@ else
 fi
 # The debug kernel: kmemleak reports only objects unchanged between two
 # scans, and ignores ones younger than 5 s.
+# The file's size is always 0 (a debugfs file): read it to see whether it
+# holds a report.  A scan refused (kmemleak switched itself off) fails.
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	sleep 5
-	echo scan > /sys/kernel/debug/kmemleak
-	echo scan > /sys/kernel/debug/kmemleak
-	if [ -s /sys/kernel/debug/kmemleak ]; then
+	if ! echo scan > /sys/kernel/debug/kmemleak ||
+	   ! echo scan > /sys/kernel/debug/kmemleak; then
+		say "FAILED: kmemleak scan refused"
+	fi
+	leaks=$(cat /sys/kernel/debug/kmemleak)
+	if [ -n "$leaks" ]; then
 		say "kmemleak report:"
-		cat /sys/kernel/debug/kmemleak
+		echo "$leaks"
 	else
 		say "kmemleak: nothing"
 	fi

@@ -44,8 +44,13 @@ SPLATS = [
     (re.compile(r'suspicious RCU usage'), 'lockdep (RCU)'),
     (re.compile(r'INFO: task .* blocked for more than'), 'hung task'),
     (re.compile(r'soft lockup'), 'soft lockup'),
-    (re.compile(r'rcu: INFO: .* detected stalls'), 'RCU stall'),
+    (re.compile(r'rcu: INFO: .*(detected (expedited )?stalls|'
+                r'self-detected stall)'), 'RCU stall'),
     (re.compile(r'unreferenced object 0x'), 'kmemleak'),
+    (re.compile(r'new suspected memory leaks'), 'kmemleak'),
+    (re.compile(r'kmemleak: .*(disabled|Cannot allocate)'),
+     'kmemleak off'),
+    (re.compile(r'printk messages dropped'), 'console lines lost'),
     (re.compile(r'ODEBUG: '), 'debugobjects'),
     (re.compile(r'list_(add|del) corruption'), 'list corruption'),
     (re.compile(r'Call Trace:'), 'stack trace'),
@@ -84,6 +89,17 @@ def find_modules(testdir):
             yield base, os.path.join(root, name), suites
 
 
+def sources_suites(testdir):
+    """Yield (path, suite) for every suite a C source of testdir defines,
+    built or not."""
+    for root, _dirs, files in os.walk(testdir):
+        for name in sorted(files):
+            if name.endswith('.c') and not name.endswith('.mod.c'):
+                path = os.path.join(root, name)
+                for suite in suites_in_source(path):
+                    yield path, suite
+
+
 def cmd_plan(args):
     glob = args.suite or '*'
     os.makedirs(args.out, exist_ok=True)
@@ -94,6 +110,13 @@ def cmd_plan(args):
             print(f'harness: no KUnit modules built in {testdir}',
                   file=sys.stderr)
             return 1
+        built = {s for _mod, _ko, suites in found for s in suites}
+        for src, suite in sources_suites(testdir):
+            if suite not in built:
+                print(f'harness: {src}: suite {suite} is in no built '
+                      'module (a source missing from Kbuild?)',
+                      file=sys.stderr)
+                return 1
         for mod, ko, suites in found:
             if not suites:
                 print(f'harness: {ko}: no kunit_suite found in its sources',

@@ -170,7 +170,9 @@ grep -q '^updates/kmad/kmad_discover.ko: updates/kmad/kmad.ko' \
 pack_initramfs "$stage" "$out/initramfs.cpio.gz"
 
 # 4. Boot.
-append="console=ttyS0 panic=-1 oops=panic no_timer_check"
+# panic_on_warn: under "quiet" a WARN's lines (KERN_WARNING) never reach
+# the console; the panic's do.
+append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 no_timer_check"
 [ "${KMAD_RUN_VERBOSE:-0}" = 1 ] || append+=" quiet"
 say "modprobe kmad_sim ${sim_modargs[*]}"
 say "modprobe kmad_discover $discover_args"
@@ -193,7 +195,7 @@ elif [ -z "$faults$sim_args$discover_args" ] &&
 	fail+=("discovery without faults was not clean: $done_line")
 fi
 grep -q 'kmad-run: FAILED' "$out/console.log" && fail+=("$(grep -m1 'kmad-run: FAILED' "$out/console.log")")
-if grep -Eq 'WARNING: |BUG: |kernel BUG at|Oops|general protection fault|Kernel panic|UBSAN: |Call Trace:' \
+if grep -Eq 'WARNING: |BUG: |kernel BUG at|Oops|general protection fault|Kernel panic|UBSAN: |Call Trace:|blocked for more than|soft lockup|rcu: INFO: |ODEBUG: ' \
 	"$out/console.log"; then
 	fail+=("kernel splat in the console log")
 fi
