@@ -272,7 +272,13 @@ EXPORT_SYMBOL_GPL(kmad_device_name);
  */
 static bool device_takes_changes(const struct kmad_device *dev)
 {
-	return READ_ONCE(dev->registered) || READ_ONCE(dev->registering);
+	if (READ_ONCE(dev->registering))
+		return true;
+	/* Pairs with kmad_device_register()'s smp_wmb(): a registration
+	 * seen over is seen registered.
+	 */
+	smp_rmb();
+	return READ_ONCE(dev->registered);
 }
 
 /**
@@ -551,6 +557,7 @@ int kmad_device_register(struct kmad_device *dev)
 			goto err_ports;
 	}
 	WRITE_ONCE(dev->registered, true);
+	smp_wmb();	/* device_takes_changes() */
 	WRITE_ONCE(dev->registering, false);
 	/* Only now can change work be queued: the error path above never
 	 * has any to cancel (it holds G, which that work takes).

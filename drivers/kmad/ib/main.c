@@ -276,9 +276,10 @@ static int kmad_ib_add_one(struct ib_device *ibdev)
 	/*
 	 * Before the attributes are read: until the kmad device is
 	 * registered (the handler's work calls kmad_device_port_changed(),
-	 * which wants a registered device) an event is only noted, a client
-	 * reregister in ->rereg; every port's work then reads the ports once
-	 * more and passes on what was noted.  A ClientReregister raised
+	 * which takes changes only from the start of kmad_device_register())
+	 * an event is only noted, a client reregister in ->rereg; every
+	 * port's work then reads the ports once more and passes on what was
+	 * noted.  A ClientReregister raised
 	 * while kmad's clients register with the SM is not lost.
 	 */
 	INIT_IB_EVENT_HANDLER(&kdev->event_handler, ibdev, kmad_ib_event);

@@ -360,8 +360,9 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 	ret = kmad_device_register(kdev);
 	if (ret)
 		goto err_clear_node;
-	/* A PortInfo Set that came while kmad was registering the device
-	 * could not be reported (the SMA's report found it unregistered).
+	/* What kmad was told at registration (@attr) may be older than
+	 * PortInfo now: a Set while it ran was reported as it came, so
+	 * this only repeats it (kmad then calls port_changed once more).
 	 */
 	for (p = 1; p <= node->num_ports; p++) {
 		spin_lock_irqsave(&fab->lock, flags);
@@ -372,6 +373,8 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 
 err_clear_node:
 	sim_node_set_device(fab, node, SIM_DEV_ABSENT, NULL);
+	/* A clock advance that found it live is done with it first. */
+	wait_event(fab->clock_idle, sim_node_clock_idle(fab, node));
 err_free_device:
 	kmad_device_free(kdev);
 	return ret;

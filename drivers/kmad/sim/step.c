@@ -606,8 +606,9 @@ EXPORT_SYMBOL_GPL(kmad_sim_set_arm_hook);
  * became due (kmad_device_clock_changed()) before this returns or from
  * its own workqueue, as kmad decides; kmad_sim_settle() waits for it.
  * It takes no mutex: kmad's handlers and the qp_created callback may
- * call it (a device being registered or removed meanwhile is not told;
- * kmad reads the clock anew at its next deadline).
+ * call it.  A device being registered is told too (its removal, or a
+ * failed registration's way back, waits for that); one being removed
+ * is not.
  *
  * Context: process context; may sleep.
  */
