@@ -82,8 +82,8 @@ from datetime import datetime
 
 SPLAT = re.compile(r'WARNING: |BUG: |kernel BUG at|Oops|general protection '
                    r'fault|Kernel panic|UBSAN: |Call Trace:|usercopy: |'
-                   r'unreferenced object|kmemleak report|new suspected '
-                   r'memory leaks|blocked for more than|soft lockup|'
+                   r'unreferenced object|kmemleak report|'
+                   r'blocked for more than|soft lockup|'
                    r'rcu: INFO: |ODEBUG: |printk messages dropped|'
                    r'kmemleak: .*(disabled|Cannot allocate)')
 KLOG = re.compile(r'^\[\s*\d+\.\d+\] ')

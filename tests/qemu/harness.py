@@ -47,7 +47,6 @@ SPLATS = [
     (re.compile(r'rcu: INFO: .*(detected (expedited )?stalls|'
                 r'self-detected stall)'), 'RCU stall'),
     (re.compile(r'unreferenced object 0x'), 'kmemleak'),
-    (re.compile(r'new suspected memory leaks'), 'kmemleak'),
     (re.compile(r'kmemleak: .*(disabled|Cannot allocate)'),
      'kmemleak off'),
     (re.compile(r'printk messages dropped'), 'console lines lost'),
