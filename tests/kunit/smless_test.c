@@ -185,17 +185,24 @@ static void sl_program(struct sn *s, const u8 *ports, unsigned int n)
 	KUNIT_EXPECT_EQ(s->test, memcmp(d, blk, KMAD_SMP_DATA_SIZE), 0);
 }
 
-/* Bring star(2) up as OpenSM does: LIDs, LFT, then Armed, then Active. */
-static void sl_bring_up(struct sn *s)
+/* star(2)'s LIDs and the switch's LFT, as OpenSM sets them first. */
+static void sl_lids_lft(struct sn *s)
 {
 	static const u8 lft[] = { 0xff, 1, 2, 0 };
-	struct kmad_mad mad;
-	u8 st;
 
 	sl_set_lid(s, &to_hca0, HCA0_LID);
 	sl_set_lid(s, &to_hca1, HCA1_LID);
 	sl_set_lid(s, &to_sw, SW_LID);
 	sl_program(s, lft, ARRAY_SIZE(lft));
+}
+
+/* Bring star(2) up as OpenSM does: LIDs, LFT, then Armed, then Active. */
+static void sl_bring_up(struct sn *s)
+{
+	struct kmad_mad mad;
+	u8 st;
+
+	sl_lids_lft(s);
 	for (st = PS_ARMED; st <= PS_ACTIVE; st++) {
 		KUNIT_ASSERT_EQ(s->test, sl_pi_set(s, &to_sw, 1, PI_STATE, 0xf,
 						   st, &mad), 0);
@@ -375,15 +382,11 @@ static void smless_bring_up_lft(struct kunit *test)
  */
 static void smless_armed_active_on_data(struct kunit *test)
 {
-	static const u8 lft[] = { 0xff, 1, 2, 0 };
 	struct sn *s = sl_setup(test, 2);
 	struct kmad_mad mad;
 	u64 delivered;
 
-	sl_set_lid(s, &to_hca0, HCA0_LID);
-	sl_set_lid(s, &to_hca1, HCA1_LID);
-	sl_set_lid(s, &to_sw, SW_LID);
-	sl_program(s, lft, ARRAY_SIZE(lft));
+	sl_lids_lft(s);
 	KUNIT_ASSERT_EQ(test, sl_psc_write(s, true), 0);
 	KUNIT_ASSERT_EQ(test, sl_pi_set(s, &to_sw, 1, PI_STATE, 0xf, PS_ARMED,
 					&mad), 0);
