@@ -1434,6 +1434,12 @@ void kmad_free_send_buf(struct kmad_send_buf *buf)
 }
 EXPORT_SYMBOL_GPL(kmad_free_send_buf);
 
+/* A buffer the send calls take: kmad's own, of an agent. */
+static bool send_buf_usable(const struct kmad_send_buf *buf)
+{
+	return !IS_ERR_OR_NULL(buf) && buf->agent && kmad_send_buf_ours(buf);
+}
+
 /*
  * A directed-route SMP leaving this port takes the SMI's send step (hop
  * pointer, path check, IBTA C14-9/C14-13) as an HCA's SMI must; one whose
@@ -1479,8 +1485,7 @@ int kmad_send_buf_set_dr_path(struct kmad_send_buf *buf, const u8 *path,
 {
 	struct kmad_smp *smp;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf) ||
-	    buf->agent->qpt != KMAD_QPT_SMI || !path ||
+	if (!send_buf_usable(buf) || buf->agent->qpt != KMAD_QPT_SMI || !path ||
 	    !hop_cnt || hop_cnt > KMAD_SMP_DR_MAX_HOP_CNT ||
 	    READ_ONCE(kmad_send_wr(buf)->state) != KMAD_SS_INIT)
 		return -EINVAL;
@@ -1649,7 +1654,7 @@ int kmad_post_send(struct kmad_send_buf *buf)
 	u64 tid;
 	int ret;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf))
+	if (!send_buf_usable(buf))
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
@@ -1768,7 +1773,7 @@ static int send_cancel(struct kmad_send_buf *buf, bool modify)
 	unsigned long flags;
 	int ret;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf))
+	if (!send_buf_usable(buf))
 		return -EINVAL;
 	wr = kmad_send_wr(buf);
 	agent = kmad_send_agent(wr);
@@ -1834,8 +1839,7 @@ int kmad_modify_send(struct kmad_send_buf *buf, unsigned int timeout_ms)
 	int ret = 0;
 	u64 now;
 
-	if (IS_ERR_OR_NULL(buf) || !buf->agent || !kmad_send_buf_ours(buf) ||
-	    timeout_ms > KMAD_MAX_TIMEOUT_MS)
+	if (!send_buf_usable(buf) || timeout_ms > KMAD_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	if (!timeout_ms)
 		return send_cancel(buf, true);

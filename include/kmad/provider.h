@@ -60,8 +60,9 @@
  * - A port whose LID, LMC or SM LID changes once kmad_device_register()
  *   has been called (the subnet manager assigned them; also while it
  *   runs, from the provider's event handler) is reported with
- *   kmad_device_port_changed(), also from any context; a changed GID or P_Key table too (kmad then
- *   forgets its cached address handles of that port).  The subnet
+ *   kmad_device_port_changed(), also from any context; a changed GID or
+ *   P_Key table too (kmad then forgets its cached address handles of that
+ *   port).  The subnet
  *   manager's request that the port's clients register again
  *   (ClientReregister) with kmad_device_port_reregister(), after the new
  *   attributes.

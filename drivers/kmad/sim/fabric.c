@@ -265,6 +265,16 @@ static bool sim_node_clock_idle(struct kmad_sim_fabric *fab,
 	return idle;
 }
 
+/*
+ * Before a node's device goes (no longer live): a clock advance that
+ * found it live is done with it first.
+ */
+static void sim_node_clock_wait(struct kmad_sim_fabric *fab,
+				struct sim_node *node)
+{
+	wait_event(fab->clock_idle, sim_node_clock_idle(fab, node));
+}
+
 static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 {
 	struct kmad_device *kdev = node->kdev;
@@ -274,8 +284,7 @@ static void sim_node_remove(struct kmad_sim_fabric *fab, struct sim_node *node)
 	if (node->state != SIM_DEV_LIVE)
 		return;
 	sim_node_set_device(fab, node, SIM_DEV_REMOVING, kdev);
-	/* A clock advance that found it live is done with it first. */
-	wait_event(fab->clock_idle, sim_node_clock_idle(fab, node));
+	sim_node_clock_wait(fab, node);
 	sdev = kmad_device_priv(kdev);
 	WRITE_ONCE(sdev->teardown, true);
 	sim_node_release_events(fab, node);
@@ -373,8 +382,7 @@ static int sim_node_add(struct kmad_sim_fabric *fab, struct sim_node *node)
 
 err_clear_node:
 	sim_node_set_device(fab, node, SIM_DEV_ABSENT, NULL);
-	/* A clock advance that found it live is done with it first. */
-	wait_event(fab->clock_idle, sim_node_clock_idle(fab, node));
+	sim_node_clock_wait(fab, node);
 err_free_device:
 	kmad_device_free(kdev);
 	return ret;
