@@ -19,9 +19,14 @@ link, LID, route, counter, description, exit status, ABI case, splat) and
 fails unless every one of them fails the check.
 """
 import ipaddress
+import os
 import re
 import sys
 from collections import deque
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'qemu'))
+import harness  # noqa: E402  (make check's boot-leak rule)
 
 SPLAT = re.compile(r'WARNING: |BUG: |kernel BUG at|Oops|general protection '
                    r'fault|Kernel panic|UBSAN: |Call Trace:|usercopy: |'
@@ -1063,39 +1068,27 @@ def sections(log):
     return out
 
 
-def without_boot_leaks(log):
-    """The log without kmemleak's reports of objects start_kernel
-    allocated (ACPI caches at boot, which no module can have made: make
-    check's harness lets them through the same way)."""
-    lines = log.split('\n')
-    out = []
-    n = 0
-    while n < len(lines):
-        if 'unreferenced object 0x' not in lines[n]:
-            out.append(lines[n])
-            n += 1
-            continue
-        end = n + 1
-        while end < len(lines) and KLOG.sub('', lines[end]).startswith(' '):
-            end += 1
-        if not any('start_kernel+' in l for l in lines[n:end]):
-            out += lines[n:end]
-        n = end
-    return '\n'.join(out)
-
-
 def splat(log):
-    """The first splat in the log, or None."""
-    m = SPLAT.search(without_boot_leaks(log))
-    return m.group(0) if m else None
+    """The first splat in the log, or None.  Like make check (harness.py's
+    early_boot_leaks()), a kmemleak report of an object start_kernel
+    allocated (ACPI caches at boot, which no module can have made) is let
+    through."""
+    lines = log.split('\n')
+    boot = harness.early_boot_leaks(lines)
+    for n, line in enumerate(lines, 1):
+        m = SPLAT.search(line) if n not in boot else None
+        if m:
+            return m.group(0)
+    return None
 
 
 def check(log, quiet=False):
     """Check a console log; return the number of failures."""
     say = (lambda *a: None) if quiet else print
     failed = []
-    if splat(log):
-        failed.append('kernel splat: ' + splat(log))
+    what = splat(log)
+    if what:
+        failed.append('kernel splat: ' + what)
     for must in ('kmad-diags: end', 'kmad-diags: modules unloaded'):
         if must not in log:
             failed.append('missing "%s"' % must)
@@ -1246,8 +1239,9 @@ def scale(log):
     """DIAGS_SCALE=1: ibnetdiscover and kmad_discover over one fattree;
     both must see every node.  Prints the figure; returns 0 or 1."""
     bad = []
-    if splat(log):
-        bad.append('kernel splat: ' + splat(log))
+    what = splat(log)
+    if what:
+        bad.append('kernel splat: ' + what)
     for must in ('kmad-diags: end', 'kmad-diags: modules unloaded'):
         if must not in log:
             bad.append('missing "%s"' % must)
